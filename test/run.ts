@@ -1,0 +1,109 @@
+/**
+ * The test command's runner. Every `*.test.ts` under test/ runs in its own process (real servers
+ * and ports stay isolated per file), two at a time on this machine's two cores. Each file is an uvu
+ * suite; its summary is read from its output. The run ends with the line `N passed, N failed, N skipped`.
+ *
+ *   npm test                      every file
+ *   npm test -- pipeline quota    only files whose path contains one of the words
+ */
+import { spawn } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { availableParallelism } from "node:os";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const TEST_DIR = join(ROOT, "test");
+const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 240_000);
+
+interface FileResult {
+  file: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  output: string;
+  ms: number;
+}
+
+const filters = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+const files = _listTests(TEST_DIR)
+  .map((f) => relative(ROOT, f))
+  .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))
+  .sort();
+
+const results: FileResult[] = [];
+const queue = [...files];
+const workers = Math.max(1, Math.min(Number(process.env.TEST_CONCURRENCY ?? availableParallelism()), 4));
+
+await Promise.all(Array.from({ length: workers }, () => _worker()));
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+for (const r of results.sort((a, b) => a.file.localeCompare(b.file))) {
+  passed += r.passed;
+  failed += r.failed;
+  skipped += r.skipped;
+}
+process.stdout.write("\n");
+for (const r of results) {
+  const mark = r.failed > 0 ? "FAIL" : "ok  ";
+  process.stdout.write(`${mark} ${r.file}  (${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped, ${r.ms} ms)\n`);
+}
+process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;
+
+// --- Internal helpers ---
+
+async function _worker(): Promise<void> {
+  for (let file = queue.shift(); file; file = queue.shift()) {
+    const r = await _runFile(file);
+    results.push(r);
+    const failedNote = r.failed > 0 ? `\n----- output of ${file} -----\n${r.output}\n----- end of ${file} -----\n` : "";
+    process.stdout.write(`${r.failed > 0 ? "✗" : "✓"} ${file} ${r.passed}/${r.passed + r.failed} (${r.ms} ms)\n${failedNote}`);
+  }
+}
+
+function _runFile(file: string): Promise<FileResult> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(TSX, [file], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const timer = setTimeout(() => {
+      output += `\n[runner] ${file} exceeded ${FILE_TIMEOUT_MS} ms and was killed\n`;
+      child.kill("SIGKILL");
+    }, FILE_TIMEOUT_MS);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      const total = _count(output, "Total");
+      const passed = _count(output, "Passed");
+      const skipped = _count(output, "Skipped");
+      let failed = Math.max(0, total - passed - skipped);
+      // A file that crashed, printed no summary, or exited non-zero without a counted failure is a failure.
+      if (total === 0 || (code !== 0 && failed === 0)) failed += 1;
+      resolve({ file, passed, failed, skipped, output, ms: Date.now() - started });
+    });
+  });
+}
+
+function _count(output: string, label: string): number {
+  let sum = 0;
+  for (const m of output.matchAll(new RegExp(`^\\s*${label}:\\s+(\\d+)`, "gm"))) sum += Number(m[1]);
+  return sum;
+}
+
+function _listTests(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(..._listTests(p));
+    else if (name.endsWith(".test.ts")) out.push(p);
+  }
+  return out;
+}
