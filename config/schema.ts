@@ -1,0 +1,224 @@
+/**
+ * The one config schema (valibot). Everything the runtime reads comes from a value that passed
+ * this schema and the cross-field checks in config/load.ts; nothing else reads files or env.
+ */
+import * as v from "valibot";
+
+const HOST = v.pipe(
+  v.string(),
+  v.regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, "a lower-case hostname without port"),
+);
+const POSITIVE_INT = v.pipe(v.number(), v.integer(), v.minValue(1));
+const NON_NEGATIVE_INT = v.pipe(v.number(), v.integer(), v.minValue(0));
+/** NGN amounts are written as strings with two decimals ("1000000.00") and held as integer kobo. */
+const NGN = v.pipe(v.string(), v.regex(/^\d{1,13}\.\d{2}$/, 'an NGN amount like "50.00"'));
+
+export const CredentialSchema = v.strictObject({
+  /** Stable, non-secret name of the credential (logs, quotas, audit). */
+  id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,64}$/)),
+  /** The key itself: allowed only on credentials marked demoOnly. */
+  key: v.optional(v.pipe(v.string(), v.minLength(8))),
+  /** "sha256:<64 hex>" of the key: how real deployments store keys. */
+  keyHash: v.optional(v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/, 'a "sha256:<64 hex>" hash'))),
+  demoOnly: v.optional(v.boolean(), false),
+  /** Client addresses or CIDR ranges allowed to use this key; empty = any. */
+  ipWhitelisted: v.optional(v.array(v.pipe(v.string(), v.minLength(2))), []),
+  revoked: v.optional(v.boolean(), false),
+});
+
+export const DomainSchema = v.strictObject({
+  host: HOST,
+  mode: v.picklist(["passthrough", "stored"]),
+  /** Approval state; an unapproved domain is not provisioned. */
+  approved: v.optional(v.boolean(), true),
+  signFee: v.optional(NGN, "50.00"),
+  /** Stored mode: transmit automatically after signing. */
+  autoTransmit: v.optional(v.boolean(), false),
+});
+
+export const BusinessSchema = v.strictObject({
+  id: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)),
+  name: v.pipe(v.string(), v.minLength(1)),
+  state: v.picklist(["TEST", "LIVE"]),
+  gateway: v.optional(
+    v.strictObject({
+      apiKeys: v.array(CredentialSchema),
+      domains: v.array(DomainSchema),
+      wallet: v.optional(v.strictObject({ openingBalance: NGN }), { openingBalance: "0.00" }),
+    }),
+  ),
+  collections: v.optional(
+    v.strictObject({
+      apiKeys: v.array(CredentialSchema),
+      webhook: v.optional(
+        v.strictObject({
+          url: v.pipe(v.string(), v.url()),
+          /** "whsec_<base64>" signing secret (Standard Webhooks). */
+          secret: v.pipe(v.string(), v.minLength(16)),
+        }),
+      ),
+      feeBearerDefault: v.optional(v.picklist(["MERCHANT", "CUSTOMER"]), "MERCHANT"),
+    }),
+  ),
+});
+
+const QuotaSchema = v.strictObject({ limit: POSITIVE_INT, windowSeconds: POSITIVE_INT });
+
+export const ConfigSchema = v.strictObject({
+  /** Free text for humans (JSON has no comments). */
+  $comment: v.optional(v.string()),
+  /** Marks a demo deployment; plaintext demo keys are refused unless each is marked demoOnly. */
+  demo: v.optional(v.boolean(), false),
+  server: v.optional(
+    v.strictObject({
+      host: v.optional(v.string(), "127.0.0.1"),
+      port: v.optional(NON_NEGATIVE_INT, 3000),
+      /** Public base URL used in links we hand out (checkout pages); default http://localhost:<port>. */
+      publicBaseUrl: v.optional(v.pipe(v.string(), v.url())),
+      /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
+      shutdownGraceMs: v.optional(NON_NEGATIVE_INT, 10_000),
+      /** Read deadline for a request body (408 GW_REQUEST_BODY_TIMEOUT after it). */
+      bodyReadTimeoutMs: v.optional(POSITIVE_INT, 10_000),
+      /** Path + query length limit (414). */
+      maxUriLength: v.optional(POSITIVE_INT, 8192),
+    }),
+    {},
+  ),
+  edge: v.optional(
+    v.variant("mode", [
+      v.strictObject({ mode: v.literal("direct") }),
+      v.strictObject({
+        mode: v.literal("trusted"),
+        /** Header the edge sets with the shared secret. */
+        secretHeader: v.optional(v.pipe(v.string(), v.toLowerCase()), "x-gatehouse-edge-secret"),
+        /** "sha256:<hex>" of the shared secret (or `secret` in plain text on demo configs). */
+        secretHash: v.optional(v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/))),
+        secret: v.optional(v.pipe(v.string(), v.minLength(16))),
+        /** Header the edge overwrites with the client address. */
+        clientAddressHeader: v.optional(v.pipe(v.string(), v.toLowerCase()), "x-gatehouse-client-ip"),
+      }),
+    ]),
+    { mode: "direct" },
+  ),
+  limits: v.optional(
+    v.strictObject({
+      bodyBytes: v.optional(POSITIVE_INT, 64 * 1024),
+      largeBodyBytes: v.optional(POSITIVE_INT, 1024 * 1024),
+      capacity: v.optional(
+        v.strictObject({
+          total: v.optional(POSITIVE_INT, 2048),
+          perDomain: v.optional(POSITIVE_INT, 512),
+          retryAfterSeconds: v.optional(POSITIVE_INT, 1),
+        }),
+        {},
+      ),
+      admission: v.optional(
+        v.strictObject({
+          /** Requests per window per (canonical domain, client address) before authentication. */
+          perClient: v.optional(POSITIVE_INT, 2000),
+          windowSeconds: v.optional(POSITIVE_INT, 1),
+          /** Distinct clients tracked per window; beyond it new clients share one bucket. */
+          maxTrackedClients: v.optional(POSITIVE_INT, 100_000),
+        }),
+        {},
+      ),
+      quotas: v.optional(
+        v.strictObject({
+          sign: v.optional(QuotaSchema, { limit: 120, windowSeconds: 60 }),
+          management: v.optional(QuotaSchema, { limit: 30, windowSeconds: 60 }),
+          default: v.optional(QuotaSchema, { limit: 300, windowSeconds: 60 }),
+        }),
+        {},
+      ),
+    }),
+    {},
+  ),
+  pipeline: v.optional(
+    v.strictObject({
+      /** Optional stages that may be switched off (only "admission"). */
+      disable: v.optional(v.array(v.picklist(["admission"])), []),
+    }),
+    {},
+  ),
+  businesses: v.array(BusinessSchema),
+  operators: v.optional(v.strictObject({ apiKeys: v.array(CredentialSchema) }), { apiKeys: [] }),
+  collections: v.optional(
+    v.strictObject({
+      /** Hosts the collections API answers on. */
+      hosts: v.optional(v.array(HOST), ["localhost", "127.0.0.1"]),
+      /** Fee: percent of the amount (e.g. 1.5) capped at `feeCap` NGN. */
+      feePercent: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100)), 1.5),
+      feeCap: v.optional(NGN, "2000.00"),
+    }),
+    {},
+  ),
+  storage: v.optional(
+    v.variant("driver", [
+      v.strictObject({ driver: v.literal("memory") }),
+      v.strictObject({ driver: v.literal("fs"), dir: v.optional(v.string(), ".data") }),
+      v.strictObject({
+        driver: v.literal("mongodb"),
+        uri: v.pipe(v.string(), v.startsWith("mongodb")),
+        dbName: v.optional(v.string(), "gatehouse"),
+      }),
+    ]),
+    { driver: "fs", dir: ".data" },
+  ),
+  coordination: v.optional(
+    v.variant("driver", [
+      v.strictObject({ driver: v.literal("memory") }),
+      v.strictObject({
+        driver: v.literal("redis"),
+        url: v.pipe(v.string(), v.startsWith("redis")),
+        keyPrefix: v.optional(v.string(), "gh:"),
+        commandTimeoutMs: v.optional(POSITIVE_INT, 500),
+      }),
+    ]),
+    { driver: "memory" },
+  ),
+  dependencies: v.optional(
+    v.strictObject({
+      /** Per-call timeout for store and coordination calls. */
+      storeTimeoutMs: v.optional(POSITIVE_INT, 2_000),
+      /** How often the /health/dependencies snapshot is refreshed in the background. */
+      healthRefreshMs: v.optional(POSITIVE_INT, 5_000),
+    }),
+    {},
+  ),
+  regulator: v.optional(
+    v.strictObject({
+      /** The deployment's own credentials to the regulator (never a taxpayer's). */
+      apiKey: v.optional(v.string(), "sim_api_key_demo"),
+      apiSecret: v.optional(v.string(), "sim_api_secret_demo"),
+      /** Base URLs per business state; default: the built-in simulator. */
+      baseUrls: v.optional(
+        v.strictObject({ TEST: v.optional(v.pipe(v.string(), v.url())), LIVE: v.optional(v.pipe(v.string(), v.url())) }),
+        {},
+      ),
+      timeoutMs: v.optional(POSITIVE_INT, 10_000),
+      simulator: v.optional(
+        v.strictObject({
+          enabled: v.optional(v.boolean(), false),
+          host: v.optional(v.string(), "127.0.0.1"),
+          port: v.optional(NON_NEGATIVE_INT, 3100),
+          fixtures: v.optional(v.string(), "config/regulator-fixtures.json"),
+        }),
+        {},
+      ),
+    }),
+    {},
+  ),
+  log: v.optional(
+    v.strictObject({
+      level: v.optional(v.picklist(["silent", "error", "warn", "info", "debug"]), "info"),
+      format: v.optional(v.picklist(["json", "pretty"]), "json"),
+    }),
+    {},
+  ),
+});
+
+export type ConfigInput = v.InferInput<typeof ConfigSchema>;
+export type Config = v.InferOutput<typeof ConfigSchema>;
+export type BusinessConfig = v.InferOutput<typeof BusinessSchema>;
+export type DomainConfig = v.InferOutput<typeof DomainSchema>;
+export type CredentialConfig = v.InferOutput<typeof CredentialSchema>;

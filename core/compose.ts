@@ -1,0 +1,84 @@
+/**
+ * The composition root: the one place that turns config into implementations — the document
+ * store, the coordination store (each wrapped in its resilience policy), the logger and the
+ * plugin list — and hands them to createGateway. The rest of core never imports an adapter or a
+ * plugin.
+ */
+import type { Config } from "../config/schema.ts";
+import type { CoordinationStore, DocumentStore } from "../adapters/ports.ts";
+import { createPolicyRegistry, type PolicyRegistry } from "../adapters/policies.ts";
+import { guardCoordination, guardDocumentStore, type DependencyCallEvent } from "../adapters/guarded-stores.ts";
+import { createMemoryCoordination } from "../adapters/coordination/memory.ts";
+import { createUnstorageDocumentStore } from "../adapters/document-store/unstorage.ts";
+import { plugins as defaultPlugins } from "../plugins/index.ts";
+import { createGateway, type Gateway } from "./create-gateway.ts";
+import type { Logger } from "./log.ts";
+import type { GatewayPlugin, Ports } from "./plugin.ts";
+
+export interface ComposeOptions {
+  log: Logger;
+  plugins?: readonly GatewayPlugin[];
+  policies?: PolicyRegistry;
+  /** Use these stores instead of building them from config (tests). */
+  ports?: Partial<Ports>;
+  now?: () => number;
+}
+
+export async function composeGateway(config: Config, options: ComposeOptions): Promise<Gateway> {
+  const { log } = options;
+  const policies =
+    options.policies ??
+    createPolicyRegistry({
+      onStateChange: (state, dependency) => log.warn("gateway_circuit_state_changed", { dependency, state }),
+    });
+  const onCall = (e: DependencyCallEvent) => {
+    if (e.outcome === "failure") log.warn("gateway_dependency_call", { ...e });
+    else log.debug("gateway_dependency_call", { ...e });
+  };
+  const timeoutMs = config.dependencies.storeTimeoutMs;
+  const documentStore = guardDocumentStore(
+    options.ports?.documentStore ?? (await openDocumentStore(config)),
+    policies.create({ dependency: "documentStore", timeoutMs }),
+    { onCall },
+  );
+  const coordination = guardCoordination(
+    options.ports?.coordination ?? (await openCoordination(config)),
+    policies.create({ dependency: "coordination", timeoutMs }),
+    { onCall },
+  );
+  return createGateway({
+    config,
+    ports: { documentStore, coordination },
+    plugins: options.plugins ?? defaultPlugins,
+    log,
+    policies,
+    now: options.now,
+  });
+}
+
+export async function openDocumentStore(config: Config): Promise<DocumentStore> {
+  const s = config.storage;
+  switch (s.driver) {
+    case "memory":
+      return createUnstorageDocumentStore({ driver: "memory" });
+    case "fs":
+      return createUnstorageDocumentStore({ driver: "fs", dir: s.dir });
+    case "mongodb": {
+      // Loaded only when configured: the embedded default never loads the MongoDB driver.
+      const { createMongoDocumentStore } = await import("../adapters/document-store/mongodb.ts");
+      return createMongoDocumentStore({ uri: s.uri, dbName: s.dbName });
+    }
+  }
+}
+
+export async function openCoordination(config: Config): Promise<CoordinationStore> {
+  const c = config.coordination;
+  switch (c.driver) {
+    case "memory":
+      return createMemoryCoordination();
+    case "redis": {
+      const { createRedisCoordination } = await import("../adapters/coordination/redis.ts");
+      return createRedisCoordination({ url: c.url, keyPrefix: c.keyPrefix, commandTimeoutMs: c.commandTimeoutMs });
+    }
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * createGateway: the only wiring of the core. Checks the plugins' declarations at boot, builds the
+ * route table, the OpenAPI document and the compiled pipeline, and returns an h3 app whose single
+ * middleware runs a request through: stages → the route's own checks (headers, body, query,
+ * params) → handler, rendering any thrown error in the request's service shape and writing one
+ * `gateway_request_completed` event per request.
+ */
+import { randomUUID } from "node:crypto";
+import { H3, type H3Event } from "h3";
+import type { ServerRequest } from "srvx";
+import type { Config } from "../config/schema.ts";
+import type { PolicyRegistry } from "../adapters/policies.ts";
+import { createRequestContext, type RequestContext } from "./context.ts";
+import { createConfigDirectory, type TenantDirectory } from "./directory.ts";
+import { gwError } from "./errors/gateway-error.ts";
+import { renderError } from "./errors/render.ts";
+import { describeError, type Logger } from "./log.ts";
+import { buildOpenApi } from "./openapi.ts";
+import { PORT_NAMES, type GatewayPlugin, type PluginKit, type Ports, type RouteDeclaration, type Worker } from "./plugin.ts";
+import { json } from "./respond.ts";
+import { BootError, buildRouteTable, type RouteTable } from "./route-table.ts";
+import { Runtime } from "./runtime.ts";
+import { idempotencyKey, rejectServerManagedFields, validateInput } from "./validation.ts";
+import { compilePipeline, type CompiledPipeline } from "../pipeline/stages.ts";
+import { readBody } from "../pipeline/protocol.ts";
+import { isStageName, type StageName } from "../pipeline/stage-names.ts";
+
+export { VERSION } from "./version.ts";
+import { VERSION } from "./version.ts";
+
+export interface GatewayOptions {
+  config: Config;
+  ports: Ports;
+  plugins: readonly GatewayPlugin[];
+  log: Logger;
+  policies: PolicyRegistry;
+  /** Replaces the config-backed tenant directory (tests of unavailability). */
+  directory?: TenantDirectory;
+  now?: () => number;
+}
+
+export interface Gateway {
+  readonly app: H3;
+  readonly fetch: (req: Request) => Promise<Response>;
+  readonly routes: RouteTable;
+  readonly pipeline: CompiledPipeline;
+  readonly runtime: Runtime;
+  readonly kit: PluginKit;
+  startWorkers(): Promise<void>;
+  /** Stops workers and closes the ports. */
+  close(): Promise<void>;
+}
+
+export function createGateway(options: GatewayOptions): Gateway {
+  const { config, ports, plugins, log, policies } = options;
+  const now = options.now ?? Date.now;
+  const directory = options.directory ?? createConfigDirectory(config);
+  const runtime = new Runtime();
+  const kit: PluginKit = { config, ports, directory, policies, log, runtime };
+  const disabled = config.pipeline.disable as readonly StageName[];
+
+  const problems: string[] = [];
+  const names = new Set<string>();
+  const entries: Array<{ plugin: GatewayPlugin; routes: RouteDeclaration[] }> = [];
+  const workers: Worker[] = [];
+  for (const plugin of plugins) {
+    if (names.has(plugin.name)) problems.push(`plugin "${plugin.name}" is registered twice`);
+    names.add(plugin.name);
+    for (const need of plugin.needs ?? []) {
+      if (!(PORT_NAMES as readonly string[]).includes(need)) problems.push(`plugin "${plugin.name}" needs unknown port "${need}"`);
+      else if (!ports[need]) problems.push(`plugin "${plugin.name}" needs port "${need}", which is not configured`);
+    }
+    for (const stage of plugin.stages ?? []) {
+      if (!isStageName(stage)) problems.push(`plugin "${plugin.name}" needs unknown stage "${stage}"`);
+      else if (disabled.includes(stage)) problems.push(`plugin "${plugin.name}" needs stage "${stage}", which config disables`);
+    }
+    if (problems.length > 0) continue;
+    try {
+      entries.push({ plugin, routes: plugin.routes(kit) });
+      workers.push(...(plugin.workers?.(kit) ?? []));
+    } catch (e) {
+      problems.push(`plugin "${plugin.name}" failed to declare its routes: ${(e as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new BootError(problems);
+
+  let openapi: string | null = null;
+  const corePlugin: GatewayPlugin = {
+    name: "core",
+    routes: () => [
+      {
+        method: "GET",
+        path: "/openapi.json",
+        service: "gateway",
+        hosts: "any",
+        auth: "none",
+        skip: ["admission", "capacity-guard", "ip-allowlist", "quota", "mode"],
+        summary: "The OpenAPI 3.1 document of every route, derived from the plugin declarations",
+        handler: (ctx) => {
+          openapi ??= JSON.stringify(buildOpenApi(routes.routes(), VERSION));
+          return new Response(openapi, {
+            headers: { "content-type": "application/json", "x-request-id": ctx.requestId, "cache-control": "public, max-age=60" },
+          });
+        },
+      },
+    ],
+  };
+  entries.push({ plugin: corePlugin, routes: corePlugin.routes(kit) });
+  const routes = buildRouteTable(config, entries);
+  const pipeline = compilePipeline(
+    { config, directory, routes, coordination: ports.coordination, runtime, log, now },
+    disabled,
+  );
+  const bodyTimeout = config.server.bodyReadTimeoutMs;
+
+  async function dispatch(event: H3Event): Promise<Response> {
+    const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
+    let res: Response;
+    try {
+      await pipeline.run(ctx);
+      await _prepareInput(ctx, bodyTimeout);
+      res = await ctx.route!.decl.handler(ctx);
+    } catch (e) {
+      res = _fail(ctx, e);
+    } finally {
+      for (const finish of ctx.finishers) finish();
+    }
+    res = _withRequestId(res, ctx.requestId);
+    _logCompletion(ctx, res);
+    return res;
+  }
+
+  function _fail(ctx: RequestContext, e: unknown): Response {
+    const rendered = renderError(ctx, e);
+    ctx.errorCode = rendered.code;
+    if (rendered.internal)
+      log.error("gateway_internal_error", { requestId: ctx.requestId, route: ctx.route?.id ?? null, error: describeError(e) });
+    return rendered.response;
+  }
+
+  function _logCompletion(ctx: RequestContext, res: Response): void {
+    log.event("gateway_request_completed", {
+      requestId: ctx.requestId,
+      callerRequestId: ctx.callerRequestId,
+      method: ctx.method,
+      route: ctx.route?.id ?? null,
+      host: ctx.host,
+      businessId: ctx.businessId,
+      credentialId: ctx.principal?.credentialId ?? null,
+      state: ctx.state,
+      mode: ctx.mode,
+      status: res.status,
+      code: ctx.errorCode,
+      durationMs: Math.round((performance.now() - ctx.startedAt) * 1000) / 1000,
+      responseSize: Number(res.headers.get("content-length") ?? 0),
+    });
+  }
+
+  const app = new H3({
+    allowMalformedURL: true,
+    onError: (error, event) => {
+      // Reached only if something fails outside dispatch (h3 internals): still the contract's shape.
+      const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
+      const res = _fail(ctx, error);
+      _logCompletion(ctx, res);
+      return res;
+    },
+  });
+  app.use(dispatch);
+
+  return {
+    app,
+    fetch: async (req) => app.fetch(req),
+    routes,
+    pipeline,
+    runtime,
+    kit,
+    async startWorkers() {
+      for (const w of workers) await w.start();
+      runtime.markReady();
+    },
+    async close() {
+      for (const w of workers.toReversed()) {
+        try {
+          await w.stop();
+        } catch (e) {
+          log.error("gateway_worker_stop_failed", { worker: w.name, error: describeError(e) });
+        }
+      }
+      await Promise.allSettled([ports.documentStore.close(), ports.coordination.close()]);
+    },
+  };
+}
+
+// --- Internal helpers ---
+
+/** The route's own checks, after the pipeline: idempotency key, params, query, body. */
+async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number): Promise<void> {
+  const route = ctx.route!;
+  const d = route.decl;
+  if (d.idempotent) idempotencyKey(ctx, true);
+  if (d.schemas?.params) ctx.params = validateInput(d.schemas.params, ctx.params, "path") as Record<string, string>;
+  if (d.schemas?.query) {
+    const query: Record<string, string> = {};
+    const url = new URL(ctx.req.url);
+    for (const [k, value] of url.searchParams) if (!(k in query)) query[k] = value;
+    ctx.query = validateInput(d.schemas.query, query, "query") as Record<string, string>;
+  }
+  if (d.method === "GET" || d.method === "DELETE") return;
+  const bytes = await readBody(ctx, route.bodyLimit, bodyTimeoutMs);
+  let body: unknown = undefined;
+  if (bytes.byteLength > 0) {
+    const text = new TextDecoder().decode(bytes);
+    const type = (ctx.req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type === "application/x-www-form-urlencoded") body = Object.fromEntries(new URLSearchParams(text));
+    else {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw gwError("GW_REQUEST_INVALID_JSON", { detail: "The body is not valid JSON." });
+      }
+    }
+  }
+  if (d.rejectServerFields ?? d.service === "gateway") rejectServerManagedFields(body);
+  ctx.body = d.schemas?.body ? validateInput(d.schemas.body, body, "body") : body;
+}
+
+function _withRequestId(res: Response, requestId: string): Response {
+  if (res.headers.get("x-request-id") === requestId) return res;
+  try {
+    res.headers.set("x-request-id", requestId);
+    return res;
+  } catch {
+    const copy = new Response(res.body, res);
+    copy.headers.set("x-request-id", requestId);
+    return copy;
+  }
+}
+
+export { json };

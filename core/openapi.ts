@@ -1,0 +1,125 @@
+/**
+ * The OpenAPI 3.1 document, derived from the route declarations (one source of truth): paths,
+ * methods, security scheme, parameters, request-body schemas (valibot → JSON Schema) and the
+ * error responses every route can give.
+ */
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type * as v from "valibot";
+import type { CompiledRoute } from "./route-table.ts";
+
+export function buildOpenApi(routes: readonly CompiledRoute[], version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const d = r.decl;
+    const oaPath = d.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+    const op: Record<string, unknown> = {
+      operationId: `${r.plugin}.${d.method.toLowerCase()}${oaPath.replace(/[^A-Za-z0-9]+/g, "_")}`,
+      summary: d.summary,
+      tags: [r.plugin],
+      "x-gatehouse": {
+        service: d.service,
+        hosts: r.surface,
+        quota: r.quota,
+        modes: d.modes ?? ["passthrough", "stored"],
+        bodyLimitBytes: r.bodyLimit,
+        idempotentMutation: d.idempotent === true,
+      },
+    };
+    if (d.description) op.description = d.description;
+    const security = _security(d.auth);
+    if (security) op.security = [{ [security]: [] }];
+    const parameters: unknown[] = [...d.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
+      name: m[1],
+      in: "path",
+      required: true,
+      schema: { type: "string" },
+    }));
+    if (d.idempotent)
+      parameters.push({
+        name: "x-idempotency-key",
+        in: "header",
+        required: true,
+        schema: { type: "string", minLength: 8, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$" },
+      });
+    const query = d.schemas?.query ? _schema(d.schemas.query) : null;
+    if (query && typeof query.properties === "object" && query.properties) {
+      const required = new Set((query.required as string[] | undefined) ?? []);
+      for (const [name, schema] of Object.entries(query.properties))
+        parameters.push({ name, in: "query", required: required.has(name), schema });
+    }
+    if (parameters.length > 0) op.parameters = parameters;
+    if (d.schemas?.body) {
+      const content: Record<string, unknown> = {};
+      for (const type of r.accepts) content[type] = { schema: _schema(d.schemas.body) };
+      op.requestBody = { required: true, content };
+    }
+    const responses: Record<string, unknown> = {};
+    for (const [status, description] of Object.entries(d.responses ?? { 200: "OK" })) if (description) responses[status] = { description };
+    responses.default = {
+      description: d.service === "gateway" ? "Problem Details error (spec §2.4)" : "Collections error envelope",
+      content:
+        d.service === "gateway"
+          ? { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } }
+          : { "application/json": { schema: { $ref: "#/components/schemas/CollectionsError" } } },
+    };
+    op.responses = responses;
+    (paths[oaPath] ??= {})[d.method.toLowerCase()] = op;
+  }
+  return {
+    openapi: "3.1.0",
+    info: { title: "Gatehouse", version, description: "Collections and invoice-gateway APIs, derived from plugin route declarations." },
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
+        adminKey: { type: "apiKey", in: "header", name: "x-admin-api-key" },
+        bearer: { type: "http", scheme: "bearer" },
+      },
+      schemas: {
+        Problem: {
+          type: "object",
+          required: ["type", "title", "status", "code", "requestId", "timestamp", "retry"],
+          properties: {
+            type: { type: "string", format: "uri" },
+            title: { type: "string" },
+            status: { type: "integer" },
+            statusCode: { type: "integer" },
+            detail: { type: "string" },
+            message: { type: "string" },
+            instance: { type: "string" },
+            code: { type: "string", pattern: "^GW_[A-Z_]+$" },
+            requestId: { type: "string" },
+            timestamp: { type: "string", format: "date-time" },
+            action: { type: "object" },
+            retry: { type: "object" },
+            errors: { type: "array", maxItems: 20 },
+            operationId: { type: "string" },
+            path: { type: "string" },
+          },
+        },
+        CollectionsError: {
+          type: "object",
+          properties: {
+            requestId: { type: "string" },
+            requestTimestamp: { type: "string" },
+            message: { type: "string" },
+            statusCode: { type: "integer" },
+            errors: { type: "array", items: { type: "object", properties: { field: { type: "string" }, message: { type: "string" } } } },
+          },
+        },
+      },
+    },
+  };
+}
+
+// --- Internal helpers ---
+
+function _security(auth: string): string | null {
+  return auth === "apiKey" ? "apiKey" : auth === "admin" ? "adminKey" : auth === "bearer" ? "bearer" : null;
+}
+
+function _schema(schema: v.GenericSchema): Record<string, unknown> {
+  const s = toJsonSchema(schema, { errorMode: "ignore" }) as Record<string, unknown>;
+  delete s.$schema;
+  return s;
+}

@@ -1,0 +1,99 @@
+/**
+ * The plugin API. A plugin is a folder under plugins/ exporting one `definePlugin({...})`: its
+ * name, the ports and stages it needs, its routes (each a declaration the core turns into the
+ * route table, the Allow lists and the OpenAPI document) and optional background workers.
+ * Adding a plugin never edits the core: list it in plugins/index.ts.
+ */
+import type * as v from "valibot";
+import type { Config } from "../config/schema.ts";
+import type { CoordinationStore, DocumentStore } from "../adapters/ports.ts";
+import type { PolicyRegistry } from "../adapters/policies.ts";
+import type { RequestContext, Service } from "./context.ts";
+import type { Mode, TenantDirectory } from "./directory.ts";
+import type { Logger } from "./log.ts";
+import type { StageName } from "../pipeline/stage-names.ts";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+export type AuthScheme = "apiKey" | "bearer" | "admin" | "none";
+export type QuotaClass = "sign" | "management" | "default" | "none";
+
+/** The ports a plugin may ask for. The composition root supplies them; boot checks `needs`. */
+export interface Ports {
+  documentStore: DocumentStore;
+  coordination: CoordinationStore;
+}
+export type PortName = keyof Ports;
+export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination"];
+
+export interface RouteDeclaration {
+  method: HttpMethod;
+  /** rou3 syntax: `/sub-businesses/:id`. */
+  path: string;
+  /** Which error/envelope shape the route answers in and which hosts serve it. */
+  service: Service;
+  /** "service" (default): the service's hosts (approved domains / collections hosts); "any": every host. */
+  hosts?: "service" | "any";
+  auth: AuthScheme;
+  /** Default: "default" for authenticated routes, "none" for public ones. */
+  quota?: QuotaClass;
+  /** Modes the route is available in (gateway routes on approved domains); omitted = every mode. */
+  modes?: readonly Mode[];
+  /** "default" (limits.bodyBytes), "large" (limits.largeBodyBytes) or bytes. */
+  bodyLimit?: "default" | "large" | number;
+  /** Accepted request content types (default application/json). */
+  accepts?: readonly string[];
+  /** valibot schemas for the route's own checks. */
+  schemas?: {
+    body?: v.GenericSchema;
+    query?: v.GenericSchema;
+    params?: v.GenericSchema;
+  };
+  /** An idempotent mutation: x-idempotency-key is required and validated before the handler. */
+  idempotent?: boolean;
+  /** Stages this route does not use (health and public entry points declare theirs). */
+  skip?: readonly StageName[];
+  /** Reject server-managed fields in the body (spec §1.2 rule 1). Default true for gateway routes. */
+  rejectServerFields?: boolean;
+  summary: string;
+  description?: string;
+  /** Documented success statuses for the OpenAPI document. */
+  responses?: Partial<Record<number, string>>;
+  handler: (ctx: RequestContext) => Response | Promise<Response>;
+}
+
+export interface Worker {
+  name: string;
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Runtime facts a plugin may read (health). */
+export interface RuntimeState {
+  readonly startedAt: number;
+  isReady(): boolean;
+  isDraining(): boolean;
+  inFlight(): { total: number; perDomain: Record<string, number> };
+}
+
+export interface PluginKit {
+  config: Config;
+  ports: Ports;
+  directory: TenantDirectory;
+  policies: PolicyRegistry;
+  log: Logger;
+  runtime: RuntimeState;
+}
+
+export interface GatewayPlugin {
+  name: string;
+  /** Ports that must be present before routes mount. */
+  needs?: readonly PortName[];
+  /** Stages that must be enabled for this plugin to be safe. */
+  stages?: readonly StageName[];
+  routes(kit: PluginKit): RouteDeclaration[];
+  workers?(kit: PluginKit): Worker[];
+}
+
+export function definePlugin(plugin: GatewayPlugin): GatewayPlugin {
+  return plugin;
+}

@@ -1,0 +1,74 @@
+/**
+ * Success responses. Handlers return a Response built here, so the dispatcher always knows the
+ * status and size it logs. Gateway JSON is plain; collections JSON is the service's envelope.
+ */
+import type { RequestContext } from "./context.ts";
+
+export function json(ctx: RequestContext, status: number, body: unknown, headers?: Record<string, string>): Response {
+  const text = JSON.stringify(body);
+  return new Response(text, {
+    status,
+    headers: {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(text)),
+      "cache-control": "no-store",
+      "x-request-id": ctx.requestId,
+      ...headers,
+    },
+  });
+}
+
+export function html(ctx: RequestContext, status: number, page: string, headers?: Record<string, string>): Response {
+  return new Response(page, {
+    status,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "content-length": String(Buffer.byteLength(page)),
+      "cache-control": "no-store",
+      "x-request-id": ctx.requestId,
+      "x-frame-options": "DENY",
+      "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; form-action 'self' https: http:",
+      ...headers,
+    },
+  });
+}
+
+export interface PageMeta {
+  current_page: number;
+  from: number;
+  last_page: number;
+  per_page: number;
+  to: number;
+  total: number;
+}
+
+/** The collections envelope (spec collections §2.1). */
+export function envelope(
+  ctx: RequestContext,
+  status: number,
+  message: string,
+  data: unknown,
+  meta?: PageMeta,
+): Response {
+  const body: Record<string, unknown> = {
+    requestId: ctx.requestId,
+    requestTimestamp: collectionsTimestamp(),
+    message,
+    statusCode: status,
+    data,
+  };
+  if (meta) body.meta = meta;
+  return json(ctx, status, body);
+}
+
+export function pageMeta(page: number, perPage: number, total: number): PageMeta {
+  const lastPage = Math.max(1, Math.ceil(total / perPage));
+  const from = total === 0 ? 0 : (page - 1) * perPage + 1;
+  const to = Math.min(total, page * perPage);
+  return { current_page: page, from: Math.min(from, total), last_page: lastPage, per_page: perPage, to: Math.max(0, to), total };
+}
+
+/** `YYYY-MM-DD HH:MM:SS.mmm` in UTC (collections §2.1). */
+export function collectionsTimestamp(date: Date = new Date()): string {
+  return date.toISOString().replace("T", " ").replace("Z", "");
+}

@@ -1,0 +1,82 @@
+/**
+ * Stage 1, canonical host: lower-case the Host, strip port and trailing dot, resolve what the host
+ * is (approved gateway domain, collections host, or nothing), and verify the request came
+ * through the trusted edge. In trusted mode the edge proves itself with a shared-secret header and
+ * supplies the client address in a header it overwrites; direct mode (local use) trusts the socket.
+ * Any-host paths (health, OpenAPI) answer on every host without edge proof.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { isIP } from "node:net";
+import { gwError } from "../core/errors/gateway-error.ts";
+import { hashSecret } from "../core/directory.ts";
+import { defineStage } from "./define-stage.ts";
+
+export const canonicalHostStage = defineStage({
+  name: "canonical-host",
+  create({ config, directory, routes }) {
+    const edge = config.edge;
+    const trusted = edge.mode === "trusted";
+    const secretHeader = edge.mode === "trusted" ? edge.secretHeader : "";
+    const addressHeader = edge.mode === "trusted" ? edge.clientAddressHeader : "";
+    const expected = edge.mode === "trusted" ? Buffer.from(edge.secretHash ?? hashSecret(edge.secret!)) : Buffer.alloc(0);
+
+    return function canonicalHost(ctx) {
+      const host = canonicalize(ctx.req.headers.get("host") ?? "");
+      ctx.host = host;
+      const anyHost = routes.isAnyHostPath(ctx.path);
+
+      if (trusted) {
+        const presented = ctx.req.headers.get(secretHeader);
+        const ok = presented !== null && _safeEqual(Buffer.from(hashSecret(presented)), expected);
+        if (!ok && !anyHost) throw gwError("GW_EDGE_VERIFICATION_FAILED", { detail: "Send requests through the public entry point." });
+        const address = ok ? ctx.req.headers.get(addressHeader) : null;
+        ctx.clientAddress = address && isIP(address.trim()) ? normalizeAddress(address.trim()) : null;
+      } else {
+        ctx.clientAddress = ctx.req.ip ? normalizeAddress(ctx.req.ip) : null;
+      }
+
+      let domain;
+      try {
+        domain = directory.domain(host);
+      } catch (e) {
+        throw gwError("GW_DOMAIN_REGISTRY_UNAVAILABLE", { cause: e });
+      }
+      if (domain) {
+        ctx.hostKind = "gateway";
+        ctx.service = "gateway";
+        ctx.domain = domain;
+        ctx.businessId = domain.businessId;
+        ctx.state = domain.state;
+      } else if (directory.isCollectionsHost(host)) {
+        ctx.hostKind = "collections";
+        ctx.service = "collections";
+      } else if (!anyHost) {
+        throw gwError("GW_DOMAIN_NOT_PROVISIONED", { detail: "This hostname is not an approved gateway domain." });
+      }
+    };
+  },
+});
+
+/** "API.Example.ng.:8443" → "api.example.ng"; IPv6 literals keep their brackets off. */
+export function canonicalize(hostHeader: string): string {
+  let h = hostHeader.trim().toLowerCase();
+  if (h.startsWith("[")) {
+    const end = h.indexOf("]");
+    return end > 0 ? h.slice(1, end) : h;
+  }
+  const colon = h.indexOf(":");
+  if (colon >= 0) h = h.slice(0, colon);
+  while (h.endsWith(".")) h = h.slice(0, -1);
+  return h;
+}
+
+/** "::ffff:10.0.0.1" → "10.0.0.1". */
+export function normalizeAddress(address: string): string {
+  return address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
+// --- Internal helpers ---
+
+function _safeEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}

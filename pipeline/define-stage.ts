@@ -1,0 +1,35 @@
+/**
+ * A stage: a factory that reads its config once and returns a named function (STYLE.md habit 7).
+ * A stage answers early by throwing a catalog error; returning means "continue". Stages receive
+ * ports and state through StageDeps and never import an adapter.
+ */
+import type { Config } from "../config/schema.ts";
+import type { CoordinationStore } from "../adapters/ports.ts";
+import type { RequestContext } from "../core/context.ts";
+import type { TenantDirectory } from "../core/directory.ts";
+import type { Logger } from "../core/log.ts";
+import type { RouteTable } from "../core/route-table.ts";
+import type { Runtime } from "../core/runtime.ts";
+import type { StageName } from "./stage-names.ts";
+
+export interface StageDeps {
+  config: Config;
+  directory: TenantDirectory;
+  routes: RouteTable;
+  coordination: CoordinationStore;
+  runtime: Runtime;
+  log: Logger;
+  /** Injected clock (milliseconds) for window arithmetic in tests. */
+  now: () => number;
+}
+
+export type StageFn = (ctx: RequestContext) => void | Promise<void>;
+
+export interface Stage {
+  readonly name: StageName;
+  create(deps: StageDeps): StageFn;
+}
+
+export function defineStage(stage: Stage): Stage {
+  return stage;
+}

@@ -1,0 +1,22 @@
+/** Every stage name, in pipeline order. pipeline/stages.ts composes the stages in this order. */
+export const STAGE_NAMES = [
+  "canonical-host",
+  "route",
+  "protocol",
+  "routing-loop",
+  "admission",
+  "capacity-guard",
+  "auth",
+  "ip-allowlist",
+  "quota",
+  "mode",
+] as const;
+
+export type StageName = (typeof STAGE_NAMES)[number];
+
+/** Stages a route may not skip: without them nothing is known about the request. */
+export const MANDATORY_STAGES: readonly StageName[] = ["canonical-host", "route", "protocol", "routing-loop"];
+
+export function isStageName(name: string): name is StageName {
+  return (STAGE_NAMES as readonly string[]).includes(name);
+}
