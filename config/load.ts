@@ -64,10 +64,11 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const withEnv = _applyEnv(structuredClone(raw), env);
   const parsed = v.safeParse(ConfigSchema, withEnv, { abortEarly: false });
   if (!parsed.success) {
-    throw new ConfigError(
-      source,
-      parsed.issues.map((i) => `${v.getDotPath(i) ?? "(root)"}: ${_issueText(i)}`),
-    );
+    // Every problem at once: the cross-field rules also run on what did parse.
+    throw new ConfigError(source, [
+      ...parsed.issues.map((i) => `${v.getDotPath(i) ?? "(root)"}: ${_issueText(i)}`),
+      ..._crossCheckPartial(parsed.output),
+    ]);
   }
   const problems = crossCheck(parsed.output);
   if (problems.length > 0) throw new ConfigError(source, problems);
@@ -115,6 +116,15 @@ export function crossCheck(config: Config): string[] {
 
 // --- Internal helpers ---
 
+/** crossCheck on a config that failed the schema (defaults applied, failed values as given). */
+function _crossCheckPartial(output: unknown): string[] {
+  try {
+    return crossCheck(output as Config);
+  } catch {
+    return []; // too malformed for the cross-field rules; the schema problems say why
+  }
+}
+
 function _readJson(path: string, source: string): unknown {
   let text: string;
   try {
@@ -125,8 +135,23 @@ function _readJson(path: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(source, [`not valid JSON: ${(e as Error).message}`]);
+    throw new ConfigError(source, [`not valid JSON: ${_jsonErrorText(text, (e as Error).message)}`]);
   }
+}
+
+/**
+ * JSON.parse's message without the excerpt of the file V8 quotes in some messages
+ * (`Unexpected token 'x', "{"key": "sk_li"... is not valid JSON`): the file may hold secrets.
+ * The position becomes a line and column.
+ */
+function _jsonErrorText(text: string, message: string): string {
+  const reason = message.split(/, "| in JSON at position /)[0]!.trim() || "syntax error";
+  const pos = / at position (\d+)/.exec(message);
+  if (!pos) return reason;
+  const before = text.slice(0, Number(pos[1]));
+  const line = before.split("\n").length;
+  const column = before.length - before.lastIndexOf("\n");
+  return `${reason} at line ${line}, column ${column}`;
 }
 
 function _applyEnv(raw: unknown, env: Record<string, string | undefined>): unknown {
@@ -167,7 +192,8 @@ function _issueText(issue: v.BaseIssue<unknown>): string {
   // The received value is left out on purpose: config values may be secrets.
   if (issue.kind === "schema" && issue.received === "undefined") return `required (expected ${issue.expected})`;
   if (issue.type === "strict_object" || issue.expected === "never") return "unknown field";
-  return `${issue.message.replace(/ but received .*$/, "")}`;
+  // valibot's defaults end in "but received …", or "Received …" when there is no expectation (url).
+  return issue.message.replace(/:?\s*(?:but )?received\b.*$/is, "");
 }
 
 function _deepFreeze<T>(o: T): T {

@@ -31,7 +31,7 @@ const LEVELS: Record<LogLevel, number> = { silent: -999, error: 0, warn: 1, info
 /** Field names whose values never reach a log: any name containing one of these parts… */
 const SECRET_PARTS = [
   "apikey", "api-key", "api_key", "authorization", "password", "passwd", "secret", "token", "idempotency",
-  "privatekey", "private_key", "cookie", "signature", "cryptomaterial", "certificate",
+  "privatekey", "private_key", "cookie", "signature", "cryptomaterial", "certificate", "credentials",
 ];
 /** …or exactly one of these names. */
 const SECRET_NAMES = new Set(["key", "body", "rawbody", "payload", "query", "search", "querystring", "credential", "credentials"]);
@@ -80,13 +80,24 @@ export function redact(fields: LogFields): LogFields {
   return _redactObject(fields, 0) as LogFields;
 }
 
-/** Removes credentials and query from URLs, and masks connection-string passwords in free text. */
+/**
+ * Removes credentials and query from URLs (absolute, and paths starting with "/"), masks
+ * connection-string passwords, `password=…`-style pairs, Bearer/Basic credentials and our key
+ * formats in free text.
+ */
 export function sanitizeText(text: string): string {
   return text
     .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/gi, "$1[redacted]@")
     .replace(/(https?:\/\/[^\s?#]*)\?[^\s#]*/gi, "$1?[redacted]")
+    .replace(/(^|[\s"'(=])(\/[^\s?#"'()]*)\?[^\s#"')]+/g, "$1$2?[redacted]")
+    .replace(/\b(Bearer|Basic)\s+[^\s"',;]+/gi, "$1 [redacted]")
+    .replace(SECRET_PAIR, "$1$2[redacted]")
     .replace(/\b(gw|sk|admin|whsec)_[A-Za-z0-9_]{6,}\b/g, "[redacted-key]");
 }
+
+/** `password=x`, `"apiSecret": "x"`, `token: x`: a secret-looking name, then = or :, then the value. */
+const SECRET_PAIR =
+  /\b([A-Za-z0-9_-]*(?:password|passwd|pwd|secret|token|api[_-]?key|authorization|signature|credentials|idempotency[_-]?key|private[_-]?key))(["']?\s*[:=]\s*["']?)(?!\[redacted|(?:Bearer|Basic) )[^\s"'&,;)}]+/gi;
 
 /** A safe description of an error for logs: name and sanitized message, never the raw object. */
 export function describeError(e: unknown): { name: string; message: string } {

@@ -28,11 +28,12 @@ export function buildOpenApi(routes: readonly CompiledRoute[], version: string):
     if (d.description) op.description = d.description;
     const security = _security(d.auth);
     if (security) op.security = [{ [security]: [] }];
+    const paramSchemas = d.schemas?.params ? _schema(d.schemas.params).properties : undefined;
     const parameters: unknown[] = [...d.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
       name: m[1],
       in: "path",
       required: true,
-      schema: { type: "string" },
+      schema: (paramSchemas as Record<string, unknown> | undefined)?.[m[1]!] ?? { type: "string" },
     }));
     if (d.idempotent)
       parameters.push({
@@ -78,7 +79,7 @@ export function buildOpenApi(routes: readonly CompiledRoute[], version: string):
       schemas: {
         Problem: {
           type: "object",
-          required: ["type", "title", "status", "code", "requestId", "timestamp", "retry"],
+          required: ["type", "title", "status", "statusCode", "detail", "message", "instance", "code", "requestId", "timestamp", "action", "retry", "path"],
           properties: {
             type: { type: "string", format: "uri" },
             title: { type: "string" },

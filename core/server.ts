@@ -51,10 +51,14 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions): Pro
         const started = Date.now();
         options.log.event("gateway_draining", { reason, inFlight: gateway.runtime.inFlight().total, graceMs: options.graceMs });
         gateway.runtime.startDraining();
-        node?.close();
+        const closed = new Promise<void>((resolve) => (node ? node.close(() => resolve()) : resolve()));
         node?.closeIdleConnections();
         const drained = await gateway.runtime.waitIdle(options.graceMs);
         const remaining = gateway.runtime.inFlight().total;
+        // The last responses may still be on their way out: give connections a moment to finish
+        // (the server closes each one as it goes idle), then cut whatever is left.
+        const flushMs = drained ? Math.min(1_000, Math.max(0, options.graceMs - (Date.now() - started))) : 0;
+        await Promise.race([closed, new Promise((r) => setTimeout(r, flushMs).unref())]);
         node?.closeAllConnections();
         await gateway.close();
         for (const extra of options.extras ?? []) await extra.close().catch(() => {});

@@ -22,20 +22,40 @@ export function validateInput<S extends v.GenericSchema>(schema: S, value: unkno
         : "GW_REQUEST_VALIDATION_FAILED";
   throw gwError(code, {
     detail: "The request has invalid values; see errors.",
-    violations: violationsFromIssues(result.issues, location),
+    violations: violationsFromIssues(result.issues, location, schema),
   });
 }
 
-export function violationsFromIssues(issues: readonly v.BaseIssue<unknown>[], location: Location): Violation[] {
+/**
+ * valibot issues → violations (first 20). With the schema given, an unknown-field issue of a
+ * strict object is expanded to one violation per unknown key: valibot itself stops at the first.
+ */
+export function violationsFromIssues(
+  issues: readonly v.BaseIssue<unknown>[],
+  location: Location,
+  schema?: v.GenericSchema,
+): Violation[] {
   const out: Violation[] = [];
+  const push = (keys: readonly string[], code: Violation["code"], detail: string) => {
+    const violation: Violation = { location, code, detail };
+    if (location === "body") violation.pointer = toJsonPointer(keys);
+    else violation.field = keys[0] ?? "";
+    out.push(violation);
+  };
   for (const issue of issues) {
     if (out.length >= MAX_VIOLATIONS) break;
     const keys = (issue.path ?? []).map((p) => String(p.key));
     const code = _codeOf(issue);
-    const violation: Violation = { location, code, detail: _detailOf(issue, code) };
-    if (location === "body") violation.pointer = toJsonPointer(keys);
-    else violation.field = keys[0] ?? "";
-    out.push(violation);
+    const unknown = code === "UNKNOWN_FIELD" && schema ? _unknownKeys(schema, issue) : null;
+    if (unknown) {
+      const parent = keys.slice(0, -1);
+      for (const key of unknown) {
+        if (out.length >= MAX_VIOLATIONS) break;
+        push([...parent, key], code, "unknown field");
+      }
+      continue;
+    }
+    push(keys, code, _detailOf(issue, code));
   }
   return out;
 }
@@ -184,8 +204,47 @@ function _detailOf(issue: v.BaseIssue<unknown>, code: Violation["code"]): string
       break;
     default:
       // Custom messages are written by our schemas and never contain the input; valibot's own
-      // defaults contain "received …", which is cut.
-      text = issue.message.includes("received") ? `expected ${issue.expected ?? "another value"}` : issue.message;
+      // defaults end in "but received …" or, without an expectation, "Received …" (email, url):
+      // those are replaced.
+      text = /\breceived\b/i.test(issue.message)
+        ? issue.expected
+          ? `expected ${issue.expected}`
+          : `invalid ${issue.type.replaceAll("_", " ")}`
+        : issue.message;
   }
   return text.slice(0, MAX_DETAIL);
+}
+
+interface SchemaNode {
+  type: string;
+  entries?: Record<string, SchemaNode>;
+  wrapped?: SchemaNode;
+  item?: SchemaNode;
+  value?: SchemaNode;
+}
+
+/** Every unknown key of the strict object an unknown-field issue points into; null when not resolvable. */
+function _unknownKeys(schema: v.GenericSchema, issue: v.BaseIssue<unknown>): string[] | null {
+  if (issue.type !== "strict_object" || !issue.path || issue.path.length === 0) return null;
+  const last = issue.path[issue.path.length - 1]!;
+  const parentInput = last.input;
+  if (typeof parentInput !== "object" || parentInput === null) return null;
+  let node: SchemaNode | undefined = _unwrap(schema as unknown as SchemaNode);
+  for (const item of issue.path.slice(0, -1)) {
+    if (!node) return null;
+    if (node.entries) node = _unwrap(node.entries[String(item.key)]);
+    else if (node.type === "array" && node.item) node = _unwrap(node.item);
+    else if (node.type === "record" && node.value) node = _unwrap(node.value);
+    else return null;
+  }
+  if (!node || node.type !== "strict_object" || !node.entries) return null;
+  const entries = node.entries;
+  const unknown = Object.keys(parentInput).filter((k) => !Object.hasOwn(entries, k));
+  return unknown.length > 0 ? unknown : null;
+}
+
+function _unwrap(node: SchemaNode | undefined): SchemaNode | undefined {
+  let n = node;
+  while (n && n.wrapped) n = n.wrapped;
+  return n;
 }

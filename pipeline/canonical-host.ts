@@ -3,12 +3,16 @@
  * is (approved gateway domain, collections host, or nothing), and verify the request came
  * through the trusted edge. In trusted mode the edge proves itself with a shared-secret header and
  * supplies the client address in a header it overwrites; direct mode (local use) trusts the socket.
- * Any-host paths (health, OpenAPI) answer on every host without edge proof.
+ * Any-host paths (health, OpenAPI) answer on every host; the public ones (auth "none") need no edge
+ * proof and do not depend on the domain registry (liveness is not proof of any dependency), while
+ * an authenticated any-host route (the operator's /health/dependencies) still needs the verified
+ * edge (spec §4.2 health semantics).
  */
 import { timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
 import { gwError } from "../core/errors/gateway-error.ts";
 import { hashSecret } from "../core/directory.ts";
+import type { RouteTable } from "../core/route-table.ts";
 import { defineStage } from "./define-stage.ts";
 
 export const canonicalHostStage = defineStage({
@@ -28,7 +32,8 @@ export const canonicalHostStage = defineStage({
       if (trusted) {
         const presented = ctx.req.headers.get(secretHeader);
         const ok = presented !== null && _safeEqual(Buffer.from(hashSecret(presented)), expected);
-        if (!ok && !anyHost) throw gwError("GW_EDGE_VERIFICATION_FAILED", { detail: "Send requests through the public entry point." });
+        if (!ok && !(anyHost && _isPublicAnyHost(routes, ctx.method, ctx.path)))
+          throw gwError("GW_EDGE_VERIFICATION_FAILED", { detail: "Send requests through the public entry point." });
         const address = ok ? ctx.req.headers.get(addressHeader) : null;
         ctx.clientAddress = address && isIP(address.trim()) ? normalizeAddress(address.trim()) : null;
       } else {
@@ -39,7 +44,9 @@ export const canonicalHostStage = defineStage({
       try {
         domain = directory.domain(host);
       } catch (e) {
-        throw gwError("GW_DOMAIN_REGISTRY_UNAVAILABLE", { cause: e });
+        // An any-host route does not need the domain: it answers without it (hostKind "unknown").
+        if (!anyHost) throw gwError("GW_DOMAIN_REGISTRY_UNAVAILABLE", { cause: e });
+        return;
       }
       if (domain) {
         ctx.hostKind = "gateway";
@@ -76,6 +83,12 @@ export function normalizeAddress(address: string): string {
 }
 
 // --- Internal helpers ---
+
+/** A public (auth "none") any-host route, or a method the path does not offer (it answers 405 anyway). */
+function _isPublicAnyHost(routes: RouteTable, method: string, path: string): boolean {
+  const match = routes.lookup("unknown", method, path);
+  return match.kind !== "found" || match.route.decl.auth === "none";
+}
 
 function _safeEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);

@@ -5,7 +5,7 @@ import { STAGES } from "../../pipeline/stages.ts";
 import { STAGE_NAMES } from "../../pipeline/stage-names.ts";
 import { PASSTHROUGH, DEMO_KEY, startTestGateway } from "../support/gateway.ts";
 import { probePlugin } from "../support/probe-plugin.ts";
-import { defineStage } from "../../pipeline/define-stage.ts";
+import { defineStage, type Stage } from "../../pipeline/define-stage.ts";
 
 test("the pipeline order is exactly the architecture's (ARCHITECTURE.md §2, spec §8)", () => {
   assert.equal(
@@ -22,13 +22,14 @@ test("stage names are unique and each stage lives in its own file named after it
   for (const n of names) assert.ok(files.has(`${n}.ts`), `pipeline/${n}.ts`);
 });
 
-test("a compiled gateway runs the stages in that order on a request (observed, not declared)", async () => {
-  // Wrap every stage so it records its name when it runs, then send one authenticated request.
+/** Runs `body` with every stage wrapped so it records its name when it runs. */
+async function observingStages(body: (seen: string[]) => Promise<void>): Promise<void> {
   const seen: string[] = [];
-  const original = STAGES.map((s) => s.create);
-  (STAGES as Array<{ create: unknown; name: string }>).forEach((s, i) => {
+  const stages = STAGES as Stage[];
+  const original = stages.map((s) => s.create);
+  stages.forEach((s, i) => {
     const create = original[i]!;
-    s.create = (deps: Parameters<typeof create>[0]) => {
+    (s as { create: Stage["create"] }).create = (deps) => {
       const fn = create(deps);
       return (ctx) => {
         seen.push(s.name);
@@ -37,39 +38,29 @@ test("a compiled gateway runs the stages in that order on a request (observed, n
     };
   });
   try {
+    await body(seen);
+  } finally {
+    stages.forEach((s, i) => ((s as { create: Stage["create"] }).create = original[i]!));
+  }
+}
+
+test("a compiled gateway runs the stages in that order on a request (observed, not declared)", () =>
+  observingStages(async (seen) => {
     const tg = await startTestGateway({ plugins: [probePlugin] });
     const res = await tg.call("/probe/echo", { host: PASSTHROUGH, headers: { "x-api-key": DEMO_KEY } });
     assert.is(res.status, 200);
     assert.equal(seen, [...STAGE_NAMES]);
     await tg.close();
-  } finally {
-    (STAGES as Array<{ create: unknown }>).forEach((s, i) => (s.create = original[i]));
-  }
-});
+  }));
 
-test("a failing stage stops the request: later stages never run", async () => {
-  const seen: string[] = [];
-  const original = STAGES.map((s) => s.create);
-  (STAGES as Array<{ create: unknown; name: string }>).forEach((s, i) => {
-    const create = original[i]!;
-    s.create = (deps: Parameters<typeof create>[0]) => {
-      const fn = create(deps);
-      return (ctx) => {
-        seen.push(s.name);
-        return fn(ctx);
-      };
-    };
-  });
-  try {
+test("a failing stage stops the request: later stages never run", () =>
+  observingStages(async (seen) => {
     const tg = await startTestGateway({ plugins: [probePlugin] });
     const res = await tg.call("/probe/echo", { host: PASSTHROUGH }); // no key: auth fails
     assert.is(res.status, 401);
     assert.equal(seen, ["canonical-host", "route", "protocol", "routing-loop", "admission", "capacity-guard", "auth"]);
     await tg.close();
-  } finally {
-    (STAGES as Array<{ create: unknown }>).forEach((s, i) => (s.create = original[i]));
-  }
-});
+  }));
 
 test("defineStage returns the declaration unchanged (a stage is data + a factory)", () => {
   const s = defineStage({ name: "mode", create: () => () => {} });

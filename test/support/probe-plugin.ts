@@ -9,6 +9,14 @@ import type { RequestContext } from "../../core/context.ts";
 import { envelope, json } from "../../core/respond.ts";
 import { attemptNumber, idempotencyKey, subBusinessId } from "../../core/validation.ts";
 
+/** Handler runs of the /probe/counted routes: tests prove a refused request never reached its handler. */
+export const probeHits = {
+  count: 0,
+  reset() {
+    this.count = 0;
+  },
+};
+
 /** Requests parked in /probe/slow until the test releases them. */
 export const slowGate = {
   waiting: [] as Array<() => void>,
@@ -109,6 +117,23 @@ export const probePlugin = definePlugin({
       schemas: { body: v.object({ amount: v.pipe(v.number(), v.minValue(100, "must be at least 100")) }) },
       summary: "collections validation",
       handler: (ctx) => envelope(ctx, 201, "created", ctx.body),
+    },
+    {
+      method: "GET",
+      path: "/probe/counted",
+      service: "gateway",
+      auth: "apiKey",
+      summary: "counts handler runs",
+      handler: (ctx) => json(ctx, 200, { count: ++probeHits.count }),
+    },
+    {
+      method: "POST",
+      path: "/probe/counted",
+      service: "gateway",
+      auth: "apiKey",
+      quota: "management",
+      summary: "counts handler runs (management quota, no idempotency key, any JSON body)",
+      handler: (ctx) => json(ctx, 200, { count: ++probeHits.count }),
     },
   ],
 });

@@ -71,3 +71,27 @@ function _dechunk(body: string, headers: Record<string, string>): string {
   }
   return out;
 }
+
+/**
+ * One HTTP request over a real connection with a chosen Host header (fetch cannot set Host).
+ * `signal` aborts the request (client disconnect).
+ */
+export async function httpCall(
+  baseUrl: string,
+  path: string,
+  init: { method?: string; host?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal } = {},
+): Promise<{ status: number; headers: Record<string, string>; text: string; json(): unknown }> {
+  const { request } = await import("undici");
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.host) headers.host = init.host;
+  const res = await request(baseUrl + path, {
+    method: (init.method ?? "GET") as "GET",
+    headers,
+    body: init.body,
+    signal: init.signal,
+  });
+  const text = await res.body.text();
+  const flat: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) flat[k] = Array.isArray(v) ? v.join(", ") : String(v);
+  return { status: res.statusCode, headers: flat, text, json: () => JSON.parse(text) };
+}

@@ -1,0 +1,176 @@
+/**
+ * In-process coordination (ARCHITECTURE.md §5, embedded default): fixed-window permits, leases with
+ * expiry and in-flight gauges with a ttl, all in three Maps of this process. Correct for exactly one
+ * process; scale-out uses the Redis adapter (same contract, test/contracts/coordination.contract.ts).
+ *
+ * Hot path (quota stage on every request): one Map lookup, in-place mutation of a reused entry, one
+ * small result object. Expired entries are swept lazily when a map grows past a threshold (amortised
+ * O(1)) and by an unref'd interval timer, so idle keys never accumulate.
+ */
+import { DependencyUnavailableError, type CoordinationStore, type PermitResult } from "../ports.ts";
+
+export interface MemoryCoordinationOptions {
+  /** Epoch milliseconds; injectable for tests. Defaults to `Date.now`. */
+  clock?: () => number;
+}
+
+export function createMemoryCoordination(options: MemoryCoordinationOptions = {}): CoordinationStore {
+  const clock = options.clock ?? Date.now;
+  const permits = new Map<string, _PermitEntry>();
+  const leases = new Map<string, _LeaseEntry>();
+  const gauges = new Map<string, _GaugeEntry>();
+  const sweepAt = { permits: SWEEP_MIN_SIZE, leases: SWEEP_MIN_SIZE, gauges: SWEEP_MIN_SIZE };
+  let closed = false;
+
+  const sweepAll = (): void => {
+    const now = clock();
+    _sweep(permits, now);
+    _sweep(leases, now);
+    _sweep(gauges, now);
+  };
+  let timer: NodeJS.Timeout | null = setInterval(sweepAll, SWEEP_INTERVAL_MS);
+  timer.unref();
+
+  return {
+    kind: "memory",
+
+    takePermit(key: string, limit: number, windowMs: number): Promise<PermitResult> {
+      if (closed) return _closedError();
+      if (!(Number.isInteger(limit) && limit >= 0)) return _rangeError("limit", limit, "an integer ≥ 0");
+      if (!(Number.isInteger(windowMs) && windowMs > 0)) return _rangeError("windowMs", windowMs);
+      const now = clock();
+      const windowStart = now - (now % windowMs);
+      const windowEnd = windowStart + windowMs;
+      let e = permits.get(key);
+      if (e === undefined) {
+        e = { windowStart, expiresAt: windowEnd, count: 0 };
+        permits.set(key, e);
+        if (permits.size > sweepAt.permits) sweepAt.permits = _sweepAndResize(permits, now);
+      } else if (e.windowStart !== windowStart) {
+        e.windowStart = windowStart;
+        e.expiresAt = windowEnd;
+        e.count = 0;
+      }
+      if (e.count >= limit) {
+        return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(windowEnd - now)) });
+      }
+      e.count++;
+      return Promise.resolve({ allowed: true, remaining: limit - e.count, retryAfterMs: 0 });
+    },
+
+    acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+      if (closed) return _closedError();
+      if (!(Number.isInteger(ttlMs) && ttlMs > 0)) return _rangeError("ttlMs", ttlMs);
+      const now = clock();
+      const e = leases.get(key);
+      if (e === undefined) {
+        leases.set(key, { owner, expiresAt: now + ttlMs });
+        if (leases.size > sweepAt.leases) sweepAt.leases = _sweepAndResize(leases, now);
+        return RESOLVED_TRUE;
+      }
+      if (e.expiresAt > now && e.owner !== owner) return RESOLVED_FALSE;
+      e.owner = owner;
+      e.expiresAt = now + ttlMs;
+      return RESOLVED_TRUE;
+    },
+
+    releaseLease(key: string, owner: string): Promise<boolean> {
+      if (closed) return _closedError();
+      const e = leases.get(key);
+      if (e === undefined) return RESOLVED_FALSE;
+      if (e.expiresAt <= clock()) {
+        leases.delete(key);
+        return RESOLVED_FALSE;
+      }
+      if (e.owner !== owner) return RESOLVED_FALSE;
+      leases.delete(key);
+      return RESOLVED_TRUE;
+    },
+
+    adjustInFlight(key: string, delta: number, ttlMs: number): Promise<number> {
+      if (closed) return _closedError();
+      if (!Number.isInteger(delta)) return _rangeError("delta", delta, "an integer");
+      if (!(Number.isInteger(ttlMs) && ttlMs > 0)) return _rangeError("ttlMs", ttlMs);
+      const now = clock();
+      const e = gauges.get(key);
+      const current = e !== undefined && e.expiresAt > now ? e.value : 0;
+      const next = current + delta;
+      // A gauge never goes below zero: a decrement after the entry expired (crashed peer, slow
+      // request) must not hand out extra capacity. A zero entry is kept (no churn on the hot path:
+      // +1/-1 per request) until a sweep finds it expired.
+      if (next <= 0) {
+        if (e !== undefined) {
+          e.value = 0;
+          e.expiresAt = now + ttlMs;
+        }
+        return RESOLVED_ZERO;
+      }
+      if (e === undefined) {
+        gauges.set(key, { value: next, expiresAt: now + ttlMs });
+        if (gauges.size > sweepAt.gauges) sweepAt.gauges = _sweepAndResize(gauges, now);
+      } else {
+        e.value = next;
+        e.expiresAt = now + ttlMs;
+      }
+      return Promise.resolve(next);
+    },
+
+    ping(): Promise<void> {
+      return closed ? _closedError() : RESOLVED_VOID;
+    },
+
+    close(): Promise<void> {
+      closed = true;
+      if (timer) clearInterval(timer);
+      timer = null;
+      permits.clear();
+      leases.clear();
+      gauges.clear();
+      return RESOLVED_VOID;
+    },
+  };
+}
+
+// --- Internal helpers ---
+
+interface _Expiring {
+  expiresAt: number;
+}
+interface _PermitEntry extends _Expiring {
+  windowStart: number;
+  count: number;
+}
+interface _LeaseEntry extends _Expiring {
+  owner: string;
+}
+interface _GaugeEntry extends _Expiring {
+  value: number;
+}
+
+/** Below this many entries a map is never swept on insert (the timer still sweeps it). */
+const SWEEP_MIN_SIZE = 1024;
+const SWEEP_INTERVAL_MS = 30_000;
+
+const RESOLVED_TRUE: Promise<boolean> = Promise.resolve(true);
+const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
+const RESOLVED_ZERO: Promise<number> = Promise.resolve(0);
+const RESOLVED_VOID: Promise<void> = Promise.resolve();
+
+function _sweep(map: Map<string, _Expiring>, now: number): void {
+  // Deleting the current entry while iterating a Map is safe.
+  for (const [k, e] of map) if (e.expiresAt <= now) map.delete(k);
+}
+
+/** Sweeps and returns the next size that triggers a sweep (twice the live size: amortised O(1)). */
+function _sweepAndResize(map: Map<string, _Expiring>, now: number): number {
+  _sweep(map, now);
+  return Math.max(SWEEP_MIN_SIZE, map.size * 2);
+}
+
+function _closedError(): Promise<never> {
+  return Promise.reject(new DependencyUnavailableError("memory", "memory coordination store is closed", "transport"));
+}
+
+function _rangeError(name: string, value: number, what = "a positive integer"): Promise<never> {
+  return Promise.reject(new RangeError(`coordination: ${name} must be ${what}, got ${value}`));
+}

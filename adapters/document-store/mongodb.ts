@@ -1,0 +1,521 @@
+/**
+ * The scale-out DocumentStore on MongoDB (official driver), written against the subset that both a
+ * real server and the jongodb test server get right (ARCHITECTURE.md §5 "MongoDB, honestly"):
+ * insertOne / findOne / find+sort+skip+limit / countDocuments / findOneAndUpdate (upsert, $set,
+ * $unset, $inc, $setOnInsert) / deleteOne / deleteMany / createIndex. No projections (fields are
+ * stripped in code), no transactions, no change streams, no findOneAndDelete, no $type arrays.
+ *
+ * - Indexes: created when `collection()` opens a collection (createIndex is idempotent); every
+ *   operation awaits them first, and a failed creation is retried by the next operation. Index names
+ *   are MongoDB's defaults (`email_1`, `a_1_b_1`), which DuplicateKeyError.index reports.
+ *   `sparse` unique indexes are partial indexes (`{ field: { $exists: true } }` for every field), so
+ *   uniqueness applies only when all fields exist, as the port says.
+ * - Errors: E11000 → DuplicateKeyError; network, server selection, pool and topology failures →
+ *   DependencyUnavailableError("mongodb", …, "transport" | "timeout"); transient server states
+ *   (not primary, shutting down) → "server_error". Invalid filters/updates → InvalidQueryError.
+ * - Upserts: a concurrent insert of the same unique key makes one win; the loser retries and updates.
+ * - TTL (`ttlField`, epoch ms): reads, counts, updates, claims and deletes only see documents whose
+ *   ttlField is not below `clock()`. MongoDB's TTL monitor only deletes documents whose indexed field
+ *   is a BSON Date, so the store keeps a hidden Date mirror (`_gh_expiresAt`) of a numeric ttlField,
+ *   with a TTL index on it (expireAfterSeconds 0), and strips it from every document it returns.
+ *   An expired document that still blocks a unique key (the monitor runs every 60 s) is deleted and
+ *   the insert retried.
+ * - Cursor pagination translates "after the last item" into range clauses per sort key that respect
+ *   MongoDB's cross-type order for null/missing, numbers, strings, objects and booleans.
+ */
+import {
+  MongoClient,
+  MongoNetworkError,
+  MongoNetworkTimeoutError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  MongoClientClosedError,
+  type Collection as MongoCollection,
+  type Db,
+  type Document,
+  type Sort,
+} from "mongodb";
+import {
+  DependencyUnavailableError,
+  DuplicateKeyError,
+  type Collection,
+  type CollectionSpec,
+  type Doc,
+  type DocumentStore,
+  type Filter,
+  type FindOptions,
+  type FindPage,
+  type IndexSpec,
+  type Lease,
+  type SortSpec,
+  type Update,
+} from "../ports.ts";
+import {
+  InvalidQueryError,
+  applyUpdate,
+  decodeCursor,
+  encodeCursor,
+  equalityFields,
+  getPath,
+  indexName,
+  isOperatorObject,
+  newId,
+  normalizeSort,
+  pageLimit,
+  pageSkip,
+  sortValues,
+  uniqueKey,
+  validateFilter,
+  validateUpdate,
+} from "./filter.ts";
+
+export interface MongoDocumentStoreOptions {
+  /** mongodb:// or mongodb+srv:// connection string (never logged). */
+  uri: string;
+  /** Database name; default: the one in the URI. */
+  dbName?: string;
+  /** Epoch milliseconds; drives TTL visibility and leases. Default Date.now. */
+  clock?: () => number;
+  /** Connect and server-selection timeout. Default 5000 ms. */
+  connectTimeoutMs?: number;
+}
+
+const DEPENDENCY = "mongodb";
+const TTL_MIRROR = "_gh_expiresAt";
+const UPSERT_ATTEMPTS = 3;
+
+export async function createMongoDocumentStore(options: MongoDocumentStoreOptions): Promise<DocumentStore> {
+  const clock = options.clock ?? Date.now;
+  const timeoutMs = options.connectTimeoutMs ?? 5000;
+  const client = new MongoClient(options.uri, {
+    serverSelectionTimeoutMS: timeoutMs,
+    connectTimeoutMS: timeoutMs,
+    ignoreUndefined: true,
+    appName: "gatehouse",
+  });
+  try {
+    await client.connect();
+  } catch (e) {
+    await client.close().catch(() => {});
+    throw _mapError(e, "connect");
+  }
+  const db = client.db(options.dbName);
+  const handles = new Map<string, _Handle>();
+
+  return {
+    kind: "mongodb",
+
+    collection<T extends Doc>(name: string, spec?: CollectionSpec): Collection<T> {
+      if (typeof name !== "string" || name === "" || name.includes("$") || name.includes("\0")) {
+        throw new InvalidQueryError("collection name must be a non-empty string without $ or NUL");
+      }
+      let h = handles.get(name);
+      if (!h) {
+        h = _createHandle(db, name, clock);
+        handles.set(name, h);
+      }
+      h.open(spec);
+      return h.collection as unknown as Collection<T>;
+    },
+
+    async ping(): Promise<void> {
+      try {
+        await db.command({ ping: 1 });
+      } catch (e) {
+        throw _mapError(e, "ping");
+      }
+    },
+
+    async close(): Promise<void> {
+      await client.close();
+    },
+  };
+}
+
+// --- Internal helpers ---
+
+interface _Handle {
+  collection: Collection<Doc>;
+  open(spec: CollectionSpec | undefined): void;
+}
+
+type _Query = Record<string, unknown>;
+
+/** A stored document: string `_id` (never an ObjectId), JSON fields plus the hidden TTL mirror. */
+type _Stored = { _id: string } & Document;
+
+function _createHandle(db: Db, name: string, clock: () => number): _Handle {
+  const coll: MongoCollection<_Stored> = db.collection<_Stored>(name);
+  const uniques: IndexSpec[] = [];
+  const opened = new Set<string>();
+  let ttlField: string | undefined;
+  /** Index creations still to confirm; each operation awaits them (a failure is retried next time). */
+  let pendingIndexes: Array<{ keys: Document; options: Document }> = [];
+  let ready: Promise<void> | null = null;
+
+  const ensureIndexes = (): Promise<void> => {
+    if (pendingIndexes.length === 0) return Promise.resolve();
+    if (ready) return ready;
+    const batch = pendingIndexes;
+    ready = (async () => {
+      for (const ix of batch) await coll.createIndex(ix.keys, ix.options);
+    })().then(
+      () => {
+        pendingIndexes = pendingIndexes.filter((ix) => !batch.includes(ix));
+        ready = null;
+      },
+      (e: unknown) => {
+        ready = null;
+        throw _mapError(e, name);
+      },
+    );
+    return ready;
+  };
+
+  /** Runs one operation after the indexes, mapping driver errors. */
+  const run = async <R>(op: () => Promise<R>): Promise<R> => {
+    await ensureIndexes();
+    try {
+      return await op();
+    } catch (e) {
+      throw _mapError(e, name);
+    }
+  };
+
+  const visible = (now: number): _Query | null => (ttlField ? { [ttlField]: { $not: { $lt: now } } } : null);
+
+  const strip = (doc: Document | null): Doc | null => {
+    if (!doc) return null;
+    delete doc[TTL_MIRROR];
+    return doc as Doc;
+  };
+
+  /** Deletes expired documents that hold one of the unique keys `doc` needs; true when any went. */
+  const purgeExpiredBlockers = async (doc: Doc, now: number): Promise<boolean> => {
+    if (!ttlField) return false;
+    const clauses: _Query[] = [{ _id: doc._id }];
+    for (const ix of uniques) {
+      if (ix.sparse && uniqueKey(doc, ix.fields, true) === null) continue;
+      clauses.push(Object.fromEntries(ix.fields.map((f) => [f, getPath(doc, f) ?? null])));
+    }
+    const res = await coll.deleteMany({ $and: [{ [ttlField]: { $lt: now } }, { $or: clauses }] });
+    return res.deletedCount > 0;
+  };
+
+  /** Keeps the hidden Date mirror in step after an update the mirror could not follow ($inc, filter fields). */
+  const fixMirror = async (doc: Document): Promise<void> => {
+    if (!ttlField) return;
+    const v = getPath(doc, ttlField);
+    const mirror = doc[TTL_MIRROR] as unknown;
+    const want = typeof v === "number" && Number.isFinite(v) ? v : null;
+    const have = mirror instanceof Date ? mirror.getTime() : null;
+    if (want === have) return;
+    const update = want === null ? { $unset: { [TTL_MIRROR]: "" } } : { $set: { [TTL_MIRROR]: new Date(want) } };
+    await coll.updateOne({ _id: doc._id, [ttlField]: v ?? null }, update).catch(() => {}); // best effort: reads use ttlField
+  };
+
+  const collection: Collection<Doc> = {
+    name,
+
+    async insert(doc: Doc): Promise<Doc> {
+      if (typeof doc !== "object" || doc === null || typeof doc._id !== "string") throw new InvalidQueryError("a document needs a string _id");
+      const out = JSON.parse(JSON.stringify(doc)) as Doc;
+      const stored: _Stored = { ...out };
+      if (ttlField) {
+        const v = getPath(out, ttlField);
+        if (typeof v === "number" && Number.isFinite(v)) stored[TTL_MIRROR] = new Date(v);
+      }
+      return run(async () => {
+        try {
+          await coll.insertOne({ ...stored });
+        } catch (e) {
+          if (!_isDuplicate(e) || !(await purgeExpiredBlockers(out, clock()))) throw e;
+          await coll.insertOne({ ...stored });
+        }
+        return out;
+      });
+    },
+
+    async get(id: string): Promise<Doc | null> {
+      return run(async () => strip(await coll.findOne(_merge({ _id: id }, visible(clock())))));
+    },
+
+    async findOne(filter: Filter): Promise<Doc | null> {
+      const q = _merge(_toMongoFilter(filter), visible(clock()));
+      return run(async () => strip(await coll.findOne(q)));
+    },
+
+    async find(filter: Filter, options: FindOptions = {}): Promise<FindPage<Doc>> {
+      const sort = normalizeSort(options.sort);
+      const limit = pageLimit(options.limit);
+      const skip = pageSkip(options.skip);
+      let q = _merge(_toMongoFilter(filter), visible(clock()));
+      if (options.cursor) q = _merge(q, _afterCursor(sort, decodeCursor(options.cursor, sort)));
+      const mongoSort: Sort = sort.map((s) => [s.field, s.direction] as const);
+      const docs = await run(() => coll.find(q).sort(mongoSort).skip(skip).limit(limit + 1).toArray());
+      const items = docs.slice(0, limit).map((d) => strip(d)!);
+      const last = items[items.length - 1];
+      return { items, nextCursor: docs.length > limit && last ? encodeCursor(sort, sortValues(last, sort)) : null };
+    },
+
+    async count(filter: Filter): Promise<number> {
+      const q = _merge(_toMongoFilter(filter), visible(clock()));
+      return run(() => coll.countDocuments(q));
+    },
+
+    async findOneAndUpdate(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<Doc | null> {
+      const base = _toMongoFilter(filter);
+      validateUpdate(update);
+      const upsert = options.upsert === true;
+      const eq = upsert ? equalityFields(filter) : {};
+      const mongoUpdate = _toMongoUpdate(update, ttlField, upsert && typeof eq._id !== "string" ? newId() : null);
+      return run(async () => {
+        for (let attempt = 1; ; attempt++) {
+          const now = clock();
+          try {
+            const res = await coll.findOneAndUpdate(_merge(base, visible(now)), mongoUpdate, { upsert, returnDocument: "after" });
+            if (res) await fixMirror(res);
+            return strip(res);
+          } catch (e) {
+            if (!upsert || !_isDuplicate(e) || attempt >= UPSERT_ATTEMPTS) throw e;
+            // Lost an insert race (retrying now updates the winner), or an expired document holds the key.
+            const candidate = applyUpdate(applyUpdate({ _id: "" }, { $set: eq }, false), update, true);
+            candidate._id = typeof candidate._id === "string" && candidate._id !== "" ? candidate._id : String(mongoUpdate.$setOnInsert?._id ?? "");
+            await purgeExpiredBlockers(candidate, now);
+          }
+        }
+      });
+    },
+
+    async delete(id: string): Promise<boolean> {
+      return run(async () => (await coll.deleteOne(_merge({ _id: id }, visible(clock())))).deletedCount === 1);
+    },
+
+    async deleteMany(filter: Filter): Promise<number> {
+      const q = _merge(_toMongoFilter(filter), visible(clock()));
+      return run(async () => (await coll.deleteMany(q)).deletedCount);
+    },
+
+    async claim(filter: Filter, owner: string, leaseMs: number, sort?: SortSpec[]): Promise<(Doc & { lease: Lease }) | null> {
+      const base = _toMongoFilter(filter);
+      if (typeof owner !== "string" || owner === "") throw new InvalidQueryError("a lease owner must be a non-empty string");
+      if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs <= 0) throw new InvalidQueryError("leaseMs must be a positive number");
+      const order: Sort = normalizeSort(sort).map((s) => [s.field, s.direction] as const);
+      return run(async () => {
+        const now = clock();
+        const free = { $or: [{ lease: null }, { "lease.until": { $lt: now } }] };
+        const q = _merge(_merge(base, visible(now)), free);
+        const lease: Lease = { owner, until: now + leaseMs };
+        const res = await coll.findOneAndUpdate(q, { $set: { lease } }, { sort: order, returnDocument: "after" });
+        return strip(res) as (Doc & { lease: Lease }) | null;
+      });
+    },
+
+    async release(id: string, owner: string): Promise<boolean> {
+      return run(async () => {
+        const res = await coll.findOneAndUpdate({ _id: id, "lease.owner": owner }, { $unset: { lease: "" } }, { returnDocument: "after" });
+        return res !== null;
+      });
+    },
+  };
+
+  return {
+    collection,
+    open(spec: CollectionSpec | undefined): void {
+      if (!spec) return;
+      if (spec.ttlField && !ttlField) {
+        ttlField = spec.ttlField;
+        pendingIndexes.push({ keys: { [TTL_MIRROR]: 1 }, options: { name: `${TTL_MIRROR}_ttl`, expireAfterSeconds: 0 } });
+      }
+      for (const ix of spec.indexes ?? []) {
+        if (!Array.isArray(ix.fields) || ix.fields.length === 0) throw new InvalidQueryError("an index needs at least one field");
+        const ixName = indexName(ix.fields);
+        if (opened.has(ixName)) continue;
+        opened.add(ixName);
+        const options: Document = { name: ixName };
+        if (ix.unique) {
+          options.unique = true;
+          uniques.push({ fields: [...ix.fields], unique: true, sparse: ix.sparse === true });
+        }
+        if (ix.sparse) options.partialFilterExpression = Object.fromEntries(ix.fields.map((f) => [f, { $exists: true }]));
+        pendingIndexes.push({ keys: Object.fromEntries(ix.fields.map((f) => [f, 1])), options });
+      }
+      // Start now; operations await (and retry) it. The rejection is handled there.
+      ensureIndexes().catch(() => {});
+    },
+  };
+}
+
+/** Validates a port filter and translates it: `$contains` → escaped case-insensitive `$regex`, `{ $eq: scalar }` → scalar. */
+function _toMongoFilter(filter: Filter): _Query {
+  validateFilter(filter);
+  return _translate(filter);
+}
+
+function _translate(filter: Filter): _Query {
+  const out: _Query = {};
+  for (const [key, cond] of Object.entries(filter)) {
+    if (key === "$or") {
+      out.$or = (cond as Filter[]).map(_translate);
+      continue;
+    }
+    if (!isOperatorObject(cond)) {
+      out[key] = cond;
+      continue;
+    }
+    const keys = Object.keys(cond);
+    // jongodb ignores `{ f: { $eq: v } }` when building an upsert's document; plain equality is the same query.
+    if (keys.length === 1 && keys[0] === "$eq" && !_isObjectLike(cond.$eq)) {
+      out[key] = cond.$eq;
+      continue;
+    }
+    const ops: _Query = {};
+    for (const op of keys) {
+      if (op === "$contains") {
+        ops.$regex = (cond.$contains as string).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        ops.$options = "i";
+      } else {
+        ops[op] = cond[op];
+      }
+    }
+    out[key] = ops;
+  }
+  return out;
+}
+
+function _isObjectLike(v: unknown): boolean {
+  return typeof v === "object" && v !== null;
+}
+
+/**
+ * Adds `extra`'s conditions to `base`, keeping `base`'s top-level equalities top-level (an upsert
+ * copies them into the new document); clashing keys go into `$and`.
+ */
+function _merge(base: _Query, extra: _Query | null): _Query {
+  if (!extra) return base;
+  const out: _Query = { ...base };
+  for (const [k, v] of Object.entries(extra)) {
+    if (!(k in out) && k !== "$and") out[k] = v;
+    else out.$and = [...((out.$and as _Query[] | undefined) ?? []), { [k]: v }];
+  }
+  return out;
+}
+
+/** Port update → MongoDB update, keeping the TTL Date mirror in step where the operators allow. */
+function _toMongoUpdate(update: Update, ttlField: string | undefined, generatedId: string | null): Document & { $setOnInsert?: Record<string, unknown> } {
+  const out: Document = {};
+  const set = _defined(update.$set);
+  const setOnInsert = _defined(update.$setOnInsert);
+  const unset: Record<string, ""> = Object.fromEntries((update.$unset ?? []).map((p) => [p, ""]));
+  if (generatedId !== null && setOnInsert._id === undefined) setOnInsert._id = generatedId;
+  if (ttlField) {
+    if (ttlField in set) {
+      const v = set[ttlField];
+      if (typeof v === "number" && Number.isFinite(v)) set[TTL_MIRROR] = new Date(v);
+      else unset[TTL_MIRROR] = "";
+    }
+    if (ttlField in setOnInsert && typeof setOnInsert[ttlField] === "number") setOnInsert[TTL_MIRROR] = new Date(setOnInsert[ttlField] as number);
+    if (ttlField in unset) unset[TTL_MIRROR] = "";
+  }
+  if (Object.keys(set).length > 0) out.$set = set;
+  if (Object.keys(unset).length > 0) out.$unset = unset;
+  if (update.$inc && Object.keys(update.$inc).length > 0) out.$inc = { ...update.$inc };
+  if (Object.keys(setOnInsert).length > 0) out.$setOnInsert = setOnInsert;
+  if (Object.keys(out).length === 0) out.$set = {}; // "no change" (MongoDB ≥ 5 accepts an empty $set)
+  return out;
+}
+
+function _defined(o: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o ?? {})) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * The documents strictly after `values` in `sort` order: an `$or` over the sort keys
+ * (k1 after v1) | (k1 = v1 and k2 after v2) | … with the last key `_id`.
+ */
+function _afterCursor(sort: readonly SortSpec[], values: readonly unknown[]): _Query {
+  const clauses: _Query[] = [];
+  for (let i = 0; i < sort.length; i++) {
+    const after = _afterValue(sort[i]!.field, values[i], sort[i]!.direction);
+    if (!after) continue;
+    const clause: _Query = {};
+    const and: _Query[] = [];
+    for (let j = 0; j < i; j++) clause[sort[j]!.field] = values[j] ?? null;
+    if ("$or" in after) and.push(after);
+    else Object.assign(clause, after);
+    if (and.length > 0) clause.$and = and;
+    clauses.push(clause);
+  }
+  return clauses.length === 0 ? { _id: { $in: [] } } : { $or: clauses };
+}
+
+/** Values of `field` sorting strictly after `v` in `direction`, across MongoDB's type order. */
+function _afterValue(field: string, v: unknown, direction: 1 | -1): _Query | null {
+  const types = (...t: string[]): _Query[] => t.map((type) => ({ [field]: { $type: type } }));
+  const any = (parts: _Query[]): _Query | null => (parts.length === 0 ? null : parts.length === 1 ? parts[0]! : { $or: parts });
+  const isNull = v === null || v === undefined;
+  if (!isNull && typeof v === "object") throw new InvalidQueryError(`cursor pagination over ${field} needs scalar sort values`);
+  if (direction === 1) {
+    if (isNull) return { [field]: { $ne: null } };
+    if (typeof v === "number") return any([{ [field]: { $gt: v } }, ...types("string", "object", "bool")]);
+    if (typeof v === "string") return any([{ [field]: { $gt: v } }, ...types("object", "bool")]);
+    return v === false ? { [field]: true } : null;
+  }
+  if (isNull) return null;
+  const nulls = { [field]: null };
+  if (typeof v === "number") return any([{ [field]: { $lt: v } }, nulls]);
+  if (typeof v === "string") return any([{ [field]: { $lt: v } }, nulls, ...types("number")]);
+  return any([...(v === true ? [{ [field]: false }] : []), nulls, ...types("number", "string", "object")]);
+}
+
+function _isDuplicate(e: unknown): boolean {
+  return e instanceof MongoServerError && (e.code === 11000 || e.code === 11001 || e.code === 12582);
+}
+
+const _TRANSIENT_SERVER_CODES = new Set([
+  6, // HostUnreachable
+  7, // HostNotFound
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  9001, // SocketException
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+]);
+
+function _mapError(e: unknown, where: string): unknown {
+  if (e instanceof DependencyUnavailableError || e instanceof DuplicateKeyError || e instanceof InvalidQueryError) return e;
+  if (_isDuplicate(e)) {
+    const m = /index: (\S+)/.exec((e as Error).message);
+    return new DuplicateKeyError(where, m?.[1] ?? "unknown");
+  }
+  const msg = `${where}: ${_redact((e as Error)?.message ?? String(e))}`;
+  if (e instanceof MongoNetworkTimeoutError || e instanceof MongoOperationTimeoutError) return new DependencyUnavailableError(DEPENDENCY, msg, "timeout");
+  if (e instanceof MongoServerSelectionError) return new DependencyUnavailableError(DEPENDENCY, msg, /timed out/i.test(msg) ? "timeout" : "transport");
+  if (
+    e instanceof MongoNetworkError ||
+    e instanceof MongoTopologyClosedError ||
+    e instanceof MongoNotConnectedError ||
+    e instanceof MongoClientClosedError
+  ) {
+    return new DependencyUnavailableError(DEPENDENCY, msg, "transport");
+  }
+  if (e instanceof MongoServerError) {
+    if (e.code === 50 || e.code === 262) return new DependencyUnavailableError(DEPENDENCY, msg, "timeout"); // MaxTimeMSExpired, ExceededTimeLimit
+    if (typeof e.code === "number" && _TRANSIENT_SERVER_CODES.has(e.code)) return new DependencyUnavailableError(DEPENDENCY, msg, "server_error");
+  }
+  return e;
+}
+
+/** Removes connection strings (they may carry credentials) from driver messages. */
+function _redact(message: string): string {
+  return message.replace(/mongodb(\+srv)?:\/\/\S+/g, "mongodb://<redacted>");
+}

@@ -1,0 +1,608 @@
+/**
+ * The embedded, single-process DocumentStore (ARCHITECTURE.md §5): every collection lives in memory
+ * (a Map by `_id` plus one Map per unique index) and every mutation is written through to unstorage
+ * (`memory` driver in tests, `fs` driver under `dir` otherwise) as key `<collection>:<id>` → JSON doc,
+ * so a restart reloads the data.
+ *
+ * - Atomicity: each operation checks and mutates the in-memory state synchronously (no `await`
+ *   between the check and the mutation), then awaits the write. Unique keys, compare-and-set,
+ *   upserts and lease claims are therefore atomic within the process. It is a single-process store:
+ *   two processes sharing one `dir` would overwrite each other (scale-out uses MongoDB).
+ * - Durability: an operation resolves once its write (or a later write of the same key) reached the
+ *   driver. Writes of one key are serialized and coalesced (the last state wins on disk); writes of
+ *   different keys run concurrently, at most WRITE_CONCURRENCY at a time. A failed write rejects the
+ *   operation with DependencyUnavailableError; the in-memory state keeps the change and the next
+ *   write of that key persists it. The fs driver writes files in place (no rename), so a crash in the
+ *   middle of a write can leave a truncated file: such files are skipped at load and counted in
+ *   `loadReport()`.
+ * - Queries scan the collection in memory (the `_id` and unique-index equalities are looked up
+ *   directly), with a bounded top-k selection for sorted pages.
+ * - TTL: a document whose `ttlField` is a number below `clock()` is invisible to every read and is
+ *   removed lazily (when it blocks a unique key) and by a sweep every `sweepIntervalMs` (timer unref'd).
+ * - Non-unique indexes of the spec are accepted and ignored (queries scan).
+ */
+import { createHash } from "node:crypto";
+import { createStorage, type Storage } from "unstorage";
+import fsDriver from "unstorage/drivers/fs";
+import {
+  DependencyUnavailableError,
+  DuplicateKeyError,
+  type Collection,
+  type CollectionSpec,
+  type Doc,
+  type DocumentStore,
+  type Filter,
+  type FindOptions,
+  type FindPage,
+  type Lease,
+  type SortSpec,
+  type Update,
+} from "../ports.ts";
+import {
+  InvalidQueryError,
+  applyUpdate,
+  cloneJson,
+  compareSortValues,
+  decodeCursor,
+  encodeCursor,
+  equalityFields,
+  getPath,
+  indexName,
+  isOperatorObject,
+  matchesFilter,
+  newId,
+  normalizeSort,
+  pageLimit,
+  pageSkip,
+  sortValues,
+  uniqueKey,
+  validateFilter,
+  validateUpdate,
+} from "./filter.ts";
+
+export interface UnstorageDocumentStoreOptions {
+  driver: "memory" | "fs";
+  /** Base directory of the fs driver. Default ".data". */
+  dir?: string;
+  /** Epoch milliseconds; drives TTL expiry and leases. Default Date.now. */
+  clock?: () => number;
+  /** How often expired documents are swept from memory and storage. Default 60 000 ms. */
+  sweepIntervalMs?: number;
+}
+
+export interface UnstorageDocumentStore extends DocumentStore {
+  /** What the initial load found: documents loaded and stored values skipped as unreadable. */
+  loadReport(): { documents: number; skipped: string[] };
+}
+
+const WRITE_CONCURRENCY = 64;
+const LOAD_CONCURRENCY = 64;
+const MAX_COLLECTION_NAME = 120;
+const MAX_KEY_SEGMENT = 200;
+const PING_KEY = "_ping";
+
+export async function createUnstorageDocumentStore(options: UnstorageDocumentStoreOptions): Promise<UnstorageDocumentStore> {
+  const kind = options.driver === "fs" ? "unstorage-fs" : "unstorage-memory";
+  const clock = options.clock ?? Date.now;
+  const storage: Storage =
+    options.driver === "fs" ? createStorage({ driver: fsDriver({ base: options.dir ?? ".data" }) }) : createStorage();
+  const writer = _createWriter(storage, kind);
+  const states = new Map<string, _CollectionState>();
+  let closed = false;
+
+  const report = await _load(storage, kind, states);
+
+  const sweepTimer = setInterval(() => {
+    const now = clock();
+    for (const st of states.values()) if (st.ttlField) _sweep(st, now, writer);
+  }, options.sweepIntervalMs ?? 60_000);
+  sweepTimer.unref();
+
+  const assertOpen = (): void => {
+    if (closed) throw new DependencyUnavailableError(kind, "document store is closed", "transport");
+  };
+
+  return {
+    kind,
+
+    collection<T extends Doc>(name: string, spec?: CollectionSpec): Collection<T> {
+      assertOpen();
+      if (typeof name !== "string" || name === "" || name.length > MAX_COLLECTION_NAME) {
+        throw new InvalidQueryError(`collection name must be 1..${MAX_COLLECTION_NAME} characters`);
+      }
+      let st = states.get(name);
+      if (!st) {
+        st = _newState(name);
+        states.set(name, st);
+      }
+      _applySpec(st, spec, clock());
+      st.handle ??= _createCollection(st, { clock, writer, assertOpen });
+      return st.handle as unknown as Collection<T>;
+    },
+
+    async ping(): Promise<void> {
+      assertOpen();
+      try {
+        await storage.setItem(PING_KEY, String(clock()));
+        await storage.removeItem(PING_KEY);
+      } catch (e) {
+        throw new DependencyUnavailableError(kind, `ping failed: ${(e as Error).message}`, "server_error");
+      }
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      clearInterval(sweepTimer);
+      await writer.flush();
+      await storage.dispose();
+    },
+
+    loadReport: () => ({ documents: report.documents, skipped: [...report.skipped] }),
+  };
+}
+
+// --- Internal helpers ---
+
+interface _UniqueIndex {
+  name: string;
+  fields: string[];
+  sparse: boolean;
+  /** unique key → _id */
+  map: Map<string, string>;
+}
+
+interface _CollectionState {
+  name: string;
+  prefix: string;
+  docs: Map<string, Doc>;
+  unique: _UniqueIndex[];
+  ttlField?: string;
+  handle?: Collection<Doc>;
+}
+
+interface _Writer {
+  /** Records the new state of a key (null = deleted) and resolves once it (or a later state) is stored. */
+  persist(key: string, value: Doc | null): Promise<void>;
+  flush(): Promise<void>;
+}
+
+interface _Deps {
+  clock: () => number;
+  writer: _Writer;
+  assertOpen: () => void;
+}
+
+function _newState(name: string): _CollectionState {
+  return { name, prefix: _encodeSegment(name), docs: new Map(), unique: [] };
+}
+
+function _applySpec(st: _CollectionState, spec: CollectionSpec | undefined, now: number): void {
+  if (!spec) return;
+  if (spec.ttlField) st.ttlField = spec.ttlField;
+  for (const ix of spec.indexes ?? []) {
+    if (!ix.unique) continue;
+    if (!Array.isArray(ix.fields) || ix.fields.length === 0) throw new InvalidQueryError("an index needs at least one field");
+    const name = indexName(ix.fields);
+    if (st.unique.some((u) => u.name === name)) continue;
+    const idx: _UniqueIndex = { name, fields: [...ix.fields], sparse: ix.sparse === true, map: new Map() };
+    for (const doc of st.docs.values()) {
+      if (_expired(st, doc, now)) continue;
+      const key = uniqueKey(doc, idx.fields, idx.sparse);
+      if (key === null) continue;
+      if (idx.map.has(key)) throw new DuplicateKeyError(st.name, name); // existing data breaks the new index
+      idx.map.set(key, doc._id);
+    }
+    st.unique.push(idx);
+  }
+}
+
+function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
+  const { clock, writer, assertOpen } = deps;
+  const keyOf = (id: string): string => `${st.prefix}:${_encodeSegment(id)}`;
+
+  /** Removes a document from memory and indexes; returns the write promise. */
+  const remove = (doc: Doc): Promise<void> => {
+    st.docs.delete(doc._id);
+    _indexRemove(st, doc);
+    return writer.persist(keyOf(doc._id), null);
+  };
+
+  /** Throws DuplicateKeyError when `doc` clashes with another visible document; purges expired blockers. */
+  const checkUnique = (doc: Doc, selfId: string | null, now: number, pending: Promise<void>[]): void => {
+    if (selfId === null) {
+      const existing = st.docs.get(doc._id);
+      if (existing) {
+        if (!_expired(st, existing, now)) throw new DuplicateKeyError(st.name, "_id_");
+        pending.push(remove(existing));
+      }
+    }
+    for (const idx of st.unique) {
+      const key = uniqueKey(doc, idx.fields, idx.sparse);
+      if (key === null) continue;
+      const ownerId = idx.map.get(key);
+      if (ownerId === undefined || ownerId === selfId) continue;
+      const owner = st.docs.get(ownerId);
+      if (owner && !_expired(st, owner, now)) throw new DuplicateKeyError(st.name, idx.name);
+      if (owner) pending.push(remove(owner));
+      else idx.map.delete(key);
+    }
+  };
+
+  const insertNow = (doc: Doc, now: number): Promise<void> => {
+    const pending: Promise<void>[] = [];
+    checkUnique(doc, null, now, pending);
+    st.docs.set(doc._id, doc);
+    _indexAdd(st, doc);
+    pending.push(writer.persist(keyOf(doc._id), doc));
+    return _all(pending);
+  };
+
+  const replaceNow = (prev: Doc, next: Doc, now: number): Promise<void> => {
+    const pending: Promise<void>[] = [];
+    checkUnique(next, prev._id, now, pending);
+    _indexRemove(st, prev);
+    st.docs.set(next._id, next);
+    _indexAdd(st, next);
+    pending.push(writer.persist(keyOf(next._id), next));
+    return _all(pending);
+  };
+
+  const firstMatch = (filter: Filter, now: number): Doc | null => {
+    for (const doc of _candidates(st, filter)) {
+      if (!_expired(st, doc, now) && matchesFilter(doc, filter)) return doc;
+    }
+    return null;
+  };
+
+  const collection: Collection<Doc> = {
+    name: st.name,
+
+    async insert(doc: Doc): Promise<Doc> {
+      assertOpen();
+      if (typeof doc !== "object" || doc === null || typeof doc._id !== "string") throw new InvalidQueryError("a document needs a string _id");
+      const stored = cloneJson(doc);
+      const written = insertNow(stored, clock());
+      const out = cloneJson(stored);
+      await written;
+      return out;
+    },
+
+    async get(id: string): Promise<Doc | null> {
+      assertOpen();
+      const doc = st.docs.get(id);
+      return doc && !_expired(st, doc, clock()) ? cloneJson(doc) : null;
+    },
+
+    async findOne(filter: Filter): Promise<Doc | null> {
+      assertOpen();
+      validateFilter(filter);
+      const doc = firstMatch(filter, clock());
+      return doc ? cloneJson(doc) : null;
+    },
+
+    async find(filter: Filter, options: FindOptions = {}): Promise<FindPage<Doc>> {
+      assertOpen();
+      validateFilter(filter);
+      const sort = normalizeSort(options.sort);
+      const limit = pageLimit(options.limit);
+      const skip = pageSkip(options.skip);
+      const after = options.cursor ? decodeCursor(options.cursor, sort) : null;
+      const now = clock();
+      const entries: _Entry[] = [];
+      for (const doc of _candidates(st, filter)) {
+        if (_expired(st, doc, now) || !matchesFilter(doc, filter)) continue;
+        const key = sortValues(doc, sort);
+        if (after && compareSortValues(key, after, sort) <= 0) continue;
+        entries.push({ doc, key });
+      }
+      const top = _topK(entries, skip + limit + 1, (a, b) => compareSortValues(a.key, b.key, sort));
+      const page = top.slice(skip, skip + limit);
+      const last = page[page.length - 1];
+      return {
+        items: page.map((e) => cloneJson(e.doc)),
+        nextCursor: top.length > skip + limit && last ? encodeCursor(sort, last.key) : null,
+      };
+    },
+
+    async count(filter: Filter): Promise<number> {
+      assertOpen();
+      validateFilter(filter);
+      const now = clock();
+      if (!st.ttlField && Object.keys(filter).length === 0) return st.docs.size;
+      let n = 0;
+      for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matchesFilter(doc, filter)) n++;
+      return n;
+    },
+
+    async findOneAndUpdate(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<Doc | null> {
+      assertOpen();
+      validateFilter(filter);
+      validateUpdate(update);
+      const now = clock();
+      const target = firstMatch(filter, now);
+      let result: Doc;
+      let written: Promise<void>;
+      if (target) {
+        result = applyUpdate(target, update, false);
+        written = replaceNow(target, result, now);
+      } else if (options.upsert) {
+        const base = applyUpdate({ _id: "" }, { $set: equalityFields(filter) }, false);
+        const built = applyUpdate(base, update, true);
+        if (built._id === "") built._id = newId();
+        if (typeof built._id !== "string") throw new InvalidQueryError("a document needs a string _id");
+        const { _id, ...rest } = built;
+        result = { _id, ...rest };
+        written = insertNow(result, now);
+      } else {
+        return null;
+      }
+      const out = cloneJson(result);
+      await written;
+      return out;
+    },
+
+    async delete(id: string): Promise<boolean> {
+      assertOpen();
+      const doc = st.docs.get(id);
+      if (!doc) return false;
+      const visible = !_expired(st, doc, clock());
+      await remove(doc);
+      return visible;
+    },
+
+    async deleteMany(filter: Filter): Promise<number> {
+      assertOpen();
+      validateFilter(filter);
+      const now = clock();
+      const victims: Doc[] = [];
+      for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matchesFilter(doc, filter)) victims.push(doc);
+      await _all(victims.map(remove));
+      return victims.length;
+    },
+
+    async claim(filter: Filter, owner: string, leaseMs: number, sort?: SortSpec[]): Promise<(Doc & { lease: Lease }) | null> {
+      assertOpen();
+      validateFilter(filter);
+      _validateLease(owner, leaseMs);
+      const order = normalizeSort(sort);
+      const now = clock();
+      let best: _Entry | null = null;
+      for (const doc of _candidates(st, filter)) {
+        if (_expired(st, doc, now) || !_leaseFree(doc, now) || !matchesFilter(doc, filter)) continue;
+        const key = sortValues(doc, order);
+        if (!best || compareSortValues(key, best.key, order) < 0) best = { doc, key };
+      }
+      if (!best) return null;
+      const lease: Lease = { owner, until: now + leaseMs };
+      const next = applyUpdate(best.doc, { $set: { lease } }, false);
+      const written = replaceNow(best.doc, next, now);
+      const out = cloneJson(next) as Doc & { lease: Lease };
+      await written;
+      return out;
+    },
+
+    async release(id: string, owner: string): Promise<boolean> {
+      assertOpen();
+      const doc = st.docs.get(id);
+      const lease = doc?.lease as Partial<Lease> | null | undefined;
+      if (!doc || !lease || lease.owner !== owner) return false;
+      const next = applyUpdate(doc, { $unset: ["lease"] }, false);
+      await replaceNow(doc, next, clock());
+      return true;
+    },
+  };
+  return collection;
+}
+
+interface _Entry {
+  doc: Doc;
+  key: unknown[];
+}
+
+function _expired(st: _CollectionState, doc: Doc, now: number): boolean {
+  if (!st.ttlField) return false;
+  const v = getPath(doc, st.ttlField);
+  return typeof v === "number" && v < now;
+}
+
+function _leaseFree(doc: Doc, now: number): boolean {
+  const lease = doc.lease as Partial<Lease> | null | undefined;
+  return lease === undefined || lease === null || (typeof lease.until === "number" && lease.until < now);
+}
+
+function _validateLease(owner: string, leaseMs: number): void {
+  if (typeof owner !== "string" || owner === "") throw new InvalidQueryError("a lease owner must be a non-empty string");
+  if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs <= 0) throw new InvalidQueryError("leaseMs must be a positive number");
+}
+
+function _indexAdd(st: _CollectionState, doc: Doc): void {
+  for (const idx of st.unique) {
+    const key = uniqueKey(doc, idx.fields, idx.sparse);
+    if (key !== null) idx.map.set(key, doc._id);
+  }
+}
+
+function _indexRemove(st: _CollectionState, doc: Doc): void {
+  for (const idx of st.unique) {
+    const key = uniqueKey(doc, idx.fields, idx.sparse);
+    if (key !== null && idx.map.get(key) === doc._id) idx.map.delete(key);
+  }
+}
+
+/** The documents a filter can match: by `_id`, by a fully-specified unique key, else all. */
+function _candidates(st: _CollectionState, filter: Filter): Iterable<Doc> {
+  const idCond = filter._id;
+  if (typeof idCond === "string") {
+    const d = st.docs.get(idCond);
+    return d ? [d] : [];
+  }
+  if (isOperatorObject(idCond) && Array.isArray(idCond.$in) && Object.keys(idCond).length === 1) {
+    const out: Doc[] = [];
+    for (const id of new Set(idCond.$in)) {
+      const d = typeof id === "string" ? st.docs.get(id) : undefined;
+      if (d) out.push(d);
+    }
+    return out.sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+  }
+  for (const idx of st.unique) {
+    const values: unknown[] = [];
+    for (const f of idx.fields) {
+      const v = filter[f];
+      if (typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))) values.push(v);
+      else break;
+    }
+    if (values.length !== idx.fields.length) continue;
+    const id = idx.map.get(JSON.stringify(values));
+    const d = id === undefined ? undefined : st.docs.get(id);
+    return d ? [d] : [];
+  }
+  return st.docs.values();
+}
+
+/** The k smallest entries in order (full sort when k is a large share of the input). */
+function _topK(entries: _Entry[], k: number, cmp: (a: _Entry, b: _Entry) => number): _Entry[] {
+  if (k * 8 >= entries.length) return entries.sort(cmp).slice(0, k);
+  const out: _Entry[] = [];
+  for (const e of entries) {
+    if (out.length === k && cmp(e, out[k - 1]!) >= 0) continue;
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cmp(out[mid]!, e) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    out.splice(lo, 0, e);
+    if (out.length > k) out.pop();
+  }
+  return out;
+}
+
+function _sweep(st: _CollectionState, now: number, writer: _Writer): void {
+  for (const doc of st.docs.values()) {
+    if (!_expired(st, doc, now)) continue;
+    st.docs.delete(doc._id);
+    _indexRemove(st, doc);
+    // Best effort: a failed delete leaves the file, which the next load skips as expired data.
+    writer.persist(`${st.prefix}:${_encodeSegment(doc._id)}`, null).catch(() => {});
+  }
+}
+
+/** A storage key segment: URI-encoded (no `:`, `/`, `.`), hashed when too long for a file name. */
+function _encodeSegment(s: string): string {
+  const enc = encodeURIComponent(s).replace(/\./g, "%2E").replace(/\*/g, "%2A");
+  return enc.length <= MAX_KEY_SEGMENT ? enc : `~${createHash("sha256").update(s).digest("hex")}`;
+}
+
+async function _load(storage: Storage, kind: string, states: Map<string, _CollectionState>): Promise<{ documents: number; skipped: string[] }> {
+  let keys: string[];
+  try {
+    keys = await storage.getKeys();
+  } catch (e) {
+    throw new DependencyUnavailableError(kind, `loading the document store failed: ${(e as Error).message}`, "server_error");
+  }
+  const skipped: string[] = [];
+  let documents = 0;
+  const work = keys.filter((k) => k.includes(":"));
+  let next = 0;
+  const loadOne = async (key: string): Promise<void> => {
+    const prefix = key.slice(0, key.indexOf(":"));
+    let value: unknown;
+    try {
+      value = await storage.getItem(key);
+    } catch {
+      value = undefined;
+    }
+    const doc = value as Doc | null | undefined;
+    if (typeof doc !== "object" || doc === null || typeof doc._id !== "string") {
+      skipped.push(key);
+      return;
+    }
+    let name: string;
+    try {
+      name = decodeURIComponent(prefix);
+    } catch {
+      skipped.push(key);
+      return;
+    }
+    let st = states.get(name);
+    if (!st) {
+      st = _newState(name);
+      states.set(name, st);
+    }
+    st.docs.set(doc._id, doc);
+    documents++;
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(LOAD_CONCURRENCY, work.length) }, async () => {
+      while (next < work.length) await loadOne(work[next++]!);
+    }),
+  );
+  // Loading in parallel scrambles insertion order; restore a stable (time-ordered for generated ids) order.
+  for (const st of states.values()) {
+    const sorted = [...st.docs.values()].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+    st.docs = new Map(sorted.map((d) => [d._id, d]));
+  }
+  return { documents, skipped };
+}
+
+function _createWriter(storage: Storage, kind: string): _Writer {
+  /** Latest unwritten state per key (null = delete). */
+  const latest = new Map<string, Doc | null>();
+  /** Tail of the write chain per key. */
+  const tails = new Map<string, Promise<void>>();
+  let active = 0;
+  const waiting: Array<() => void> = [];
+
+  const acquire = async (): Promise<void> => {
+    if (active < WRITE_CONCURRENCY) {
+      active++;
+      return;
+    }
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  };
+  const releaseSlot = (): void => {
+    const wake = waiting.shift();
+    if (wake) wake();
+    else active--;
+  };
+
+  const writeLatest = async (key: string): Promise<void> => {
+    if (!latest.has(key)) return; // an earlier link of the chain already wrote this state
+    const value = latest.get(key)!;
+    latest.delete(key);
+    await acquire();
+    try {
+      if (value === null) await storage.removeItem(key);
+      else await storage.setItem(key, value);
+    } catch (e) {
+      if (!latest.has(key)) latest.set(key, value); // retried by the next write of this key
+      throw new DependencyUnavailableError(kind, `write failed: ${(e as Error).message}`, "server_error");
+    } finally {
+      releaseSlot();
+    }
+  };
+
+  return {
+    persist(key: string, value: Doc | null): Promise<void> {
+      latest.set(key, value);
+      const prev = tails.get(key);
+      const link = prev ? prev.then(() => writeLatest(key), () => writeLatest(key)) : writeLatest(key);
+      tails.set(key, link);
+      const cleanup = (): void => {
+        if (tails.get(key) === link) tails.delete(key);
+      };
+      link.then(cleanup, cleanup);
+      return link;
+    },
+    async flush(): Promise<void> {
+      while (tails.size > 0) await Promise.allSettled([...tails.values()]);
+    },
+  };
+}
+
+async function _all(pending: Promise<void>[]): Promise<void> {
+  if (pending.length === 1) return pending[0];
+  await Promise.all(pending);
+}

@@ -1,0 +1,488 @@
+/**
+ * Resilience policies: one per dependency (and per regulator state, e.g. "regulator:TEST"),
+ * built once at boot and shared by every call to that dependency (ARCHITECTURE.md §5, spec §3.5).
+ *
+ * A policy is a timeout plus a circuit:
+ *   closed    → open       at least `minimumCalls` (20) eligible calls in the sliding `windowMs` (30 s)
+ *                          window and a failure ratio ≥ `failureRatio` (50 %)
+ *   open      → half_open  after `halfOpenAfterMs` (30 s); until then every call is refused at once
+ *                          (the function is never called) with DependencyUnavailableError "circuit_open"
+ *   half_open → closed     the single probe call did not fail (window reset)
+ *   half_open → open       the probe failed (open again for another 30 s)
+ * While the probe is in flight, every other call is refused (not queued).
+ *
+ * Why the circuit is our own class and not cockatiel's CircuitBreakerPolicy (cockatiel 3.2.1):
+ *   - CircuitBreakerPolicy reads `Date.now()` itself for `openedAt` and for the open → half-open check,
+ *     so the 30 s timing cannot be driven by an injected clock (only by patching the global Date);
+ *     a custom IBreaker only decides *when to open*, never when to half-open.
+ *   - In half-open it makes concurrent callers *wait* for the probe and then run them, whereas §3.5
+ *     admits exactly one probe and refuses the rest.
+ *   - An error its filter does not handle, thrown by the probe, closes the circuit, and results can
+ *     only be "handled" or not: there is no "neutral" outcome (neither success nor failure).
+ * So `SlidingWindowCircuit` below is a small state machine over a bucketed sliding window that uses the
+ * injected `Clock`; cockatiel still does the timeout (`timeout(ms, TimeoutStrategy.Aggressive)`).
+ * Aggressive, because the caller gets its answer at the deadline even when the work ignores the signal;
+ * the signal handed to `fn` is aborted at the deadline (and again when the call returns), so work that
+ * honours it stops instead of dangling. cockatiel 3.2.1's exported `isTaskCancelledError` checks the
+ * wrong brand, so a timeout is recognised by the TaskCancelledError brand plus "fn had not settled".
+ * `wrap()` is not needed, the timeout being the only cockatiel policy here. No retry is composed in:
+ * store writes and regulator calls are not all idempotent, so retrying is the caller's decision.
+ *
+ * Failure classification (spec §3.5 "failures that count"), see `classifyError`:
+ *   failure  timeouts, transport errors, 5xx, rejected deployment-owned credentials, invalid dependency
+ *            contracts: a DependencyUnavailableError, an AbortError/TimeoutError, any error carrying a
+ *            string `failureClass` or `dependencyFailure: true`, and any unknown error ("transport").
+ *   neutral  customer 4xx and business rejections (errors carrying `dependencyFailure: false`) and
+ *            DuplicateKeyError. Neutral calls are not "eligible calls": they count neither toward the
+ *            20-call minimum nor toward the ratio, so a flood of customer mistakes can neither open the
+ *            circuit nor dilute a real outage into staying closed. As the half-open probe, a neutral
+ *            outcome closes the circuit: the dependency answered coherently, which is what the probe asks.
+ * Results are successes unless `execute(fn, { classify })` says otherwise (e.g. a 5xx response object).
+ */
+import { TimeoutStrategy, timeout } from "cockatiel";
+import { DependencyUnavailableError, isDependencyUnavailableError, isDuplicateKeyError } from "./ports.ts";
+
+// ---------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------
+
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+export type CircuitState = "closed" | "open" | "half_open";
+
+/** How one call counted: "neutral" calls are not eligible (neither success nor failure). */
+export type CallVerdict = "success" | "failure" | "neutral";
+
+/**
+ * Normalized failure class. The port's classes plus "credentials_rejected"; errors from other
+ * adapters may carry further strings, which are reported as they are.
+ */
+export type FailureClass = DependencyUnavailableError["failureClass"] | "credentials_rejected";
+
+export type ErrorClassification =
+  | { verdict: "failure"; failureClass: FailureClass | (string & {}) }
+  | { verdict: "success" | "neutral" };
+
+/** What `classify` may say about a result; a bare "failure" is reported as "server_error". */
+export type ResultVerdict = CallVerdict | { verdict: "failure"; failureClass: FailureClass | (string & {}) };
+
+export interface CircuitThresholds {
+  /** Eligible calls needed in the window before the circuit may open. Default 20. */
+  minimumCalls?: number;
+  /** Failure ratio (0 < r ≤ 1) at or above which the circuit opens. Default 0.5. */
+  failureRatio?: number;
+  /** Sliding window length. Default 30_000 ms. */
+  windowMs?: number;
+  /** Buckets in the window (granularity windowMs / buckets). Default 30 (1 s each). */
+  buckets?: number;
+  /** Time spent open before one probe is admitted. Default 30_000 ms. */
+  halfOpenAfterMs?: number;
+}
+
+export interface DependencyPolicyOptions extends CircuitThresholds {
+  /** Name in logs and /health/dependencies: "document-store", "coordination", "regulator:LIVE". */
+  dependency: string;
+  /** Per-call deadline. */
+  timeoutMs: number;
+  clock?: Clock;
+  /** Overrides which thrown errors count: true → failure, false → neutral. Timeouts always count. */
+  isFailure?: (error: unknown) => boolean;
+  onStateChange?: (state: CircuitState, dependency: string) => void;
+}
+
+/** Reported once per `execute`, after its outcome is known (refusals included). */
+export interface CallReport {
+  dependency: string;
+  outcome: CallVerdict | "refused";
+  failureClass?: string;
+  latencyMs: number;
+  /** Circuit state right after the call was recorded. */
+  circuitState: CircuitState;
+}
+
+export interface ExecuteOptions<T> {
+  /** How a returned value counts (default "success"): e.g. a 5xx response → "failure". */
+  classify?: (result: T) => ResultVerdict;
+  /** Observer for `gateway_dependency_call` logging; exceptions it throws are ignored. */
+  observe?: (report: CallReport) => void;
+}
+
+export interface DependencySnapshot {
+  dependency: string;
+  state: CircuitState;
+  /** Eligible (success or failure) calls in the current window. */
+  windowCalls: number;
+  windowFailures: number;
+  /** windowFailures / windowCalls, 0 when the window is empty. */
+  failureRatio: number;
+  /** ISO time the circuit last opened; present while open or half-open. */
+  openedAt?: string;
+  lastFailureClass?: string;
+  lastFailureAt?: string;
+  lastSuccessAt?: string;
+  /** Calls actually made (refusals excluded), neutral ones included. */
+  totalCalls: number;
+  totalFailures: number;
+  /** Calls refused by the circuit without being made. */
+  totalRefused: number;
+}
+
+export interface DependencyPolicy {
+  readonly dependency: string;
+  readonly timeoutMs: number;
+  /**
+   * Runs `fn` through the circuit and the timeout. Refused → DependencyUnavailableError("circuit_open");
+   * deadline passed → DependencyUnavailableError("timed out after Nms", "timeout"). Any other error
+   * `fn` throws is rethrown unchanged after being counted.
+   */
+  execute<T>(fn: (signal: AbortSignal) => Promise<T>, opts?: ExecuteOptions<T>): Promise<T>;
+  /** How this policy counts a thrown error (the default `classifyError`, or `isFailure` when given). */
+  classify(error: unknown): ErrorClassification;
+  snapshot(): DependencySnapshot;
+}
+
+export interface PolicyRegistry {
+  /** Creates a policy (registry defaults filled in) and registers it. */
+  create(options: DependencyPolicyOptions): DependencyPolicy;
+  /** Registers a policy built elsewhere; a second policy under the same name is a wiring error. */
+  register(policy: DependencyPolicy): DependencyPolicy;
+  get(dependency: string): DependencyPolicy | undefined;
+  names(): string[];
+  /** Every policy's snapshot, sorted by dependency name (for /health/dependencies). */
+  snapshot(): DependencySnapshot[];
+}
+
+export type PolicyRegistryDefaults = Pick<DependencyPolicyOptions, "clock" | "isFailure" | "onStateChange"> &
+  CircuitThresholds;
+
+export const CIRCUIT_DEFAULTS = {
+  minimumCalls: 20,
+  failureRatio: 0.5,
+  windowMs: 30_000,
+  buckets: 30,
+  halfOpenAfterMs: 30_000,
+} as const satisfies Required<CircuitThresholds>;
+
+// ---------------------------------------------------------------------------
+// Classification
+// ---------------------------------------------------------------------------
+
+/**
+ * Default classification of a thrown error (spec §3.5):
+ * - DuplicateKeyError → neutral (the store answered; the clash is a value for the caller)
+ * - DependencyUnavailableError → failure with its failureClass
+ * - AbortError / TimeoutError (DOMException from fetch, AbortSignal.timeout) → failure "timeout"
+ * - `dependencyFailure: false` → neutral (customer 4xx, business rejection)
+ * - a string `failureClass` or `dependencyFailure: true` → failure (class defaults to "transport")
+ * - anything else → failure "transport"
+ */
+export function classifyError(error: unknown): ErrorClassification {
+  if (isDuplicateKeyError(error)) return { verdict: "neutral" };
+  if (isDependencyUnavailableError(error)) return { verdict: "failure", failureClass: error.failureClass };
+  if (typeof error === "object" && error !== null) {
+    const e = error as { name?: unknown; failureClass?: unknown; dependencyFailure?: unknown };
+    if (e.dependencyFailure === false) return { verdict: "neutral" };
+    if (typeof e.failureClass === "string" && e.failureClass !== "") {
+      return { verdict: "failure", failureClass: e.failureClass };
+    }
+    if (e.name === "AbortError" || e.name === "TimeoutError") return { verdict: "failure", failureClass: "timeout" };
+  }
+  return { verdict: "failure", failureClass: "transport" };
+}
+
+// ---------------------------------------------------------------------------
+// Circuit state machine
+// ---------------------------------------------------------------------------
+
+/** A permission to make one call, tied to the circuit state it was granted in. */
+export interface Admission {
+  readonly epoch: number;
+  readonly probe: boolean;
+}
+
+/**
+ * The §3.5 circuit over a bucketed sliding window, timed by the injected clock. Not a policy by itself:
+ * `admit()` before a call (null = refuse), `record()` after it.
+ */
+export class SlidingWindowCircuit {
+  private readonly minimumCalls: number;
+  private readonly failureRatio: number;
+  private readonly halfOpenAfterMs: number;
+  private readonly bucketMs: number;
+  private readonly ring: { index: number; calls: number; failures: number }[];
+  private innerState: CircuitState = "closed";
+  private epoch = 0;
+  private probeInFlight = false;
+  private openedAtMs = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    thresholds: CircuitThresholds = {},
+    private readonly onTransition: (state: CircuitState) => void = () => {},
+  ) {
+    const t = { ...CIRCUIT_DEFAULTS, ..._defined(thresholds) };
+    _check(Number.isInteger(t.minimumCalls) && t.minimumCalls >= 1, "minimumCalls must be an integer ≥ 1");
+    _check(t.failureRatio > 0 && t.failureRatio <= 1, "failureRatio must be in (0, 1]");
+    _check(Number.isInteger(t.buckets) && t.buckets >= 1, "buckets must be an integer ≥ 1");
+    _check(Number.isFinite(t.windowMs) && t.windowMs >= t.buckets, "windowMs must be finite and ≥ buckets");
+    _check(Number.isFinite(t.halfOpenAfterMs) && t.halfOpenAfterMs >= 0, "halfOpenAfterMs must be finite and ≥ 0");
+    this.minimumCalls = t.minimumCalls;
+    this.failureRatio = t.failureRatio;
+    this.halfOpenAfterMs = t.halfOpenAfterMs;
+    this.bucketMs = t.windowMs / t.buckets;
+    this.ring = Array.from({ length: t.buckets }, () => ({ index: -1, calls: 0, failures: 0 }));
+  }
+
+  /** Current state; an open circuit whose wait is over becomes half-open here. */
+  get state(): CircuitState {
+    if (this.innerState === "open" && this.clock.now() - this.openedAtMs >= this.halfOpenAfterMs) {
+      this.transition("half_open");
+    }
+    return this.innerState;
+  }
+
+  /** Epoch ms of the last opening, while open or half-open. */
+  get openedAt(): number | undefined {
+    return this.innerState === "closed" ? undefined : this.openedAtMs;
+  }
+
+  /** Eligible calls and failures in the window ending now. */
+  window(): { calls: number; failures: number } {
+    const current = Math.floor(this.clock.now() / this.bucketMs);
+    let calls = 0;
+    let failures = 0;
+    for (const b of this.ring) {
+      if (b.index > current - this.ring.length && b.index <= current) {
+        calls += b.calls;
+        failures += b.failures;
+      }
+    }
+    return { calls, failures };
+  }
+
+  /** Null when the call must be refused (open, or half-open with the probe already out). */
+  admit(): Admission | null {
+    const state = this.state;
+    if (state === "closed") return { epoch: this.epoch, probe: false };
+    if (state === "open" || this.probeInFlight) return null;
+    this.probeInFlight = true;
+    return { epoch: this.epoch, probe: true };
+  }
+
+  /** Records how an admitted call went. Outcomes of calls admitted under an earlier state are ignored. */
+  record(admission: Admission, verdict: CallVerdict): void {
+    if (admission.epoch !== this.epoch) return;
+    if (admission.probe) {
+      this.probeInFlight = false;
+      this.transition(verdict === "failure" ? "open" : "closed");
+      return;
+    }
+    if (verdict === "neutral") return;
+    const index = Math.floor(this.clock.now() / this.bucketMs);
+    const bucket = this.ring[((index % this.ring.length) + this.ring.length) % this.ring.length]!;
+    if (bucket.index !== index) {
+      bucket.index = index;
+      bucket.calls = 0;
+      bucket.failures = 0;
+    }
+    bucket.calls += 1;
+    if (verdict === "failure") bucket.failures += 1;
+    const { calls, failures } = this.window();
+    if (calls >= this.minimumCalls && failures >= this.failureRatio * calls) this.transition("open");
+  }
+
+  private transition(next: CircuitState): void {
+    this.innerState = next;
+    this.epoch += 1;
+    this.probeInFlight = false;
+    if (next === "open") this.openedAtMs = this.clock.now();
+    if (next === "closed") {
+      for (const b of this.ring) {
+        b.index = -1;
+        b.calls = 0;
+        b.failures = 0;
+      }
+    }
+    this.onTransition(next);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Policy
+// ---------------------------------------------------------------------------
+
+export function createDependencyPolicy(options: DependencyPolicyOptions): DependencyPolicy {
+  const { dependency, timeoutMs, isFailure, onStateChange } = options;
+  const clock = options.clock ?? systemClock;
+  _check(typeof dependency === "string" && dependency !== "", "dependency must be a non-empty string");
+  _check(Number.isFinite(timeoutMs) && timeoutMs > 0, `timeoutMs of ${dependency} must be a positive number`);
+
+  const circuit = new SlidingWindowCircuit(clock, options, (state) => {
+    if (!onStateChange) return;
+    try {
+      onStateChange(state, dependency);
+    } catch {
+      // A listener must not break the dependency's calls.
+    }
+  });
+  const deadline = timeout(timeoutMs, TimeoutStrategy.Aggressive);
+  const totals = { calls: 0, failures: 0, refused: 0 };
+  let lastFailureClass: string | undefined;
+  let lastFailureAt: number | undefined;
+  let lastSuccessAt: number | undefined;
+
+  function classify(error: unknown): ErrorClassification {
+    if (!isFailure) return classifyError(error);
+    if (!isFailure(error)) return { verdict: "neutral" };
+    const byDefault = classifyError(error);
+    return { verdict: "failure", failureClass: byDefault.verdict === "failure" ? byDefault.failureClass : "transport" };
+  }
+
+  function settle(admission: Admission, verdict: CallVerdict, failureClass: string | undefined): void {
+    const now = clock.now();
+    if (verdict === "failure") {
+      totals.failures += 1;
+      lastFailureClass = failureClass;
+      lastFailureAt = now;
+    } else {
+      lastSuccessAt = now;
+    }
+    circuit.record(admission, verdict);
+  }
+
+  async function execute<T>(fn: (signal: AbortSignal) => Promise<T>, opts: ExecuteOptions<T> = {}): Promise<T> {
+    const startedAt = clock.now();
+    const report = (outcome: CallReport["outcome"], failureClass?: string): void => {
+      if (!opts.observe) return;
+      try {
+        opts.observe({
+          dependency,
+          outcome,
+          ...(failureClass === undefined ? {} : { failureClass }),
+          latencyMs: Math.max(0, clock.now() - startedAt),
+          circuitState: circuit.state,
+        });
+      } catch {
+        // Logging must not change the call's outcome.
+      }
+    };
+
+    const admission = circuit.admit();
+    if (!admission) {
+      totals.refused += 1;
+      report("refused", "circuit_open");
+      throw new DependencyUnavailableError(dependency, "circuit open", "circuit_open");
+    }
+    totals.calls += 1;
+
+    let fnSettled = false;
+    let result: T;
+    try {
+      result = await deadline.execute(async ({ signal }) => {
+        try {
+          return await fn(signal);
+        } finally {
+          fnSettled = true;
+        }
+      });
+    } catch (error) {
+      if (!fnSettled && _isTaskCancelledError(error)) {
+        settle(admission, "failure", "timeout");
+        report("failure", "timeout");
+        throw new DependencyUnavailableError(dependency, `timed out after ${timeoutMs}ms`, "timeout");
+      }
+      const c = classify(error);
+      const failureClass = c.verdict === "failure" ? c.failureClass : undefined;
+      settle(admission, c.verdict, failureClass);
+      report(c.verdict, failureClass);
+      throw error;
+    }
+
+    const v = _resultVerdict(opts.classify, result);
+    settle(admission, v.verdict, v.failureClass);
+    report(v.verdict, v.failureClass);
+    return result;
+  }
+
+  function snapshot(): DependencySnapshot {
+    const state = circuit.state;
+    const { calls, failures } = circuit.window();
+    const openedAt = circuit.openedAt;
+    return {
+      dependency,
+      state,
+      windowCalls: calls,
+      windowFailures: failures,
+      failureRatio: calls === 0 ? 0 : failures / calls,
+      ...(openedAt === undefined ? {} : { openedAt: new Date(openedAt).toISOString() }),
+      ...(lastFailureClass === undefined ? {} : { lastFailureClass }),
+      ...(lastFailureAt === undefined ? {} : { lastFailureAt: new Date(lastFailureAt).toISOString() }),
+      ...(lastSuccessAt === undefined ? {} : { lastSuccessAt: new Date(lastSuccessAt).toISOString() }),
+      totalCalls: totals.calls,
+      totalFailures: totals.failures,
+      totalRefused: totals.refused,
+    };
+  }
+
+  return { dependency, timeoutMs, execute, classify, snapshot };
+}
+
+// ---------------------------------------------------------------------------
+// Registry
+// ---------------------------------------------------------------------------
+
+export function createPolicyRegistry(defaults: PolicyRegistryDefaults = {}): PolicyRegistry {
+  const policies = new Map<string, DependencyPolicy>();
+
+  function register(policy: DependencyPolicy): DependencyPolicy {
+    const existing = policies.get(policy.dependency);
+    if (existing && existing !== policy) {
+      throw new Error(`[policies] a policy for "${policy.dependency}" is already registered`);
+    }
+    policies.set(policy.dependency, policy);
+    return policy;
+  }
+
+  return {
+    create: (options) =>
+      register(createDependencyPolicy({ ..._defined(defaults), ..._defined(options) } as DependencyPolicyOptions)),
+    register,
+    get: (dependency) => policies.get(dependency),
+    names: () => [...policies.keys()].sort(),
+    snapshot: () => [...policies.keys()].sort().map((name) => policies.get(name)!.snapshot()),
+  };
+}
+
+// --- Internal helpers ---
+
+function _resultVerdict<T>(
+  classify: ((result: T) => ResultVerdict) | undefined,
+  result: T,
+): { verdict: CallVerdict; failureClass?: string } {
+  if (!classify) return { verdict: "success" };
+  const v = classify(result);
+  if (typeof v === "object") return { verdict: "failure", failureClass: v.failureClass };
+  return v === "failure" ? { verdict: "failure", failureClass: "server_error" } : { verdict: v };
+}
+
+/**
+ * cockatiel 3.2.1's own `isTaskCancelledError` tests the wrong brand (`'isBulkheadRejectedError' in e`),
+ * so the TaskCancelledError brand is checked here.
+ */
+function _isTaskCancelledError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { isTaskCancelledError?: unknown }).isTaskCancelledError === true;
+}
+
+function _check(condition: boolean, message: string): asserts condition {
+  if (!condition) throw new RangeError(`[policies] ${message}`);
+}
+
+/** Drops keys whose value is undefined, so spreading options never erases a default. */
+function _defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

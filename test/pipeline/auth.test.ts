@@ -1,0 +1,289 @@
+/**
+ * Stage 7, auth: x-api-key on gateway routes (key of the hostname's business), Authorization:
+ * Bearer on collections routes (collections envelope), x-admin-api-key on operator routes; tenant
+ * authorization is fresh on every request and never falls back to an earlier answer; no response
+ * ever repeats a key.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createPolicyRegistry } from "../../adapters/policies.ts";
+import { createGateway, type Gateway } from "../../core/create-gateway.ts";
+import { createConfigDirectory, type Principal, type TenantDirectory } from "../../core/directory.ts";
+import { createLogger } from "../../core/log.ts";
+import {
+  ADMIN_KEY,
+  ALLOWLISTED_KEY,
+  BEARER_DEMO,
+  BEARER_OTHER,
+  DEMO_KEY,
+  DEMO_RAW,
+  OTHER,
+  OTHER_KEY,
+  PASSTHROUGH,
+  STORED,
+  startTestGateway,
+  testConfig,
+} from "../support/gateway.ts";
+import { probeHits, probePlugin } from "../support/probe-plugin.ts";
+
+async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
+  assert.is(res.status, status, `status (${code})`);
+  assert.is(res.headers.get("content-type"), "application/problem+json");
+  assert.is(res.headers.get("cache-control"), "no-store");
+  const body = (await res.json()) as Record<string, any>;
+  assert.is(body.code, code);
+  assert.is(body.status, status);
+  assert.is(body.retry?.strategy, strategy);
+  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
+  return body;
+}
+
+/** A collections-envelope error: returns its message. */
+async function expectEnvelope(res: Response, status: number): Promise<string> {
+  assert.is(res.status, status);
+  assert.is(res.headers.get("content-type"), "application/json");
+  const body = (await res.json()) as Record<string, any>;
+  assert.is(body.statusCode, status);
+  assert.ok(Array.isArray(body.errors));
+  assert.type(body.message, "string");
+  assert.is(res.headers.get("x-request-id"), body.requestId);
+  return body.message as string;
+}
+
+const ALL_KEYS = [DEMO_KEY, ALLOWLISTED_KEY, OTHER_KEY, ADMIN_KEY, BEARER_DEMO, BEARER_OTHER, "gw_unknown_key_9999", "sk_test_unknown_9999", "admin_wrong_key_9999"];
+
+/** Response text never contains any key (presented or configured). */
+async function assertNoKeys(res: Response): Promise<void> {
+  const text = await res.clone().text();
+  for (const k of ALL_KEYS) assert.not.ok(text.includes(k), `response body repeats a key (${k.slice(0, 6)}…)`);
+}
+
+/** The demo directory whose authentication can be made to fail or to revoke keys, at run time. */
+function switchableDirectory() {
+  const real = createConfigDirectory(testConfig());
+  const state = { down: false, revoked: new Set<string>() };
+  const directory: TenantDirectory = {
+    ...real,
+    authenticate(scheme, secret) {
+      if (state.down) throw new Error("tenant service timeout after 2000 ms");
+      const p = real.authenticate(scheme, secret);
+      return p && state.revoked.has(p.credentialId) ? ({ ...p, revoked: true } satisfies Principal) : p;
+    },
+  };
+  return { directory, state };
+}
+
+async function gatewayWith(directory: TenantDirectory): Promise<Gateway> {
+  const gateway = createGateway({
+    config: testConfig(),
+    ports: { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() },
+    plugins: [probePlugin],
+    log: createLogger({ level: "silent", sink: () => {} }),
+    policies: createPolicyRegistry(),
+    directory,
+  });
+  await gateway.startWorkers();
+  return gateway;
+}
+
+function call(gateway: Gateway, path: string, host: string, headers: Record<string, string>): Promise<Response> {
+  return gateway.fetch(new Request(`http://${host}${path}`, { headers: { host, ...headers } }));
+}
+
+test("x-api-key missing (or empty) gives 401 GW_AUTH_API_KEY_REQUIRED and the handler never runs", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  probeHits.reset();
+  for (const headers of [{}, { "x-api-key": "" }, { authorization: `Bearer ${DEMO_KEY}` }] as Array<Record<string, string>>) {
+    const res = await tg.call("/probe/counted", { headers });
+    await assertNoKeys(res);
+    await expectProblem(res, 401, "GW_AUTH_API_KEY_REQUIRED", "AFTER_CORRECTION");
+  }
+  assert.is(probeHits.count, 0);
+  await tg.close();
+});
+
+test("an unknown key gives 401 GW_API_KEY_INVALID (AFTER_CORRECTION), without repeating the key", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  probeHits.reset();
+  for (const key of ["gw_unknown_key_9999", DEMO_KEY.toUpperCase(), DEMO_KEY + "x", DEMO_KEY.slice(0, -1)]) {
+    const res = await tg.call("/probe/counted", { headers: { "x-api-key": key } });
+    assert.not.ok((await res.clone().text()).includes(key), "key not echoed");
+    const body = await expectProblem(res, 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
+    assert.is(body.action.code, "ROTATE_API_KEY");
+  }
+  assert.is(probeHits.count, 0);
+  await tg.close();
+});
+
+test("a key of another business than the hostname's gives 403 GW_AUTH_TENANT_FORBIDDEN", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const cases: Array<[string, string]> = [
+    [PASSTHROUGH, OTHER_KEY],
+    [STORED, OTHER_KEY],
+    [OTHER, DEMO_KEY],
+  ];
+  for (const [host, key] of cases) {
+    const res = await tg.call("/probe/echo", { host, headers: { "x-api-key": key } });
+    await assertNoKeys(res);
+    await expectProblem(res, 403, "GW_AUTH_TENANT_FORBIDDEN", "AFTER_CORRECTION");
+  }
+  // Each key works on its own business's hosts.
+  const own = await tg.call("/probe/echo", { host: OTHER, headers: { "x-api-key": OTHER_KEY } });
+  assert.is(own.status, 200);
+  const body = await own.json();
+  assert.is(body.businessId, "other");
+  assert.is(body.credentialId, "other-primary");
+  await tg.close();
+});
+
+test("a revoked key is refused like an unknown one (gateway 401 GW_API_KEY_INVALID, collections 401)", async () => {
+  const raw = structuredClone(DEMO_RAW) as any;
+  raw.businesses[0].gateway.apiKeys.push({ id: "demo-revoked", key: "gw_demo_key_revoked", demoOnly: true, revoked: true });
+  raw.businesses[0].collections.apiKeys.push({ id: "demo-collections-revoked", key: "sk_test_demo_revoked", demoOnly: true, revoked: true });
+  const tg = await startTestGateway({ plugins: [probePlugin], patch: { businesses: raw.businesses } });
+  const res = await tg.call("/probe/echo", { headers: { "x-api-key": "gw_demo_key_revoked" } });
+  assert.not.ok((await res.clone().text()).includes("gw_demo_key_revoked"));
+  await expectProblem(res, 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
+  const unknownMsg = await expectEnvelope(await tg.call("/api/v1/probe", { host: "localhost", headers: { authorization: "Bearer sk_test_unknown_9999" } }), 401);
+  const col = await tg.call("/api/v1/probe", { host: "localhost", headers: { authorization: "Bearer sk_test_demo_revoked" } });
+  assert.not.ok((await col.clone().text()).includes("sk_test_demo_revoked"));
+  assert.is(await expectEnvelope(col, 401), unknownMsg, "revoked reads as 'invalid or revoked', like unknown");
+  // The business's other keys are unaffected.
+  assert.is((await tg.call("/probe/echo", { headers: { "x-api-key": DEMO_KEY } })).status, 200);
+  await tg.close();
+});
+
+test("operator routes: a missing, wrong or non-operator x-admin-api-key gives 401 GW_ADMIN_AUTHENTICATION_FAILED (DO_NOT_RETRY)", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const cases: Array<Record<string, string>> = [
+    {},
+    { "x-admin-api-key": "" },
+    { "x-admin-api-key": "admin_wrong_key_9999" },
+    { "x-admin-api-key": DEMO_KEY }, // a gateway key is not an operator key
+    { "x-admin-api-key": BEARER_DEMO }, // nor is a collections key
+    { "x-api-key": ADMIN_KEY }, // the operator key in the customer header does not count
+    { authorization: `Bearer ${ADMIN_KEY}` },
+  ];
+  for (const headers of cases) {
+    const res = await tg.call("/probe/admin", { headers });
+    await assertNoKeys(res);
+    await expectProblem(res, 401, "GW_ADMIN_AUTHENTICATION_FAILED", "DO_NOT_RETRY");
+  }
+  const ok = await tg.call("/probe/admin", { headers: { "x-admin-api-key": ADMIN_KEY } });
+  assert.is(ok.status, 200);
+  assert.is((await ok.json()).credentialId, "demo-operator");
+  // …and the operator key is not a customer key.
+  await expectProblem(await tg.call("/probe/echo", { headers: { "x-api-key": ADMIN_KEY } }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
+  await tg.close();
+});
+
+test("collections Bearer: missing or malformed header and unknown key are 401 envelopes with different messages", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const col = (headers: Record<string, string>) => tg.call("/api/v1/probe", { host: "localhost", headers });
+  const missing = await expectEnvelope(await col({}), 401);
+  for (const authorization of ["Basic x", `Basic ${Buffer.from(`${BEARER_DEMO}:`).toString("base64")}`, "Bearer", "Bearer ", BEARER_DEMO, `Token ${BEARER_DEMO}`]) {
+    const res = await col({ authorization });
+    await assertNoKeys(res);
+    assert.is(await expectEnvelope(res, 401), missing, `malformed: ${authorization.slice(0, 8)}`);
+  }
+  const unknown = await col({ authorization: "Bearer sk_test_unknown_9999" });
+  await assertNoKeys(unknown);
+  const unknownMsg = await expectEnvelope(unknown, 401);
+  assert.is.not(unknownMsg, missing, "the message says which problem it is");
+  // Keys of the other schemes are unknown to Bearer.
+  for (const key of [DEMO_KEY, ADMIN_KEY]) {
+    const res = await col({ authorization: `Bearer ${key}` });
+    await assertNoKeys(res);
+    assert.is(await expectEnvelope(res, 401), unknownMsg);
+  }
+  // x-api-key is not how collections authenticate.
+  assert.is(await expectEnvelope(await col({ "x-api-key": BEARER_DEMO }), 401), missing);
+  await tg.close();
+});
+
+test("collections Bearer: a valid key scopes the request to its business", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  for (const [authorization, business] of [
+    [`Bearer ${BEARER_DEMO}`, "demo"],
+    [`Bearer ${BEARER_OTHER}`, "other"],
+    [`bearer ${BEARER_DEMO}`, "demo"],
+  ] as const) {
+    const res = await tg.call("/api/v1/probe", { host: "localhost", headers: { authorization } });
+    assert.is(res.status, 200, authorization.slice(0, 8));
+    await assertNoKeys(res);
+    const body = await res.json();
+    assert.is(body.data.businessId, business);
+    assert.is(body.statusCode, 200);
+  }
+  await tg.close();
+});
+
+test("a collections Bearer key is not a gateway key: in x-api-key it is refused", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  for (const key of [BEARER_DEMO, BEARER_OTHER]) {
+    const res = await tg.call("/probe/echo", { headers: { "x-api-key": key } });
+    await assertNoKeys(res);
+    await expectProblem(res, 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
+  }
+  await tg.close();
+});
+
+test("keys never reach a response body or a log record", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const responses = await Promise.all([
+    tg.call("/probe/echo", { headers: { "x-api-key": DEMO_KEY } }),
+    tg.call("/probe/echo", { headers: { "x-api-key": "gw_unknown_key_9999" } }),
+    tg.call("/probe/echo", { headers: { "x-api-key": OTHER_KEY } }),
+    tg.call("/probe/admin", { headers: { "x-admin-api-key": ADMIN_KEY } }),
+    tg.call("/probe/admin", { headers: { "x-admin-api-key": "admin_wrong_key_9999" } }),
+    tg.call("/api/v1/probe", { host: "localhost", headers: { authorization: `Bearer ${BEARER_DEMO}` } }),
+    tg.call("/api/v1/probe", { host: "localhost", headers: { authorization: "Bearer sk_test_unknown_9999" } }),
+    tg.call("/probe/boom", { headers: { "x-api-key": DEMO_KEY } }),
+  ]);
+  for (const res of responses) await assertNoKeys(res);
+  const logText = JSON.stringify(tg.logs);
+  for (const k of ALL_KEYS) assert.not.ok(logText.includes(k), `a log record contains a key (${k.slice(0, 6)}…)`);
+  await tg.close();
+});
+
+test("tenant authorization that cannot be verified gives 503 GW_TENANT_AUTHORIZATION_UNAVAILABLE, never an earlier answer", async () => {
+  const { directory, state } = switchableDirectory();
+  const gateway = await gatewayWith(directory);
+  probeHits.reset();
+  assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "authorized while the service answers");
+  state.down = true;
+  for (let i = 0; i < 3; i++) {
+    const res = await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY });
+    const body = await expectProblem(res, 503, "GW_TENANT_AUTHORIZATION_UNAVAILABLE", "BACKOFF");
+    assert.is(body.retry.sameIdempotencyKey, true);
+    assert.not.match(JSON.stringify(body), /timeout after 2000/, "the cause is not leaked");
+  }
+  await expectProblem(
+    await call(gateway, "/probe/admin", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }),
+    503,
+    "GW_TENANT_AUTHORIZATION_UNAVAILABLE",
+    "BACKOFF",
+  );
+  const col = await call(gateway, "/api/v1/probe", "localhost", { authorization: `Bearer ${BEARER_DEMO}` });
+  assert.is(col.status, 503, "collections: 503 in the envelope");
+  assert.is((await col.json()).statusCode, 503);
+  assert.is(probeHits.count, 1, "no request ran while authorization was unavailable");
+  state.down = false;
+  assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
+  await gateway.close();
+});
+
+test("a key revoked at run time is refused on the very next request (no cached authorization)", async () => {
+  const { directory, state } = switchableDirectory();
+  const gateway = await gatewayWith(directory);
+  assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
+  state.revoked.add("demo-primary");
+  await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
+  state.revoked.add("demo-operator");
+  await expectProblem(await call(gateway, "/probe/admin", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }), 401, "GW_ADMIN_AUTHENTICATION_FAILED", "DO_NOT_RETRY");
+  await gateway.close();
+});
+
+test.run();

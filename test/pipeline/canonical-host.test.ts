@@ -1,0 +1,251 @@
+/**
+ * Stage 1, canonical host: Host canonicalisation, domain resolution (approved / not provisioned /
+ * registry unavailable), any-host paths, and the trusted-edge proof with the client address it
+ * supplies (direct mode: the socket's).
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createPolicyRegistry } from "../../adapters/policies.ts";
+import { createGateway, type Gateway } from "../../core/create-gateway.ts";
+import { createConfigDirectory, type TenantDirectory } from "../../core/directory.ts";
+import { createLogger, type LogFields } from "../../core/log.ts";
+import { plugins } from "../../plugins/index.ts";
+import {
+  ADMIN_KEY,
+  DEMO_KEY,
+  DEMO_RAW,
+  PASSTHROUGH,
+  STORED,
+  rawRequest,
+  startTestGateway,
+  testConfig,
+} from "../support/gateway.ts";
+import { probeHits, probePlugin } from "../support/probe-plugin.ts";
+
+const EDGE = {
+  mode: "trusted",
+  secret: "edge-secret-0123456789",
+  secretHeader: "x-edge-secret",
+  clientAddressHeader: "x-edge-client-ip",
+};
+const EDGE_OK = { "x-edge-secret": EDGE.secret };
+
+async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
+  assert.is(res.status, status, `status (${code})`);
+  assert.is(res.headers.get("content-type"), "application/problem+json");
+  assert.is(res.headers.get("cache-control"), "no-store");
+  const body = (await res.json()) as Record<string, any>;
+  assert.is(body.code, code);
+  assert.is(body.status, status);
+  assert.is(body.retry?.strategy, strategy);
+  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
+  return body;
+}
+
+/** A gateway built by createGateway with a replacement tenant directory (the harness cannot pass one). */
+async function gatewayWith(directory: TenantDirectory, patch: Record<string, unknown> = {}): Promise<{ gateway: Gateway; logs: LogFields[] }> {
+  const config = testConfig(patch);
+  const logs: LogFields[] = [];
+  const gateway = createGateway({
+    config,
+    ports: { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() },
+    plugins: [...plugins, probePlugin],
+    log: createLogger({ level: "debug", sink: (r) => logs.push(r) }),
+    policies: createPolicyRegistry(),
+    directory,
+  });
+  await gateway.startWorkers();
+  return { gateway, logs };
+}
+
+function call(gateway: Gateway, path: string, host: string, headers: Record<string, string> = {}): Promise<Response> {
+  return gateway.fetch(new Request(`http://${host}${path}`, { headers: { host, ...headers } }));
+}
+
+/** The config directory, except that domain resolution throws (a remote registry that is down). */
+function registryDown(): TenantDirectory {
+  const real = createConfigDirectory(testConfig());
+  return {
+    ...real,
+    domain() {
+      throw new Error("registry connect ECONNREFUSED 10.0.0.7:5432");
+    },
+  };
+}
+
+test("Host case, port and trailing dots are canonicalised before the domain is resolved", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  for (const host of ["PassThrough.Demo.Localhost.:3000", "PASSTHROUGH.DEMO.LOCALHOST", "passthrough.demo.localhost..", "passthrough.demo.localhost:8443"]) {
+    const res = await tg.call("/probe/echo", { host, headers: { "x-api-key": DEMO_KEY } });
+    assert.is(res.status, 200, host);
+    const body = await res.json();
+    assert.is(body.host, PASSTHROUGH, host);
+    assert.is(body.businessId, "demo");
+    assert.is(body.mode, "passthrough");
+  }
+  const stored = await (await tg.call("/probe/echo", { host: "Stored.Demo.LocalHost.", headers: { "x-api-key": DEMO_KEY } })).json();
+  assert.is(stored.host, STORED);
+  assert.is(stored.mode, "stored");
+  // The completion log records the canonical host, never the raw header.
+  const done = tg.logs.filter((l) => l.event === "gateway_request_completed");
+  assert.ok(done.length >= 5);
+  assert.ok(done.every((l) => l.host === PASSTHROUGH || l.host === STORED));
+  await tg.close();
+});
+
+test("the raw Host header on the wire is canonicalised too (real HTTP)", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const server = await tg.listen();
+  const res = await rawRequest({
+    port: server.port,
+    head: ["GET /probe/echo HTTP/1.1", "Host: PassThrough.Demo.Localhost.:3000", `x-api-key: ${DEMO_KEY}`, "Connection: close"],
+  });
+  assert.is(res.status, 200);
+  assert.is(JSON.parse(res.body).host, PASSTHROUGH);
+  await tg.close();
+});
+
+test("an unknown host gets 404 GW_DOMAIN_NOT_PROVISIONED before any authentication", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  probeHits.reset();
+  for (const host of ["unknown.example.ng", "passthrough.demo.localhost.evil.example", "x.passthrough.demo.localhost", "demo.localhost"]) {
+    const res = await tg.call("/probe/counted", { host, headers: { "x-api-key": DEMO_KEY } });
+    const body = await expectProblem(res, 404, "GW_DOMAIN_NOT_PROVISIONED", "AFTER_CORRECTION");
+    assert.is(body.path, "/probe/counted");
+  }
+  // Without a key it is still the host that is refused, not the missing key.
+  await expectProblem(await tg.call("/probe/echo", { host: "unknown.example.ng" }), 404, "GW_DOMAIN_NOT_PROVISIONED", "AFTER_CORRECTION");
+  assert.is(probeHits.count, 0, "the handler never ran");
+  await tg.close();
+});
+
+test("health paths answer on every host, including an unknown one", async () => {
+  const tg = await startTestGateway({ plugins: [...plugins, probePlugin] });
+  for (const host of ["unknown.example.ng", PASSTHROUGH, "localhost", "Unknown.Example.NG.:80"]) {
+    for (const path of ["/health", "/health/live"]) {
+      const res = await tg.call(path, { host });
+      assert.is(res.status, 200, `${path} on ${host}`);
+      assert.equal(await res.json(), { status: "ok" });
+    }
+  }
+  await tg.close();
+});
+
+test("a domain with approved: false is not provisioned, even with its owner's valid key", async () => {
+  const raw = structuredClone(DEMO_RAW) as any;
+  raw.businesses[0].gateway.domains.push({ host: "pending.demo.localhost", mode: "passthrough", approved: false });
+  raw.businesses[0].gateway.domains[1].approved = false; // stored.demo.localhost
+  const tg = await startTestGateway({ plugins: [probePlugin], patch: { businesses: raw.businesses } });
+  for (const host of ["pending.demo.localhost", STORED]) {
+    await expectProblem(
+      await tg.call("/probe/echo", { host, headers: { "x-api-key": DEMO_KEY } }),
+      404,
+      "GW_DOMAIN_NOT_PROVISIONED",
+      "AFTER_CORRECTION",
+    );
+  }
+  // The approved domain of the same business still works.
+  assert.is((await tg.call("/probe/echo", { host: PASSTHROUGH, headers: { "x-api-key": DEMO_KEY } })).status, 200);
+  await tg.close();
+});
+
+test("a domain registry that cannot answer gives 503 GW_DOMAIN_REGISTRY_UNAVAILABLE, never a pass or a 404", async () => {
+  const { gateway, logs } = await gatewayWith(registryDown());
+  probeHits.reset();
+  const res = await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY });
+  const body = await expectProblem(res, 503, "GW_DOMAIN_REGISTRY_UNAVAILABLE", "BACKOFF");
+  assert.is(body.retry.sameIdempotencyKey, true);
+  assert.not.match(JSON.stringify(body), /ECONNREFUSED|10\.0\.0\.7/, "the cause is not leaked");
+  assert.is(probeHits.count, 0, "the handler never ran");
+  const done = logs.find((l) => l.event === "gateway_request_completed" && l.requestId === body.requestId);
+  assert.is(done?.code, "GW_DOMAIN_REGISTRY_UNAVAILABLE");
+  await gateway.close();
+});
+
+test("liveness answers while the domain registry is unavailable (health is not proof of any dependency)", async () => {
+  const { gateway } = await gatewayWith(registryDown());
+  for (const path of ["/health", "/health/live"]) {
+    const res = await call(gateway, path, PASSTHROUGH);
+    assert.is(res.status, 200, path);
+    assert.equal(await res.json(), { status: "ok" });
+  }
+  await gateway.close();
+});
+
+test("trusted edge: a missing or wrong edge secret gives 403 GW_EDGE_VERIFICATION_FAILED", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin], patch: { edge: EDGE } });
+  probeHits.reset();
+  const cases: Array<Record<string, string>> = [
+    {},
+    { "x-edge-secret": "" },
+    { "x-edge-secret": "edge-secret-012345678" },
+    { "x-edge-secret": "EDGE-SECRET-0123456789" },
+    { "x-edge-secret": `${EDGE.secret} ` + "x" },
+    { "x-gatehouse-edge-secret": EDGE.secret }, // the default header name is not the configured one
+  ];
+  for (const headers of cases) {
+    const res = await tg.call("/probe/counted", { headers: { ...headers, "x-api-key": DEMO_KEY, "x-edge-client-ip": "10.1.2.3" } });
+    const body = await expectProblem(res, 403, "GW_EDGE_VERIFICATION_FAILED", "DO_NOT_RETRY");
+    assert.not.ok(JSON.stringify(body).includes(EDGE.secret), "the secret is never echoed");
+  }
+  assert.is(probeHits.count, 0, "the handler never ran");
+  await tg.close();
+});
+
+test("trusted edge: the client address comes from the edge header; X-Forwarded-For is ignored", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin], patch: { edge: EDGE } });
+  const echo = async (headers: Record<string, string>) => {
+    const res = await tg.call("/probe/echo", { headers: { ...EDGE_OK, "x-api-key": DEMO_KEY, ...headers } });
+    assert.is(res.status, 200);
+    return (await res.json()).clientAddress as string | null;
+  };
+  assert.is(await echo({ "x-edge-client-ip": "10.1.2.3" }), "10.1.2.3");
+  assert.is(await echo({ "x-edge-client-ip": "10.1.2.3", "x-forwarded-for": "10.9.9.9" }), "10.1.2.3");
+  assert.is(await echo({ "x-forwarded-for": "10.9.9.9" }), null, "no edge address: none, never X-Forwarded-For");
+  assert.is(await echo({ "x-edge-client-ip": " 10.1.2.3 " }), "10.1.2.3");
+  assert.is(await echo({ "x-edge-client-ip": "::ffff:10.1.2.3" }), "10.1.2.3", "IPv4-mapped IPv6 is normalised");
+  assert.is(await echo({ "x-edge-client-ip": "2001:db8::1" }), "2001:db8::1");
+  assert.is(await echo({ "x-edge-client-ip": "10.1.2" }), null, "malformed: no address");
+  assert.is(await echo({ "x-edge-client-ip": "10.1.2.3, 10.9.9.9" }), null, "a list is not an address");
+  await tg.close();
+});
+
+test("trusted edge: the edge address header is ignored when the secret is wrong (no address from an unproven edge)", async () => {
+  const tg = await startTestGateway({ plugins: [...plugins, probePlugin], patch: { edge: EDGE } });
+  const res = await tg.call("/probe/echo", { headers: { "x-edge-secret": "nope-nope-nope-nope", "x-edge-client-ip": "10.1.2.3", "x-api-key": DEMO_KEY } });
+  await expectProblem(res, 403, "GW_EDGE_VERIFICATION_FAILED", "DO_NOT_RETRY");
+  await tg.close();
+});
+
+test("trusted edge: public health answers without edge proof; the operator snapshot needs the verified edge", async () => {
+  const tg = await startTestGateway({ plugins: [...plugins, probePlugin], patch: { edge: EDGE } });
+  for (const host of [PASSTHROUGH, "unknown.example.ng"]) {
+    const res = await tg.call("/health", { host });
+    assert.is(res.status, 200, host);
+  }
+  // Spec §4.2 health semantics: /health/dependencies is private: verified edge plus x-admin-api-key.
+  const unproven = await tg.call("/health/dependencies", { headers: { "x-admin-api-key": ADMIN_KEY } });
+  await expectProblem(unproven, 403, "GW_EDGE_VERIFICATION_FAILED", "DO_NOT_RETRY");
+  const proven = await tg.call("/health/dependencies", { headers: { ...EDGE_OK, "x-admin-api-key": ADMIN_KEY } });
+  assert.is(proven.status, 200);
+  await tg.close();
+});
+
+test("direct mode over real HTTP: the client address is the socket's, never a header's", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  assert.is(tg.config.edge.mode, "direct");
+  const server = await tg.listen();
+  for (const extra of [[], ["X-Forwarded-For: 10.9.9.9"], ["X-Gatehouse-Client-IP: 10.9.9.9", "X-Real-IP: 10.9.9.9"]]) {
+    const res = await rawRequest({
+      port: server.port,
+      head: ["GET /probe/echo HTTP/1.1", `Host: ${PASSTHROUGH}`, `x-api-key: ${DEMO_KEY}`, ...extra, "Connection: close"],
+    });
+    assert.is(res.status, 200);
+    assert.is(JSON.parse(res.body).clientAddress, "127.0.0.1", extra.join(","));
+  }
+  await tg.close();
+});
+
+test.run();

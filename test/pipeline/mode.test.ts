@@ -1,0 +1,128 @@
+/**
+ * Stage 10, mode: the domain's mode (Pass-through / Stored) is resolved from the hostname, never
+ * from the request; a route not offered in that mode gives 409 GW_OPERATION_MODE_CONFLICT; a
+ * domain whose mode cannot be determined gives 503 GW_TENANT_MODE_UNAVAILABLE.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createPolicyRegistry } from "../../adapters/policies.ts";
+import { createGateway } from "../../core/create-gateway.ts";
+import { createConfigDirectory, type TenantDirectory } from "../../core/directory.ts";
+import { createLogger } from "../../core/log.ts";
+import { plugins } from "../../plugins/index.ts";
+import { BEARER_DEMO, DEMO_KEY, OTHER_KEY, PASSTHROUGH, STORED, startTestGateway, testConfig } from "../support/gateway.ts";
+import { probePlugin } from "../support/probe-plugin.ts";
+
+async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
+  assert.is(res.status, status, `status (${code})`);
+  assert.is(res.headers.get("content-type"), "application/problem+json");
+  assert.is(res.headers.get("cache-control"), "no-store");
+  const body = (await res.json()) as Record<string, any>;
+  assert.is(body.code, code);
+  assert.is(body.status, status);
+  assert.is(body.retry?.strategy, strategy);
+  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
+  return body;
+}
+
+const KEY = { "x-api-key": DEMO_KEY };
+const SIGN = { ...KEY, "x-idempotency-key": "mode-sign-0001", "x-sub-business-id": "sub-1" };
+
+test("a Stored-only route on a Pass-through domain gives 409 GW_OPERATION_MODE_CONFLICT; on a Stored domain it answers", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const conflict = await tg.call("/probe/stored-only", { host: PASSTHROUGH, headers: KEY });
+  const body = await expectProblem(conflict, 409, "GW_OPERATION_MODE_CONFLICT", "AFTER_CORRECTION");
+  assert.match(body.detail, /Pass-through/);
+  const done = tg.logs.find((l) => l.event === "gateway_request_completed" && l.requestId === body.requestId);
+  assert.is(done?.mode, "passthrough", "the resolved mode is logged");
+
+  const ok = await tg.call("/probe/stored-only", { host: STORED, headers: KEY });
+  assert.is(ok.status, 200);
+  const echo = await ok.json();
+  assert.is(echo.mode, "stored");
+  assert.is(echo.host, STORED);
+  await tg.close();
+});
+
+test("a Pass-through-only route (sign) on a Stored domain gives 409; on a Pass-through domain it answers", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const conflict = await tg.call("/probe/sign", { method: "POST", host: STORED, headers: SIGN, body: { invoice: 1 } });
+  const body = await expectProblem(conflict, 409, "GW_OPERATION_MODE_CONFLICT", "AFTER_CORRECTION");
+  assert.match(body.detail, /Stored/);
+  const ok = await tg.call("/probe/sign", { method: "POST", host: PASSTHROUGH, headers: SIGN, body: { invoice: 1 } });
+  assert.is(ok.status, 200);
+  await tg.close();
+});
+
+test("routes without modes answer in both; the mode comes from the hostname, never from the request", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  for (const [host, mode] of [
+    [PASSTHROUGH, "passthrough"],
+    [STORED, "stored"],
+  ] as const) {
+    const other = mode === "stored" ? "passthrough" : "stored";
+    const res = await tg.call(`/probe/echo?mode=${other}`, { host, headers: { ...KEY, "x-mode": other, "x-operation-mode": other } });
+    assert.is(res.status, 200, host);
+    assert.is((await res.json()).mode, mode);
+  }
+  await tg.close();
+});
+
+test("the mode check runs last: authentication failures answer first", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin] });
+  await expectProblem(await tg.call("/probe/stored-only", { host: PASSTHROUGH }), 401, "GW_AUTH_API_KEY_REQUIRED", "AFTER_CORRECTION");
+  await expectProblem(
+    await tg.call("/probe/stored-only", { host: PASSTHROUGH, headers: { "x-api-key": OTHER_KEY } }),
+    403,
+    "GW_AUTH_TENANT_FORBIDDEN",
+    "AFTER_CORRECTION",
+  );
+  await tg.close();
+});
+
+test("health and collections routes are unaffected by the domain's mode", async () => {
+  const tg = await startTestGateway({ plugins: [...plugins, probePlugin] });
+  for (const host of [PASSTHROUGH, STORED]) {
+    for (const path of ["/health", "/health/live"]) {
+      const res = await tg.call(path, { host });
+      assert.is(res.status, 200, `${path} on ${host}`);
+      assert.equal(await res.json(), { status: "ok" });
+    }
+  }
+  const col = await tg.call("/api/v1/probe", { host: "localhost", headers: { authorization: `Bearer ${BEARER_DEMO}` } });
+  assert.is(col.status, 200);
+  await tg.close();
+});
+
+test("a domain whose mode cannot be determined gives 503 GW_TENANT_MODE_UNAVAILABLE (BACKOFF, same key)", async () => {
+  const real = createConfigDirectory(testConfig());
+  const directory: TenantDirectory = {
+    ...real,
+    domain(host) {
+      const d = real.domain(host);
+      return d ? { ...d, mode: null } : d;
+    },
+  };
+  const gateway = createGateway({
+    config: testConfig(),
+    ports: { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() },
+    plugins: [...plugins, probePlugin],
+    log: createLogger({ level: "silent", sink: () => {} }),
+    policies: createPolicyRegistry(),
+    directory,
+  });
+  await gateway.startWorkers();
+  for (const path of ["/probe/echo", "/probe/stored-only"]) {
+    const res = await gateway.fetch(new Request(`http://${PASSTHROUGH}${path}`, { headers: { host: PASSTHROUGH, ...KEY } }));
+    const body = await expectProblem(res, 503, "GW_TENANT_MODE_UNAVAILABLE", "BACKOFF");
+    assert.is(body.retry.sameIdempotencyKey, true);
+  }
+  // Health does not need the mode.
+  const health = await gateway.fetch(new Request(`http://${PASSTHROUGH}/health`, { headers: { host: PASSTHROUGH } }));
+  assert.is(health.status, 200);
+  await gateway.close();
+});
+
+test.run();

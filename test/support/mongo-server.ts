@@ -1,0 +1,139 @@
+/**
+ * A MongoDB-wire server for adapter tests (ARCHITECTURE.md §5 "MongoDB, honestly").
+ *
+ * - `MONGODB_URI` set: that server is used as is (`owned: false`, `stop()` is a no-op). Every
+ *   `dbName()` call returns a fresh database name unique to this run, so runs never share data.
+ * - Otherwise the jongodb binary of the npm package `@jongodb/memory-server-bin-linux-x64-gnu` is
+ *   spawned on a free port as a single-node replica set (`rs0`), the topology production uses; it
+ *   prints `JONGODB_URI=mongodb://127.0.0.1:PORT/test?replicaSet=rs0`. `stop()` kills it; so does the
+ *   exit of this process.
+ * - No binary (not installed, or not linux-x64-gnu): throws when `CI === "true"` (CI must fail
+ *   loudly), otherwise resolves `{ skip: reason }` so the caller can report a visible skip.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+
+export interface MongoServerHandle {
+  uri: string;
+  /** True when the server was spawned by this helper. */
+  owned: boolean;
+  /** A database name unique to this call (use one per test or per suite). */
+  dbName(): string;
+  stop(): Promise<void>;
+}
+
+export interface MongoServerSkip {
+  skip: string;
+}
+
+export const JONGODB_BIN = fileURLToPath(
+  new URL("../../node_modules/@jongodb/memory-server-bin-linux-x64-gnu/bin/jongodb", import.meta.url),
+);
+
+export async function startMongoServer(): Promise<MongoServerHandle | MongoServerSkip> {
+  const external = process.env.MONGODB_URI;
+  if (external) return { uri: external, owned: false, dbName: _uniqueDbName, stop: async () => {} };
+
+  try {
+    accessSync(JONGODB_BIN, constants.X_OK);
+  } catch {
+    const reason = `jongodb binary not found at ${JONGODB_BIN} (npm install @jongodb/memory-server-bin-linux-x64-gnu, linux-x64-gnu only) and MONGODB_URI is not set`;
+    if (process.env.CI === "true") throw new Error(`[mongo-server] ${reason}; CI=true so this is a failure, not a skip`);
+    return { skip: reason };
+  }
+
+  const { child, uri } = await _spawnJongodb();
+  return {
+    uri,
+    owned: true,
+    dbName: _uniqueDbName,
+    stop: () => _killAndWait(child),
+  };
+}
+
+export function isMongoSkip(x: MongoServerHandle | MongoServerSkip): x is MongoServerSkip {
+  return "skip" in x;
+}
+
+// --- Internal helpers ---
+
+const READY_TIMEOUT_MS = 10_000;
+const _RUN_ID = `${process.pid}_${randomBytes(3).toString("hex")}`;
+const _live = new Set<ChildProcess>();
+let _dbCounter = 0;
+let _exitHookInstalled = false;
+
+function _uniqueDbName(): string {
+  return `gatehouse_test_${_RUN_ID}_${++_dbCounter}`;
+}
+
+function _installExitHook(): void {
+  if (_exitHookInstalled) return;
+  _exitHookInstalled = true;
+  const killAll = (): void => {
+    for (const c of _live) {
+      try {
+        c.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    _live.clear();
+  };
+  process.on("exit", killAll);
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(sig, () => {
+      killAll();
+      process.exit(128 + (sig === "SIGINT" ? 2 : sig === "SIGTERM" ? 15 : 1));
+    });
+  }
+}
+
+async function _spawnJongodb(): Promise<{ child: ChildProcess; uri: string }> {
+  _installExitHook();
+  const args = ["--port=0", "--topology-profile=singleNodeReplicaSet", "--replica-set-name=rs0"];
+  const child = spawn(JONGODB_BIN, args, { stdio: ["ignore", "pipe", "pipe"] });
+  _live.add(child);
+  child.once("exit", () => _live.delete(child));
+
+  let output = "";
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const uri = await new Promise<string>((resolve, reject) => {
+      const onData = (d: Buffer): void => {
+        output += d.toString();
+        const m = /JONGODB_URI=(\S+)/.exec(output);
+        if (m) resolve(m[1]!);
+      };
+      child.stdout?.on("data", onData);
+      child.stderr?.on("data", onData);
+      child.once("error", reject);
+      child.once("exit", (code, signal) =>
+        reject(new Error(`[mongo-server] jongodb exited before ready (code ${code}, signal ${signal}):\n${output.slice(-2000)}`)),
+      );
+      timer = setTimeout(
+        () => reject(new Error(`[mongo-server] jongodb printed no JONGODB_URI after ${READY_TIMEOUT_MS} ms:\n${output.slice(-2000)}`)),
+        READY_TIMEOUT_MS,
+      );
+    });
+    // Keep draining the pipes (jongodb logs client disconnects) so the child never blocks on them.
+    child.stdout?.removeAllListeners("data").resume();
+    child.stderr?.removeAllListeners("data").resume();
+    return { child, uri };
+  } catch (e) {
+    await _killAndWait(child);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function _killAndWait(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill("SIGKILL");
+  });
+}
