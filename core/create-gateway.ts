@@ -59,6 +59,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const kit: PluginKit = { config, ports, directory, policies, log, runtime };
   const disabled = config.pipeline.disable as readonly StageName[];
 
+  // Boot checks: every problem of every plugin is collected, then reported at once.
   const problems: string[] = [];
   const names = new Set<string>();
   const entries: Array<{ plugin: GatewayPlugin; routes: RouteDeclaration[] }> = [];
@@ -74,7 +75,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (!isStageName(stage)) problems.push(`plugin "${plugin.name}" needs unknown stage "${stage}"`);
       else if (disabled.includes(stage)) problems.push(`plugin "${plugin.name}" needs stage "${stage}", which config disables`);
     }
-    if (problems.length > 0) continue;
     try {
       entries.push({ plugin, routes: plugin.routes(kit) });
       workers.push(...(plugin.workers?.(kit) ?? []));
@@ -82,7 +82,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       problems.push(`plugin "${plugin.name}" failed to declare its routes: ${(e as Error).message}`);
     }
   }
-  if (problems.length > 0) throw new BootError(problems);
 
   let openapi: string | null = null;
   const corePlugin: GatewayPlugin = {
@@ -99,14 +98,26 @@ export function createGateway(options: GatewayOptions): Gateway {
         handler: (ctx) => {
           openapi ??= JSON.stringify(buildOpenApi(routes.routes(), VERSION));
           return new Response(openapi, {
-            headers: { "content-type": "application/json", "x-request-id": ctx.requestId, "cache-control": "public, max-age=60" },
+            headers: {
+              "content-type": "application/json",
+              "content-length": String(Buffer.byteLength(openapi)),
+              "x-request-id": ctx.requestId,
+              "cache-control": "public, max-age=60",
+            },
           });
         },
       },
     ],
   };
   entries.push({ plugin: corePlugin, routes: corePlugin.routes(kit) });
-  const routes = buildRouteTable(config, entries);
+  let routes: RouteTable;
+  try {
+    routes = buildRouteTable(config, entries);
+  } catch (e) {
+    if (e instanceof BootError) throw new BootError([...problems, ...e.problems]);
+    throw e;
+  }
+  if (problems.length > 0) throw new BootError(problems);
   const pipeline = compilePipeline(
     { config, directory, routes, coordination: ports.coordination, runtime, log, now },
     disabled,

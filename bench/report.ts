@@ -1,0 +1,74 @@
+/**
+ * The bench report: the table and ratio lines printed at the end of `npm run bench`, and the JSON
+ * file written to bench/results/ (gitignored), named `<ISO timestamp>-<git short sha>.json` with
+ * the timestamp's colons replaced by dashes.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { BenchReport } from "./run.ts";
+
+export const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
+
+/** The table, one row per scenario, then the gateway/bare ratio line. */
+export function formatReport(report: BenchReport): string {
+  const base = report.scenarios.find((s) => s.name === report.ratios.baseline);
+  const header = ["scenario", "req/s (mean)", "p50 ms", "p99 ms", "non-2xx", "errors", "req/s vs bare"];
+  const rows = report.scenarios.map((s) => [
+    s.name,
+    _thousands(s.requestsPerSec),
+    s.latency.p50.toFixed(2),
+    s.latency.p99.toFixed(2),
+    String(s.non2xx),
+    String(s.errors),
+    base && base.requestsPerSec > 0 ? `${(s.requestsPerSec / base.requestsPerSec).toFixed(2)}x` : "-",
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const s = report.settings;
+  return [
+    `commit ${report.sha}, node ${report.node}, ${report.cores} cores, -c ${s.connections} -d ${s.duration} -p ${s.pipelining}, workers ${s.workers}`,
+    "",
+    line(header),
+    line(widths.map((w) => "-".repeat(w))),
+    ...rows.map(line),
+    "",
+    formatRatioLine(report),
+  ].join("\n");
+}
+
+/** "ratio gateway/bare: req/s 0.41x, p99 2.30x (same run; compare ratios, not absolute numbers)". */
+export function formatRatioLine(report: BenchReport): string {
+  const r = report.ratios;
+  const f = (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : "n/a");
+  return `ratio gateway/bare (${r.subject} / ${r.baseline}): req/s ${f(r.requestsPerSec)}, p99 ${f(r.p99)} (same run; compare ratios, not absolute numbers)`;
+}
+
+/** Writes the JSON result; returns the file's path. */
+export function writeReport(report: BenchReport, dir: string = RESULTS_DIR): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${report.startedAt.replaceAll(":", "-")}-${report.sha}.json`);
+  writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
+  return file;
+}
+
+/** `git rev-parse --short HEAD`, or "nogit" outside a repository (or without git). */
+export function gitShortSha(): string {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: fileURLToPath(new URL(".", import.meta.url)),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    return /^[0-9a-f]{4,40}$/.test(sha) ? sha : "nogit";
+  } catch {
+    return "nogit";
+  }
+}
+
+// --- Internal helpers ---
+
+function _thousands(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}

@@ -1,0 +1,247 @@
+/**
+ * `npm run bench`: autocannon in-process against three servers started in this same process, one
+ * after the other, with fixed load settings (STYLE.md habit 10), so a run compares the gateway
+ * pipeline with bare h3 under identical conditions (ARCHITECTURE.md §8: compare ratios measured in
+ * one run, never absolute numbers across runs).
+ *
+ *   npm run bench                                      64 connections, 10 s, pipelining 1
+ *   BENCH_DURATION=2 BENCH_CONNECTIONS=16 npm run bench   a quick look
+ *
+ * Each scenario: start its server, check one request answers 200 with the expected body, warm up
+ * (~1 s, discarded), measure, close. Then a table and the gateway/bare ratios are printed and the
+ * JSON result is written to bench/results/<ISO timestamp>-<git short sha>.json. The run fails
+ * (exit 1) if any scenario saw a non-2xx answer or a connection error: a bench of 401s or 429s
+ * measures nothing.
+ */
+import { request } from "node:http";
+import { availableParallelism, cpus } from "node:os";
+import { pathToFileURL } from "node:url";
+import autocannon from "autocannon";
+import { formatReport, gitShortSha, writeReport } from "./report.ts";
+import { bareH3 } from "./scenarios/bare-h3.ts";
+import { gatewayHealth } from "./scenarios/gateway-health.ts";
+import { gatewayPipeline } from "./scenarios/gateway-pipeline.ts";
+
+/** The fixed load settings; env overrides exist for quick runs only (and are recorded in the JSON). */
+export const DEFAULT_SETTINGS: BenchSettings = {
+  connections: 64,
+  duration: 10,
+  pipelining: 1,
+  warmup: 1,
+  workers: 1,
+};
+
+/** The scenarios, in the order they run. The first is the baseline the ratios divide by. */
+export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth];
+export const BASELINE = bareH3.name;
+export const SUBJECT = gatewayPipeline.name;
+
+export interface BenchSettings {
+  /** Concurrent keep-alive connections. */
+  connections: number;
+  /** Measured seconds per scenario. */
+  duration: number;
+  /** Requests in flight per connection. */
+  pipelining: number;
+  /** Warm-up seconds per scenario (same load, discarded). */
+  warmup: number;
+  /**
+   * autocannon worker threads firing the load (0 = on the main thread, next to the server). With
+   * one worker the client runs on the second core and the server keeps the main thread, as when
+   * autocannon runs in its own process; both stay in this one process.
+   */
+  workers: number;
+}
+
+export interface BenchTarget {
+  /** Full URL of the measured endpoint (the server listens on a free loopback port). */
+  url: string;
+  /** Headers every request carries (host, x-api-key). */
+  headers: Record<string, string>;
+  /** The body the pre-flight request must get back. */
+  expectBody: string;
+  close(): Promise<void>;
+}
+
+export interface BenchScenario {
+  name: string;
+  description: string;
+  start(): Promise<BenchTarget>;
+}
+
+export interface ScenarioResult {
+  name: string;
+  description: string;
+  path: string;
+  /** Mean requests per second over the measured seconds. */
+  requestsPerSec: number;
+  /** Latency in milliseconds. */
+  latency: { mean: number; p50: number; p90: number; p99: number; max: number };
+  requests: number;
+  status2xx: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** Measured seconds (autocannon's own figure). */
+  seconds: number;
+}
+
+export interface BenchReport {
+  startedAt: string;
+  sha: string;
+  node: string;
+  cpu: string;
+  cores: number;
+  settings: BenchSettings;
+  scenarios: ScenarioResult[];
+  /** gateway-pipeline / bare-h3, from this run only. */
+  ratios: { requestsPerSec: number; p99: number; baseline: string; subject: string };
+  /** Why the run failed (non-2xx, errors, nothing measured); empty when it passed. */
+  problems: string[];
+}
+
+export interface RunBenchOptions {
+  settings?: Partial<BenchSettings>;
+  scenarios?: readonly BenchScenario[];
+  /** One line per step (the CLI prints them; tests leave it out). */
+  progress?: (line: string) => void;
+}
+
+/** The fixed settings with the BENCH_* overrides applied. */
+export function benchSettings(env: Record<string, string | undefined> = process.env): BenchSettings {
+  return {
+    connections: _int(env.BENCH_CONNECTIONS, DEFAULT_SETTINGS.connections, 1, "BENCH_CONNECTIONS"),
+    duration: _int(env.BENCH_DURATION, DEFAULT_SETTINGS.duration, 1, "BENCH_DURATION"),
+    pipelining: _int(env.BENCH_PIPELINING, DEFAULT_SETTINGS.pipelining, 1, "BENCH_PIPELINING"),
+    warmup: _int(env.BENCH_WARMUP, DEFAULT_SETTINGS.warmup, 0, "BENCH_WARMUP"),
+    workers: _int(env.BENCH_WORKERS, DEFAULT_SETTINGS.workers, 0, "BENCH_WORKERS"),
+  };
+}
+
+/** Runs every scenario in order, each started and closed on its own. Never throws for a bad result. */
+export async function runBench(options: RunBenchOptions = {}): Promise<BenchReport> {
+  const settings: BenchSettings = { ...DEFAULT_SETTINGS, ...options.settings };
+  const scenarios = options.scenarios ?? SCENARIOS;
+  const progress = options.progress ?? (() => {});
+  const startedAt = new Date().toISOString();
+  const results: ScenarioResult[] = [];
+  const problems: string[] = [];
+
+  for (const scenario of scenarios) {
+    const target = await scenario.start();
+    try {
+      await _preflight(scenario.name, target);
+      if (settings.warmup > 0) {
+        progress(`${scenario.name}: warm-up ${settings.warmup} s`);
+        await _cannon(target, settings, settings.warmup);
+      }
+      progress(`${scenario.name}: measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
+      const raw = await _cannon(target, settings, settings.duration);
+      const result = _summarize(scenario, target, raw);
+      results.push(result);
+      if (result.requests === 0) problems.push(`${scenario.name}: no request completed`);
+      if (result.non2xx > 0) problems.push(`${scenario.name}: ${result.non2xx} non-2xx responses`);
+      if (result.errors > 0) problems.push(`${scenario.name}: ${result.errors} connection errors (${result.timeouts} timeouts)`);
+    } finally {
+      await target.close();
+    }
+  }
+
+  const base = results.find((r) => r.name === BASELINE);
+  const subject = results.find((r) => r.name === SUBJECT);
+  const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b ? a / b : Number.NaN);
+  return {
+    startedAt,
+    sha: gitShortSha(),
+    node: process.version,
+    cpu: cpus()[0]?.model ?? "unknown",
+    cores: availableParallelism(),
+    settings,
+    scenarios: results,
+    ratios: {
+      requestsPerSec: ratio(subject?.requestsPerSec, base?.requestsPerSec),
+      p99: ratio(subject?.latency.p99, base?.latency.p99),
+      baseline: BASELINE,
+      subject: SUBJECT,
+    },
+    problems,
+  };
+}
+
+// --- Internal helpers ---
+
+function _cannon(target: BenchTarget, settings: BenchSettings, seconds: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: target.url,
+    headers: target.headers,
+    connections: settings.connections,
+    pipelining: settings.pipelining,
+    duration: seconds,
+    ...(settings.workers > 0 ? { workers: settings.workers } : {}),
+  });
+}
+
+function _summarize(scenario: BenchScenario, target: BenchTarget, r: autocannon.Result): ScenarioResult {
+  return {
+    name: scenario.name,
+    description: scenario.description,
+    path: new URL(target.url).pathname,
+    requestsPerSec: r.requests.mean,
+    latency: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
+    requests: r.requests.total,
+    status2xx: r["2xx"],
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    seconds: r.duration,
+  };
+}
+
+/** One request before the load: a scenario answering 401/429 or the wrong body stops the run here. */
+function _preflight(name: string, target: BenchTarget): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(target.url, { method: "GET", headers: target.headers, agent: false }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => {
+        if (res.statusCode === 200 && body === target.expectBody) resolve();
+        else reject(new Error(`bench: ${name} pre-flight answered ${res.statusCode}: ${body.slice(0, 300)}`));
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function _int(raw: string | undefined, fallback: number, min: number, name: string): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`bench: ${name} must be an integer >= ${min} (got "${raw}")`);
+  return n;
+}
+
+async function _main(): Promise<void> {
+  const settings = benchSettings();
+  const out = (line: string) => process.stdout.write(line + "\n");
+  out(
+    `gatehouse bench: -c ${settings.connections} -d ${settings.duration} -p ${settings.pipelining}` +
+      ` (warm-up ${settings.warmup} s, ${settings.workers === 0 ? "load on the main thread" : `${settings.workers} load worker thread(s)`})`,
+  );
+  const report = await runBench({ settings, progress: (line) => out(`  ${line}`) });
+  out("");
+  out(formatReport(report));
+  const file = writeReport(report);
+  out(`\nresult written to ${file}`);
+  if (report.problems.length > 0) {
+    process.stderr.write(`bench failed:\n${report.problems.map((p) => `  - ${p}`).join("\n")}\n`);
+    process.exitCode = 1;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  _main().catch((e: unknown) => {
+    process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = 1;
+  });
+}

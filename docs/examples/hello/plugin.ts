@@ -1,0 +1,89 @@
+/**
+ * A tiny example plugin (docs/plugins.md walks through it; test/unit/example-plugin.test.ts runs
+ * it). It stores greetings per business in the document store: one public read, one
+ * authenticated idempotent mutation with a validated body, on approved gateway domains.
+ */
+import * as v from "valibot";
+import { gwError } from "../../../core/errors/gateway-error.ts";
+import { definePlugin } from "../../../core/plugin.ts";
+import { json } from "../../../core/respond.ts";
+import { idempotencyKey } from "../../../core/validation.ts";
+import { isDuplicateKeyError, type Doc } from "../../../adapters/ports.ts";
+
+interface Greeting extends Doc {
+  businessId: string;
+  name: string;
+  message: string;
+  createdAt: string;
+}
+
+const GreetingBody = v.strictObject({
+  name: v.pipe(v.string(), v.minLength(1, "1 to 40 characters"), v.maxLength(40, "1 to 40 characters")),
+  message: v.optional(v.pipe(v.string(), v.maxLength(200, "at most 200 characters")), "Hello"),
+});
+
+export const hello = definePlugin({
+  name: "hello",
+  needs: ["documentStore"],
+  stages: ["auth", "quota"],
+  routes({ ports }) {
+    const greetings = ports.documentStore.collection<Greeting>("hello_greetings", {
+      indexes: [{ fields: ["businessId", "name"], unique: true }],
+    });
+    return [
+      {
+        method: "POST",
+        path: "/hello/greetings",
+        service: "gateway",
+        auth: "apiKey",
+        quota: "management",
+        idempotent: true,
+        schemas: { body: GreetingBody },
+        summary: "Store a greeting for the caller's business",
+        responses: { 201: "The greeting", 200: "Replay of the same key" },
+        async handler(ctx) {
+          const body = ctx.body as v.InferOutput<typeof GreetingBody>;
+          const key = idempotencyKey(ctx)!;
+          const id = `${ctx.businessId}:${key}`;
+          const existing = await greetings.get(id);
+          if (existing) {
+            if (existing.name !== body.name || existing.message !== body.message) throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT");
+            return json(ctx, 200, _view(existing));
+          }
+          try {
+            const doc = await greetings.insert({
+              _id: id,
+              businessId: ctx.businessId!,
+              name: body.name,
+              message: body.message,
+              createdAt: new Date().toISOString(),
+            });
+            return json(ctx, 201, _view(doc));
+          } catch (e) {
+            if (isDuplicateKeyError(e)) throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", { detail: "That name already has a greeting." });
+            throw e;
+          }
+        },
+      },
+      {
+        method: "GET",
+        path: "/hello/greetings/:name",
+        service: "gateway",
+        auth: "apiKey",
+        schemas: { params: v.object({ name: v.pipe(v.string(), v.maxLength(40)) }) },
+        summary: "Read a greeting of the caller's business",
+        async handler(ctx) {
+          const doc = await greetings.findOne({ businessId: ctx.businessId, name: ctx.params.name });
+          if (!doc) throw gwError("GW_ROUTE_NOT_FOUND", { detail: "No greeting with that name." });
+          return json(ctx, 200, _view(doc));
+        },
+      },
+    ];
+  },
+});
+
+// --- Internal helpers ---
+
+function _view(g: Greeting) {
+  return { name: g.name, message: `${g.message}, ${g.name}!`, createdAt: g.createdAt };
+}
