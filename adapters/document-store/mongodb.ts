@@ -84,8 +84,12 @@ export interface MongoDocumentStoreOptions {
 }
 
 const DEPENDENCY = "mongodb";
+const HIDDEN_PREFIX = "_gh_";
+/** Date mirror of a numeric ttlField (MongoDB's TTL monitor only deletes Dates). */
 const TTL_MIRROR = "_gh_expiresAt";
-const UPSERT_ATTEMPTS = 3;
+/** Revision token, replaced by every write: the compare-and-set guard of findOneAndUpdate and claim. */
+const REV = "_gh_rev";
+const MAX_ATTEMPTS = 200;
 
 export async function createMongoDocumentStore(options: MongoDocumentStoreOptions): Promise<DocumentStore> {
   const clock = options.clock ?? Date.now;
@@ -154,25 +158,27 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
   let ttlField: string | undefined;
   /** Index creations still to confirm; each operation awaits them (a failure is retried next time). */
   let pendingIndexes: Array<{ keys: Document; options: Document }> = [];
-  let ready: Promise<void> | null = null;
+  let creating: Promise<void> | null = null;
 
-  const ensureIndexes = (): Promise<void> => {
-    if (pendingIndexes.length === 0) return Promise.resolve();
-    if (ready) return ready;
+  const createPending = (): Promise<void> => {
     const batch = pendingIndexes;
-    ready = (async () => {
+    creating = (async () => {
       for (const ix of batch) await coll.createIndex(ix.keys, ix.options);
     })().then(
       () => {
         pendingIndexes = pendingIndexes.filter((ix) => !batch.includes(ix));
-        ready = null;
+        creating = null;
       },
       (e: unknown) => {
-        ready = null;
+        creating = null;
         throw _mapError(e, name);
       },
     );
-    return ready;
+    return creating;
+  };
+
+  const ensureIndexes = async (): Promise<void> => {
+    while (pendingIndexes.length > 0) await (creating ?? createPending());
   };
 
   /** Runs one operation after the indexes, mapping driver errors. */
@@ -187,10 +193,21 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
 
   const visible = (now: number): _Query | null => (ttlField ? { [ttlField]: { $not: { $lt: now } } } : null);
 
-  const strip = (doc: Document | null): Doc | null => {
-    if (!doc) return null;
-    delete doc[TTL_MIRROR];
-    return doc as Doc;
+  /** The hidden fields a document with these (port) contents stores besides them. */
+  const hidden = (doc: Doc): { set: Document; unset: string[] } => {
+    const set: Document = { [REV]: newId() };
+    const unset: string[] = [];
+    if (ttlField) {
+      const v = getPath(doc, ttlField);
+      if (typeof v === "number" && Number.isFinite(v)) set[TTL_MIRROR] = new Date(v);
+      else unset.push(TTL_MIRROR);
+    }
+    return { set, unset };
+  };
+
+  const toStored = (doc: Doc): _Stored => {
+    const { set } = hidden(doc);
+    return { ...doc, ...set };
   };
 
   /** Deletes expired documents that hold one of the unique keys `doc` needs; true when any went. */
@@ -205,16 +222,27 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
     return res.deletedCount > 0;
   };
 
-  /** Keeps the hidden Date mirror in step after an update the mirror could not follow ($inc, filter fields). */
-  const fixMirror = async (doc: Document): Promise<void> => {
-    if (!ttlField) return;
-    const v = getPath(doc, ttlField);
-    const mirror = doc[TTL_MIRROR] as unknown;
-    const want = typeof v === "number" && Number.isFinite(v) ? v : null;
-    const have = mirror instanceof Date ? mirror.getTime() : null;
-    if (want === have) return;
-    const update = want === null ? { $unset: { [TTL_MIRROR]: "" } } : { $set: { [TTL_MIRROR]: new Date(want) } };
-    await coll.updateOne({ _id: doc._id, [ttlField]: v ?? null }, update).catch(() => {}); // best effort: reads use ttlField
+  /**
+   * Applies `update` to the document read as `current` only if it is still exactly that document
+   * (same revision token): one atomic updateOne. Returns the new document, or null when it changed
+   * in between (the caller re-reads and retries).
+   */
+  const applyIfUnchanged = async (current: _Stored, update: Update): Promise<Doc | null> => {
+    const rev = (current[REV] as string | undefined) ?? null;
+    const after = applyUpdate(_strip({ ...current }), update, false);
+    _assertNoHiddenFields(after);
+    const { set, unset } = hidden(after);
+    const mongoUpdate = _toMongoUpdate(update, set, unset);
+    const res = await coll.updateOne({ _id: current._id, [REV]: rev }, mongoUpdate);
+    return res.matchedCount === 1 ? after : null;
+  };
+
+  /** Optimistic retry loop: re-read and retry while other writers win; back off a little under contention. */
+  const contended = async (attempt: number): Promise<void> => {
+    if (attempt >= MAX_ATTEMPTS) {
+      throw new DependencyUnavailableError(DEPENDENCY, `${name}: gave up after ${MAX_ATTEMPTS} conflicting concurrent updates`, "server_error");
+    }
+    if (attempt > 3) await new Promise((r) => setTimeout(r, Math.random() * Math.min(attempt, 20)));
   };
 
   const collection: Collection<Doc> = {
@@ -223,11 +251,8 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
     async insert(doc: Doc): Promise<Doc> {
       if (typeof doc !== "object" || doc === null || typeof doc._id !== "string") throw new InvalidQueryError("a document needs a string _id");
       const out = JSON.parse(JSON.stringify(doc)) as Doc;
-      const stored: _Stored = { ...out };
-      if (ttlField) {
-        const v = getPath(out, ttlField);
-        if (typeof v === "number" && Number.isFinite(v)) stored[TTL_MIRROR] = new Date(v);
-      }
+      _assertNoHiddenFields(out);
+      const stored = toStored(out);
       return run(async () => {
         try {
           await coll.insertOne({ ...stored });
@@ -240,51 +265,60 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
     },
 
     async get(id: string): Promise<Doc | null> {
-      return run(async () => strip(await coll.findOne(_merge({ _id: id }, visible(clock())))));
+      return run(async () => _stripOrNull(await coll.findOne(_merge({ _id: id }, visible(clock())))));
     },
 
     async findOne(filter: Filter): Promise<Doc | null> {
-      const q = _merge(_toMongoFilter(filter), visible(clock()));
-      return run(async () => strip(await coll.findOne(q)));
+      const q = _toMongoFilter(filter);
+      return run(async () => _stripOrNull(await coll.findOne(_merge(q, visible(clock())))));
     },
 
     async find(filter: Filter, options: FindOptions = {}): Promise<FindPage<Doc>> {
       const sort = normalizeSort(options.sort);
       const limit = pageLimit(options.limit);
       const skip = pageSkip(options.skip);
-      let q = _merge(_toMongoFilter(filter), visible(clock()));
+      let q = _toMongoFilter(filter);
       if (options.cursor) q = _merge(q, _afterCursor(sort, decodeCursor(options.cursor, sort)));
       const mongoSort: Sort = sort.map((s) => [s.field, s.direction] as const);
-      const docs = await run(() => coll.find(q).sort(mongoSort).skip(skip).limit(limit + 1).toArray());
-      const items = docs.slice(0, limit).map((d) => strip(d)!);
+      const docs = await run(() => coll.find(_merge(q, visible(clock()))).sort(mongoSort).skip(skip).limit(limit + 1).toArray());
+      const items = docs.slice(0, limit).map(_strip);
       const last = items[items.length - 1];
       return { items, nextCursor: docs.length > limit && last ? encodeCursor(sort, sortValues(last, sort)) : null };
     },
 
     async count(filter: Filter): Promise<number> {
-      const q = _merge(_toMongoFilter(filter), visible(clock()));
-      return run(() => coll.countDocuments(q));
+      const q = _toMongoFilter(filter);
+      return run(() => coll.countDocuments(_merge(q, visible(clock()))));
     },
 
     async findOneAndUpdate(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<Doc | null> {
-      const base = _toMongoFilter(filter);
+      const q = _toMongoFilter(filter);
       validateUpdate(update);
       const upsert = options.upsert === true;
-      const eq = upsert ? equalityFields(filter) : {};
-      const mongoUpdate = _toMongoUpdate(update, ttlField, upsert && typeof eq._id !== "string" ? newId() : null);
       return run(async () => {
+        let lostInsert: unknown = null;
         for (let attempt = 1; ; attempt++) {
           const now = clock();
+          const current = await coll.findOne(_merge(q, visible(now)));
+          if (current) {
+            if (_isEmptyUpdate(update)) return _strip(current);
+            const updated = await applyIfUnchanged(current, update);
+            if (updated) return updated;
+            await contended(attempt);
+            continue;
+          }
+          if (!upsert) return null;
+          const inserted = _upsertDocument(filter, update);
           try {
-            const res = await coll.findOneAndUpdate(_merge(base, visible(now)), mongoUpdate, { upsert, returnDocument: "after" });
-            if (res) await fixMirror(res);
-            return strip(res);
+            await coll.insertOne(toStored(inserted));
+            return inserted;
           } catch (e) {
-            if (!upsert || !_isDuplicate(e) || attempt >= UPSERT_ATTEMPTS) throw e;
-            // Lost an insert race (retrying now updates the winner), or an expired document holds the key.
-            const candidate = applyUpdate(applyUpdate({ _id: "" }, { $set: eq }, false), update, true);
-            candidate._id = typeof candidate._id === "string" && candidate._id !== "" ? candidate._id : String(mongoUpdate.$setOnInsert?._id ?? "");
-            await purgeExpiredBlockers(candidate, now);
+            if (!_isDuplicate(e)) throw e;
+            if (await purgeExpiredBlockers(inserted, now)) continue;
+            // Lost an insert race: the next read finds the winner and updates it. A second clash
+            // with nothing matching the filter is a real unique-key conflict.
+            if (lostInsert) throw e;
+            lostInsert = e;
           }
         }
       });
@@ -295,29 +329,33 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
     },
 
     async deleteMany(filter: Filter): Promise<number> {
-      const q = _merge(_toMongoFilter(filter), visible(clock()));
-      return run(async () => (await coll.deleteMany(q)).deletedCount);
+      const q = _toMongoFilter(filter);
+      return run(async () => (await coll.deleteMany(_merge(q, visible(clock())))).deletedCount);
     },
 
     async claim(filter: Filter, owner: string, leaseMs: number, sort?: SortSpec[]): Promise<(Doc & { lease: Lease }) | null> {
-      const base = _toMongoFilter(filter);
+      const q = _toMongoFilter(filter);
       if (typeof owner !== "string" || owner === "") throw new InvalidQueryError("a lease owner must be a non-empty string");
       if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs <= 0) throw new InvalidQueryError("leaseMs must be a positive number");
       const order: Sort = normalizeSort(sort).map((s) => [s.field, s.direction] as const);
       return run(async () => {
-        const now = clock();
-        const free = { $or: [{ lease: null }, { "lease.until": { $lt: now } }] };
-        const q = _merge(_merge(base, visible(now)), free);
-        const lease: Lease = { owner, until: now + leaseMs };
-        const res = await coll.findOneAndUpdate(q, { $set: { lease } }, { sort: order, returnDocument: "after" });
-        return strip(res) as (Doc & { lease: Lease }) | null;
+        for (let attempt = 1; ; attempt++) {
+          const now = clock();
+          const free = { $or: [{ lease: null }, { "lease.until": { $lt: now } }] };
+          const [current] = await coll.find(_merge(_merge(q, visible(now)), free)).sort(order).limit(1).toArray();
+          if (!current) return null;
+          const lease: Lease = { owner, until: now + leaseMs };
+          const claimed = await applyIfUnchanged(current, { $set: { lease } });
+          if (claimed) return claimed as Doc & { lease: Lease };
+          await contended(attempt);
+        }
       });
     },
 
     async release(id: string, owner: string): Promise<boolean> {
       return run(async () => {
-        const res = await coll.findOneAndUpdate({ _id: id, "lease.owner": owner }, { $unset: { lease: "" } }, { returnDocument: "after" });
-        return res !== null;
+        const res = await coll.updateOne({ _id: id, "lease.owner": owner }, { $unset: { lease: "" }, $set: { [REV]: newId() } });
+        return res.matchedCount === 1;
       });
     },
   };
@@ -404,28 +442,46 @@ function _merge(base: _Query, extra: _Query | null): _Query {
   return out;
 }
 
-/** Port update → MongoDB update, keeping the TTL Date mirror in step where the operators allow. */
-function _toMongoUpdate(update: Update, ttlField: string | undefined, generatedId: string | null): Document & { $setOnInsert?: Record<string, unknown> } {
-  const out: Document = {};
-  const set = _defined(update.$set);
-  const setOnInsert = _defined(update.$setOnInsert);
-  const unset: Record<string, ""> = Object.fromEntries((update.$unset ?? []).map((p) => [p, ""]));
-  if (generatedId !== null && setOnInsert._id === undefined) setOnInsert._id = generatedId;
-  if (ttlField) {
-    if (ttlField in set) {
-      const v = set[ttlField];
-      if (typeof v === "number" && Number.isFinite(v)) set[TTL_MIRROR] = new Date(v);
-      else unset[TTL_MIRROR] = "";
-    }
-    if (ttlField in setOnInsert && typeof setOnInsert[ttlField] === "number") setOnInsert[TTL_MIRROR] = new Date(setOnInsert[ttlField] as number);
-    if (ttlField in unset) unset[TTL_MIRROR] = "";
-  }
-  if (Object.keys(set).length > 0) out.$set = set;
+/** Port update → MongoDB update, plus the hidden fields (new revision, TTL mirror) of the result. */
+function _toMongoUpdate(update: Update, hiddenSet: Document, hiddenUnset: string[]): Document {
+  const set = { ..._defined(update.$set), ...hiddenSet };
+  const unset: Record<string, ""> = Object.fromEntries([...(update.$unset ?? []), ...hiddenUnset].map((p) => [p, ""]));
+  const out: Document = { $set: set };
   if (Object.keys(unset).length > 0) out.$unset = unset;
   if (update.$inc && Object.keys(update.$inc).length > 0) out.$inc = { ...update.$inc };
-  if (Object.keys(setOnInsert).length > 0) out.$setOnInsert = setOnInsert;
-  if (Object.keys(out).length === 0) out.$set = {}; // "no change" (MongoDB ≥ 5 accepts an empty $set)
   return out;
+}
+
+/** The document an upsert inserts: {equality fields of the filter, $setOnInsert, $set, $inc, minus $unset}. */
+function _upsertDocument(filter: Filter, update: Update): Doc {
+  const built = applyUpdate(applyUpdate({ _id: "" }, { $set: equalityFields(filter) }, false), update, true);
+  if (built._id === "") built._id = newId();
+  if (typeof built._id !== "string") throw new InvalidQueryError("a document needs a string _id");
+  _assertNoHiddenFields(built);
+  const { _id, ...rest } = built;
+  return { _id, ...rest };
+}
+
+function _isEmptyUpdate(update: Update): boolean {
+  return (
+    Object.keys(_defined(update.$set)).length === 0 &&
+    (update.$unset ?? []).length === 0 &&
+    Object.keys(update.$inc ?? {}).length === 0
+  );
+}
+
+function _strip(doc: Document): Doc {
+  delete doc[TTL_MIRROR];
+  delete doc[REV];
+  return doc as Doc;
+}
+
+function _stripOrNull(doc: Document | null): Doc | null {
+  return doc ? _strip(doc) : null;
+}
+
+function _assertNoHiddenFields(doc: Doc): void {
+  for (const k of Object.keys(doc)) if (k.startsWith(HIDDEN_PREFIX)) throw new InvalidQueryError(`field names starting with ${HIDDEN_PREFIX} are reserved`);
 }
 
 function _defined(o: Record<string, unknown> | undefined): Record<string, unknown> {

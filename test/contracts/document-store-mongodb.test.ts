@@ -20,5 +20,4 @@ if (isMongoSkip(server)) {
       },
     };
   });
-  process.on("beforeExit", () => void server.stop());
 }

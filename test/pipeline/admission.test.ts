@@ -6,7 +6,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { plugins } from "../../plugins/index.ts";
-import { DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED, startTestGateway } from "../support/gateway.ts";
+import { DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
 async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
@@ -36,9 +36,25 @@ function clock(start = WINDOW_START + 2_500) {
   return c;
 }
 
+/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
+const opened: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(g: T): T {
+  const close = g.close.bind(g);
+  let closing: Promise<void> | undefined;
+  g.close = () => (closing ??= close());
+  opened.push(g);
+  return g;
+}
+async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+  return track(await startTestGateway(options));
+}
+test.after.each(async () => {
+  for (const g of opened.splice(0)) await g.close().catch(() => {});
+});
+
 test("the request over perClient in a window gives 429 GW_RATE_LIMIT_EXCEEDED with Retry-After to the window's end", async () => {
   const c = clock();
-  const tg = await startTestGateway({ plugins: [probePlugin], now: c.now, patch: { limits: { admission: { perClient: 3, windowSeconds: 10 } } } });
+  const tg = await start({ plugins: [probePlugin], now: c.now, patch: { limits: { admission: { perClient: 3, windowSeconds: 10 } } } });
   probeHits.reset();
   for (let i = 1; i <= 3; i++) assert.is((await tg.call("/probe/counted", { headers: KEY })).status, 200, `request ${i}`);
   const res = await tg.call("/probe/counted", { headers: KEY });
@@ -60,7 +76,7 @@ test("the request over perClient in a window gives 429 GW_RATE_LIMIT_EXCEEDED wi
 });
 
 test("admission runs before authentication: unauthenticated requests count, and the 4th is 429, not 401", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], now: clock().now, patch: { limits: { admission: { perClient: 3, windowSeconds: 10 } } } });
+  const tg = await start({ plugins: [probePlugin], now: clock().now, patch: { limits: { admission: { perClient: 3, windowSeconds: 10 } } } });
   for (let i = 1; i <= 3; i++) assert.is((await tg.call("/probe/echo")).status, 401, `request ${i}`);
   await expectProblem(await tg.call("/probe/echo"), 429, "GW_RATE_LIMIT_EXCEEDED", "BACKOFF");
   await expectProblem(await tg.call("/probe/echo", { headers: KEY }), 429, "GW_RATE_LIMIT_EXCEEDED", "BACKOFF");
@@ -68,7 +84,7 @@ test("admission runs before authentication: unauthenticated requests count, and 
 });
 
 test("the key is the canonical domain: other hosts have their own budget, spellings of one host share it", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], now: clock().now, patch: { limits: { admission: { perClient: 3, windowSeconds: 10 } } } });
+  const tg = await start({ plugins: [probePlugin], now: clock().now, patch: { limits: { admission: { perClient: 3, windowSeconds: 10 } } } });
   for (const host of [PASSTHROUGH, "PassThrough.Demo.Localhost.:3000", "passthrough.demo.localhost."])
     assert.is((await tg.call("/probe/echo", { host, headers: KEY })).status, 200, host);
   await expectProblem(await tg.call("/probe/echo", { host: PASSTHROUGH, headers: KEY }), 429, "GW_RATE_LIMIT_EXCEEDED", "BACKOFF");
@@ -79,7 +95,7 @@ test("the key is the canonical domain: other hosts have their own budget, spelli
 });
 
 test("the key is the trusted client address: another client has its own budget; X-Forwarded-For changes nothing", async () => {
-  const tg = await startTestGateway({
+  const tg = await start({
     plugins: [probePlugin],
     now: clock().now,
     patch: { edge: EDGE, limits: { admission: { perClient: 3, windowSeconds: 10 } } },
@@ -94,7 +110,7 @@ test("the key is the trusted client address: another client has its own budget; 
 });
 
 test("beyond maxTrackedClients new clients share one bucket (memory stays bounded); tracked clients keep theirs", async () => {
-  const tg = await startTestGateway({
+  const tg = await start({
     plugins: [probePlugin],
     now: clock().now,
     patch: { edge: EDGE, limits: { admission: { perClient: 2, windowSeconds: 10, maxTrackedClients: 1 } } },
@@ -110,13 +126,13 @@ test("beyond maxTrackedClients new clients share one bucket (memory stays bounde
 });
 
 test("health skips admission; pipeline.disable: [\"admission\"] turns the stage off", async () => {
-  const tg = await startTestGateway({ plugins: [...plugins, probePlugin], now: clock().now, patch: { limits: { admission: { perClient: 1, windowSeconds: 10 } } } });
+  const tg = await start({ plugins: [...plugins, probePlugin], now: clock().now, patch: { limits: { admission: { perClient: 1, windowSeconds: 10 } } } });
   assert.is((await tg.call("/probe/echo", { headers: KEY })).status, 200);
   await expectProblem(await tg.call("/probe/echo", { headers: KEY }), 429, "GW_RATE_LIMIT_EXCEEDED", "BACKOFF");
   for (let i = 0; i < 3; i++) assert.is((await tg.call("/health")).status, 200);
   await tg.close();
 
-  const off = await startTestGateway({
+  const off = await start({
     plugins: [probePlugin],
     now: clock().now,
     patch: { pipeline: { disable: ["admission"] }, limits: { admission: { perClient: 1, windowSeconds: 10 } } },

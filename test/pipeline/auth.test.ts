@@ -25,6 +25,7 @@ import {
   STORED,
   startTestGateway,
   testConfig,
+  type TestGateway,
 } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
@@ -85,15 +86,31 @@ async function gatewayWith(directory: TenantDirectory): Promise<Gateway> {
     directory,
   });
   await gateway.startWorkers();
-  return gateway;
+  return track(gateway);
 }
 
 function call(gateway: Gateway, path: string, host: string, headers: Record<string, string>): Promise<Response> {
   return gateway.fetch(new Request(`http://${host}${path}`, { headers: { host, ...headers } }));
 }
 
+/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
+const opened: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(g: T): T {
+  const close = g.close.bind(g);
+  let closing: Promise<void> | undefined;
+  g.close = () => (closing ??= close());
+  opened.push(g);
+  return g;
+}
+async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+  return track(await startTestGateway(options));
+}
+test.after.each(async () => {
+  for (const g of opened.splice(0)) await g.close().catch(() => {});
+});
+
 test("x-api-key missing (or empty) gives 401 GW_AUTH_API_KEY_REQUIRED and the handler never runs", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   probeHits.reset();
   for (const headers of [{}, { "x-api-key": "" }, { authorization: `Bearer ${DEMO_KEY}` }] as Array<Record<string, string>>) {
     const res = await tg.call("/probe/counted", { headers });
@@ -105,7 +122,7 @@ test("x-api-key missing (or empty) gives 401 GW_AUTH_API_KEY_REQUIRED and the ha
 });
 
 test("an unknown key gives 401 GW_API_KEY_INVALID (AFTER_CORRECTION), without repeating the key", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   probeHits.reset();
   for (const key of ["gw_unknown_key_9999", DEMO_KEY.toUpperCase(), DEMO_KEY + "x", DEMO_KEY.slice(0, -1)]) {
     const res = await tg.call("/probe/counted", { headers: { "x-api-key": key } });
@@ -118,7 +135,7 @@ test("an unknown key gives 401 GW_API_KEY_INVALID (AFTER_CORRECTION), without re
 });
 
 test("a key of another business than the hostname's gives 403 GW_AUTH_TENANT_FORBIDDEN", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const cases: Array<[string, string]> = [
     [PASSTHROUGH, OTHER_KEY],
     [STORED, OTHER_KEY],
@@ -142,7 +159,7 @@ test("a revoked key is refused like an unknown one (gateway 401 GW_API_KEY_INVAL
   const raw = structuredClone(DEMO_RAW) as any;
   raw.businesses[0].gateway.apiKeys.push({ id: "demo-revoked", key: "gw_demo_key_revoked", demoOnly: true, revoked: true });
   raw.businesses[0].collections.apiKeys.push({ id: "demo-collections-revoked", key: "sk_test_demo_revoked", demoOnly: true, revoked: true });
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { businesses: raw.businesses } });
+  const tg = await start({ plugins: [probePlugin], patch: { businesses: raw.businesses } });
   const res = await tg.call("/probe/echo", { headers: { "x-api-key": "gw_demo_key_revoked" } });
   assert.not.ok((await res.clone().text()).includes("gw_demo_key_revoked"));
   await expectProblem(res, 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
@@ -156,7 +173,7 @@ test("a revoked key is refused like an unknown one (gateway 401 GW_API_KEY_INVAL
 });
 
 test("operator routes: a missing, wrong or non-operator x-admin-api-key gives 401 GW_ADMIN_AUTHENTICATION_FAILED (DO_NOT_RETRY)", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const cases: Array<Record<string, string>> = [
     {},
     { "x-admin-api-key": "" },
@@ -180,7 +197,7 @@ test("operator routes: a missing, wrong or non-operator x-admin-api-key gives 40
 });
 
 test("collections Bearer: missing or malformed header and unknown key are 401 envelopes with different messages", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const col = (headers: Record<string, string>) => tg.call("/api/v1/probe", { host: "localhost", headers });
   const missing = await expectEnvelope(await col({}), 401);
   for (const authorization of ["Basic x", `Basic ${Buffer.from(`${BEARER_DEMO}:`).toString("base64")}`, "Bearer", "Bearer ", BEARER_DEMO, `Token ${BEARER_DEMO}`]) {
@@ -204,7 +221,7 @@ test("collections Bearer: missing or malformed header and unknown key are 401 en
 });
 
 test("collections Bearer: a valid key scopes the request to its business", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   for (const [authorization, business] of [
     [`Bearer ${BEARER_DEMO}`, "demo"],
     [`Bearer ${BEARER_OTHER}`, "other"],
@@ -221,7 +238,7 @@ test("collections Bearer: a valid key scopes the request to its business", async
 });
 
 test("a collections Bearer key is not a gateway key: in x-api-key it is refused", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   for (const key of [BEARER_DEMO, BEARER_OTHER]) {
     const res = await tg.call("/probe/echo", { headers: { "x-api-key": key } });
     await assertNoKeys(res);
@@ -231,7 +248,7 @@ test("a collections Bearer key is not a gateway key: in x-api-key it is refused"
 });
 
 test("keys never reach a response body or a log record", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const responses = await Promise.all([
     tg.call("/probe/echo", { headers: { "x-api-key": DEMO_KEY } }),
     tg.call("/probe/echo", { headers: { "x-api-key": "gw_unknown_key_9999" } }),

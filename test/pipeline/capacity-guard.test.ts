@@ -8,7 +8,7 @@ import { request } from "node:http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { plugins } from "../../plugins/index.ts";
-import { DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED, startTestGateway } from "../support/gateway.ts";
+import { DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { probePlugin, slowGate } from "../support/probe-plugin.ts";
 
 async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
@@ -42,8 +42,25 @@ async function expectFull(res: Response): Promise<void> {
   assert.is(body.retry.sameIdempotencyKey, true);
 }
 
+/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
+const opened: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(g: T): T {
+  const close = g.close.bind(g);
+  let closing: Promise<void> | undefined;
+  g.close = () => (closing ??= close());
+  opened.push(g);
+  return g;
+}
+async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+  return track(await startTestGateway(options));
+}
+test.after.each(async () => {
+  slowGate.releaseAll();
+  for (const g of opened.splice(0)) await g.close().catch(() => {});
+});
+
 test("per domain: a second request to a domain at its limit gets 503 with Retry-After; another domain still passes", async () => {
-  const tg = await startTestGateway({ plugins: [...plugins, probePlugin], patch: CAPACITY });
+  const tg = await start({ plugins: [...plugins, probePlugin], patch: CAPACITY });
   const parked = tg.call("/probe/slow", { host: PASSTHROUGH, headers: KEY });
   await until(() => slowGate.waiting.length === 1);
   assert.equal(tg.gateway.runtime.inFlight(), { total: 1, perDomain: { [PASSTHROUGH]: 1 } });
@@ -68,7 +85,7 @@ test("per domain: a second request to a domain at its limit gets 503 with Retry-
 });
 
 test("total: with every slot taken, a domain with no request in flight is refused too", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: CAPACITY });
+  const tg = await start({ plugins: [probePlugin], patch: CAPACITY });
   const a = tg.call("/probe/slow", { host: PASSTHROUGH, headers: KEY });
   const b = tg.call("/probe/slow", { host: STORED, headers: KEY });
   await until(() => slowGate.waiting.length === 2);
@@ -82,7 +99,7 @@ test("total: with every slot taken, a domain with no request in flight is refuse
 });
 
 test("the slot is released after every error exit: handler crash, later-stage refusals, input errors", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { limits: { capacity: { total: 1, perDomain: 1 } } } });
+  const tg = await start({ plugins: [probePlugin], patch: { limits: { capacity: { total: 1, perDomain: 1 } } } });
   const next = async (why: string) => {
     assert.equal(tg.gateway.runtime.inFlight(), { total: 0, perDomain: {} }, why);
     assert.is((await tg.call("/probe/echo", { headers: KEY })).status, 200, `next request passes after ${why}`);
@@ -104,7 +121,7 @@ test("the slot is released after every error exit: handler crash, later-stage re
 });
 
 test("each slot is released exactly once (a double release would free someone else's slot)", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { limits: { capacity: { total: 2, perDomain: 2 } } } });
+  const tg = await start({ plugins: [probePlugin], patch: { limits: { capacity: { total: 2, perDomain: 2 } } } });
   const parked = tg.call("/probe/slow", { headers: KEY });
   await until(() => slowGate.waiting.length === 1);
   assert.is((await tg.call("/probe/boom", { host: STORED, headers: KEY })).status, 500);
@@ -118,7 +135,7 @@ test("each slot is released exactly once (a double release would free someone el
 });
 
 test("the slot is released when the client aborts the connection mid-request (real HTTP)", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { limits: { capacity: { total: 1, perDomain: 1 } } } });
+  const tg = await start({ plugins: [probePlugin], patch: { limits: { capacity: { total: 1, perDomain: 1 } } } });
   const server = await tg.listen();
   const ac = new AbortController();
   const req = request({ host: "127.0.0.1", port: server.port, path: "/probe/slow", headers: { host: PASSTHROUGH, ...KEY }, signal: ac.signal });
@@ -141,7 +158,7 @@ test("the slot is released when the client aborts the connection mid-request (re
 });
 
 test("while draining every new request gets 503 GW_GATEWAY_CAPACITY_EXCEEDED with Retry-After; health still answers", async () => {
-  const tg = await startTestGateway({ plugins: [...plugins, probePlugin], patch: CAPACITY });
+  const tg = await start({ plugins: [...plugins, probePlugin], patch: CAPACITY });
   assert.is((await tg.call("/probe/echo", { headers: KEY })).status, 200);
   tg.gateway.runtime.startDraining();
   await expectFull(await tg.call("/probe/echo", { headers: KEY }));

@@ -12,6 +12,7 @@ import {
   PASSTHROUGH,
   rawRequest,
   startTestGateway,
+  type TestGateway,
 } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
@@ -52,8 +53,24 @@ function rawProblem(res: { status: number; headers: Record<string, string>; body
   return body;
 }
 
+/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
+const opened: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(g: T): T {
+  const close = g.close.bind(g);
+  let closing: Promise<void> | undefined;
+  g.close = () => (closing ??= close());
+  opened.push(g);
+  return g;
+}
+async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+  return track(await startTestGateway(options));
+}
+test.after.each(async () => {
+  for (const g of opened.splice(0)) await g.close().catch(() => {});
+});
+
 test("direct mode over real HTTP: an allowlisted key (10.9.9.9) from 127.0.0.1 is refused; X-Forwarded-For never helps", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const server = await tg.listen();
   for (const extra of [[], ["X-Forwarded-For: 10.9.9.9"], ["X-Forwarded-For: 10.9.9.9, 127.0.0.1"], ["X-Real-IP: 10.9.9.9", "X-Gatehouse-Client-IP: 10.9.9.9", "Forwarded: for=10.9.9.9"]]) {
     const res = await getRaw(server.port, ALLOWLISTED_KEY, extra);
@@ -70,7 +87,7 @@ test("direct mode over real HTTP: an allowlisted key (10.9.9.9) from 127.0.0.1 i
 });
 
 test("trusted edge: the edge's client address decides; any other address, a missing or malformed one is 403", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { edge: EDGE } });
+  const tg = await start({ plugins: [probePlugin], patch: { edge: EDGE } });
   probeHits.reset();
   const from = (headers: Record<string, string>) =>
     tg.call("/probe/counted", { headers: { "x-api-key": ALLOWLISTED_KEY, "x-edge-secret": EDGE.secret, ...headers } });
@@ -95,7 +112,7 @@ test("trusted edge: the edge's client address decides; any other address, a miss
 });
 
 test("trusted edge over real HTTP: the edge header wins over the socket address", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { edge: EDGE } });
+  const tg = await start({ plugins: [probePlugin], patch: { edge: EDGE } });
   const server = await tg.listen();
   const ok = await getRaw(server.port, ALLOWLISTED_KEY, [`x-edge-secret: ${EDGE.secret}`, "x-edge-client-ip: 10.9.9.9"]);
   assert.is(ok.status, 200);
@@ -112,7 +129,7 @@ test("CIDR entries match whole ranges (IPv4 and IPv6); several entries are alter
     { id: "demo-cidr", key: "gw_demo_key_cidr", demoOnly: true, ipWhitelisted: ["10.0.0.0/8"] },
     { id: "demo-multi", key: "gw_demo_key_multi", demoOnly: true, ipWhitelisted: ["192.0.2.7", "2001:db8::/32", "172.16.0.0/12"] },
   );
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { edge: EDGE, businesses: raw.businesses } });
+  const tg = await start({ plugins: [probePlugin], patch: { edge: EDGE, businesses: raw.businesses } });
   const from = (key: string, ip: string) =>
     tg.call("/probe/echo", { headers: { "x-api-key": key, "x-edge-secret": EDGE.secret, "x-edge-client-ip": ip } });
   for (const ip of ["10.1.2.3", "10.0.0.0", "10.255.255.255"]) assert.is((await from("gw_demo_key_cidr", ip)).status, 200, ip);
@@ -123,21 +140,21 @@ test("CIDR entries match whole ranges (IPv4 and IPv6); several entries are alter
 });
 
 test("a key with an empty list passes from any source, with or without an address", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { edge: EDGE } });
+  const tg = await start({ plugins: [probePlugin], patch: { edge: EDGE } });
   for (const headers of [{ "x-edge-client-ip": "203.0.113.9" }, { "x-edge-client-ip": "2001:db8::9" }, {}, { "x-edge-client-ip": "garbage" }] as Array<Record<string, string>>) {
     const res = await tg.call("/probe/echo", { headers: { "x-api-key": DEMO_KEY, "x-edge-secret": EDGE.secret, ...headers } });
     assert.is(res.status, 200, JSON.stringify(headers));
   }
   await tg.close();
   // Direct mode in-process (no socket address at all) too.
-  const direct = await startTestGateway({ plugins: [probePlugin] });
+  const direct = await start({ plugins: [probePlugin] });
   assert.is((await direct.call("/probe/echo", { headers: { "x-api-key": DEMO_KEY } })).status, 200);
   await expectForbidden(await direct.call("/probe/echo", { headers: { "x-api-key": ALLOWLISTED_KEY } }), "no address, non-empty list");
   await direct.close();
 });
 
 test("the allowlist is checked after authentication: a bad key from a refused address is still 401", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { edge: EDGE } });
+  const tg = await start({ plugins: [probePlugin], patch: { edge: EDGE } });
   const res = await tg.call("/probe/echo", { headers: { "x-api-key": "gw_unknown_key_9999", "x-edge-secret": EDGE.secret, "x-edge-client-ip": "10.9.9.8" } });
   await expectProblem(res, 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
   await tg.close();
@@ -146,7 +163,7 @@ test("the allowlist is checked after authentication: a bad key from a refused ad
 test("collections Bearer keys are allowlisted the same way (403 in the collections envelope)", async () => {
   const raw = structuredClone(DEMO_RAW) as any;
   raw.businesses[0].collections.apiKeys.push({ id: "demo-collections-allow", key: "sk_test_demo_allow", demoOnly: true, ipWhitelisted: ["10.9.9.9"] });
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { edge: EDGE, businesses: raw.businesses } });
+  const tg = await start({ plugins: [probePlugin], patch: { edge: EDGE, businesses: raw.businesses } });
   const from = (ip: string) =>
     tg.call("/api/v1/probe", { host: "localhost", headers: { authorization: "Bearer sk_test_demo_allow", "x-edge-secret": EDGE.secret, "x-edge-client-ip": ip } });
   assert.is((await from("10.9.9.9")).status, 200);

@@ -12,7 +12,7 @@ import { createGateway } from "../../core/create-gateway.ts";
 import { createConfigDirectory, type TenantDirectory } from "../../core/directory.ts";
 import { createLogger } from "../../core/log.ts";
 import { plugins } from "../../plugins/index.ts";
-import { BEARER_DEMO, DEMO_KEY, OTHER_KEY, PASSTHROUGH, STORED, startTestGateway, testConfig } from "../support/gateway.ts";
+import { BEARER_DEMO, DEMO_KEY, OTHER_KEY, PASSTHROUGH, STORED, startTestGateway, testConfig, type TestGateway } from "../support/gateway.ts";
 import { probePlugin } from "../support/probe-plugin.ts";
 
 async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
@@ -30,8 +30,24 @@ async function expectProblem(res: Response, status: number, code: string, strate
 const KEY = { "x-api-key": DEMO_KEY };
 const SIGN = { ...KEY, "x-idempotency-key": "mode-sign-0001", "x-sub-business-id": "sub-1" };
 
+/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
+const opened: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(g: T): T {
+  const close = g.close.bind(g);
+  let closing: Promise<void> | undefined;
+  g.close = () => (closing ??= close());
+  opened.push(g);
+  return g;
+}
+async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+  return track(await startTestGateway(options));
+}
+test.after.each(async () => {
+  for (const g of opened.splice(0)) await g.close().catch(() => {});
+});
+
 test("a Stored-only route on a Pass-through domain gives 409 GW_OPERATION_MODE_CONFLICT; on a Stored domain it answers", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const conflict = await tg.call("/probe/stored-only", { host: PASSTHROUGH, headers: KEY });
   const body = await expectProblem(conflict, 409, "GW_OPERATION_MODE_CONFLICT", "AFTER_CORRECTION");
   assert.match(body.detail, /Pass-through/);
@@ -47,7 +63,7 @@ test("a Stored-only route on a Pass-through domain gives 409 GW_OPERATION_MODE_C
 });
 
 test("a Pass-through-only route (sign) on a Stored domain gives 409; on a Pass-through domain it answers", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const conflict = await tg.call("/probe/sign", { method: "POST", host: STORED, headers: SIGN, body: { invoice: 1 } });
   const body = await expectProblem(conflict, 409, "GW_OPERATION_MODE_CONFLICT", "AFTER_CORRECTION");
   assert.match(body.detail, /Stored/);
@@ -57,7 +73,7 @@ test("a Pass-through-only route (sign) on a Stored domain gives 409; on a Pass-t
 });
 
 test("routes without modes answer in both; the mode comes from the hostname, never from the request", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   for (const [host, mode] of [
     [PASSTHROUGH, "passthrough"],
     [STORED, "stored"],
@@ -71,7 +87,7 @@ test("routes without modes answer in both; the mode comes from the hostname, nev
 });
 
 test("the mode check runs last: authentication failures answer first", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   await expectProblem(await tg.call("/probe/stored-only", { host: PASSTHROUGH }), 401, "GW_AUTH_API_KEY_REQUIRED", "AFTER_CORRECTION");
   await expectProblem(
     await tg.call("/probe/stored-only", { host: PASSTHROUGH, headers: { "x-api-key": OTHER_KEY } }),
@@ -83,7 +99,7 @@ test("the mode check runs last: authentication failures answer first", async () 
 });
 
 test("health and collections routes are unaffected by the domain's mode", async () => {
-  const tg = await startTestGateway({ plugins: [...plugins, probePlugin] });
+  const tg = await start({ plugins: [...plugins, probePlugin] });
   for (const host of [PASSTHROUGH, STORED]) {
     for (const path of ["/health", "/health/live"]) {
       const res = await tg.call(path, { host });
@@ -105,14 +121,14 @@ test("a domain whose mode cannot be determined gives 503 GW_TENANT_MODE_UNAVAILA
       return d ? { ...d, mode: null } : d;
     },
   };
-  const gateway = createGateway({
+  const gateway = track(createGateway({
     config: testConfig(),
     ports: { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() },
     plugins: [...plugins, probePlugin],
     log: createLogger({ level: "silent", sink: () => {} }),
     policies: createPolicyRegistry(),
     directory,
-  });
+  }));
   await gateway.startWorkers();
   for (const path of ["/probe/echo", "/probe/stored-only"]) {
     const res = await gateway.fetch(new Request(`http://${PASSTHROUGH}${path}`, { headers: { host: PASSTHROUGH, ...KEY } }));

@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { DEMO_KEY, PASSTHROUGH, rawRequest, startTestGateway } from "../support/gateway.ts";
+import { DEMO_KEY, PASSTHROUGH, rawRequest, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
 async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
@@ -63,8 +63,24 @@ async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void>
   }
 }
 
+/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
+const opened: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(g: T): T {
+  const close = g.close.bind(g);
+  let closing: Promise<void> | undefined;
+  g.close = () => (closing ??= close());
+  opened.push(g);
+  return g;
+}
+async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+  return track(await startTestGateway(options));
+}
+test.after.each(async () => {
+  for (const g of opened.splice(0)) await g.close().catch(() => {});
+});
+
 test("a body that is not application/json gives 415 GW_REQUEST_MEDIA_TYPE_UNSUPPORTED, before authentication", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   probeHits.reset();
   for (const type of ["text/plain", "application/xml", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
     const res = await tg.call("/probe/counted", { method: "POST", headers: { ...KEY, "content-type": type }, body: '{"a":1}' });
@@ -93,7 +109,7 @@ test("a body that is not application/json gives 415 GW_REQUEST_MEDIA_TYPE_UNSUPP
 
 test("a declared Content-Length over the route limit gives 413 at once, before the body is read or the key checked", async () => {
   // If the declared size were not checked, these requests (whose body never comes) would wait for the read deadline.
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { server: { bodyReadTimeoutMs: 5_000 } } });
+  const tg = await start({ plugins: [probePlugin], patch: { server: { bodyReadTimeoutMs: 5_000 } } });
   const server = await tg.listen();
   const started = Date.now();
   const res = await rawRequest({
@@ -115,7 +131,7 @@ test("a declared Content-Length over the route limit gives 413 at once, before t
 });
 
 test("bodies up to the limit are accepted: 64 KiB by default, 1 MiB on a bodyLimit: \"large\" route", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const atDefault = itemsBody(KIB64);
   assert.is(Buffer.byteLength(atDefault), KIB64);
   const ok = await tg.call("/probe/items/abc", { method: "POST", headers: { ...MUTATION, "content-type": "application/json", "content-length": String(KIB64) }, body: atDefault });
@@ -139,7 +155,7 @@ test("bodies up to the limit are accepted: 64 KiB by default, 1 MiB on a bodyLim
 });
 
 test("a chunked body (no Content-Length) is limited while it streams: 413 before it ends (real HTTP)", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { server: { bodyReadTimeoutMs: 5_000 } } });
+  const tg = await start({ plugins: [probePlugin], patch: { server: { bodyReadTimeoutMs: 5_000 } } });
   const server = await tg.listen();
   const keyLines = Object.entries(MUTATION).map(([k, v]) => `${k}: ${v}`);
   // A small chunked body is read and served.
@@ -167,7 +183,7 @@ test("a chunked body (no Content-Length) is limited while it streams: 413 before
 });
 
 test("a body that stops arriving gives 408 GW_REQUEST_BODY_TIMEOUT after server.bodyReadTimeoutMs (SAME_IDEMPOTENCY_KEY)", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { server: { bodyReadTimeoutMs: 300 } } });
+  const tg = await start({ plugins: [probePlugin], patch: { server: { bodyReadTimeoutMs: 300 } } });
   const server = await tg.listen();
   const started = Date.now();
   const res = await rawRequest({
@@ -193,7 +209,7 @@ test("a body cut short by the client (Content-Length 100, 10 bytes, then FIN): s
   // "400 Bad Request / Connection: close" and destroys the socket before the gateway can answer.
   // Inside, the body reader sees the aborted stream, the request completes with
   // GW_REQUEST_BODY_INCOMPLETE in the completion log and the capacity slot is released.
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { server: { bodyReadTimeoutMs: 5_000 } } });
+  const tg = await start({ plugins: [probePlugin], patch: { server: { bodyReadTimeoutMs: 5_000 } } });
   const server = await tg.listen();
   const res = await rawRequest({
     port: server.port,
@@ -218,7 +234,7 @@ test("a body cut short by the client (Content-Length 100, 10 bytes, then FIN): s
 });
 
 test("an incomplete body the gateway can still answer gives 400 GW_REQUEST_BODY_INCOMPLETE (same key)", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const send = (stream: ReadableStream<Uint8Array>, extra: Record<string, string> = {}) =>
     tg.gateway.fetch(
       new Request(`http://${PASSTHROUGH}/probe/items/abc`, {
@@ -251,7 +267,7 @@ test("an incomplete body the gateway can still answer gives 400 GW_REQUEST_BODY_
 });
 
 test("a body that is not JSON gives 400 GW_REQUEST_INVALID_JSON without echoing it", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   for (const text of ['{"name": "widget"', "name=widget", "{'name':'widget'}", '{"name":"widget"}}']) {
     const res = await tg.call("/probe/items/abc", { method: "POST", headers: { ...MUTATION, "content-type": "application/json" }, body: text });
     const body = await expectProblem(res, 400, "GW_REQUEST_INVALID_JSON", "AFTER_CORRECTION");
@@ -261,7 +277,7 @@ test("a body that is not JSON gives 400 GW_REQUEST_INVALID_JSON without echoing 
 });
 
 test("a valid caller X-Request-ID is correlation only: logged as callerRequestId, the response carries the gateway's id", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   for (const caller of ["caller-123", "A", "a".repeat(128), "x1.y_z:w-9"]) {
     const res = await tg.call("/probe/echo", { headers: { ...KEY, "x-request-id": caller } });
     assert.is(res.status, 200, caller);
@@ -281,7 +297,7 @@ test("a valid caller X-Request-ID is correlation only: logged as callerRequestId
 });
 
 test("an invalid X-Request-ID gives 400 GW_REQUEST_HEADER_INVALID naming the header, without echoing it", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   probeHits.reset();
   for (const bad of ["bad id!", "b".repeat(129), "-leading-dash", "", "x/y", "ünï"]) {
     const res = await tg.call("/probe/counted", { headers: { ...KEY, "x-request-id": bad } });

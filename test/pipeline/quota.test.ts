@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
 import type { CoordinationStore, PermitResult } from "../../adapters/ports.ts";
 import { plugins } from "../../plugins/index.ts";
-import { DEMO_KEY, DEMO_RAW, OTHER, OTHER_KEY, PASSTHROUGH, startTestGateway } from "../support/gateway.ts";
+import { DEMO_KEY, DEMO_RAW, OTHER, OTHER_KEY, PASSTHROUGH, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
 async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
@@ -64,9 +64,25 @@ function brokenStore(mode: { fail: "reject" | "hang" | "none" }): CoordinationSt
   };
 }
 
+/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
+const opened: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(g: T): T {
+  const close = g.close.bind(g);
+  let closing: Promise<void> | undefined;
+  g.close = () => (closing ??= close());
+  opened.push(g);
+  return g;
+}
+async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+  return track(await startTestGateway(options));
+}
+test.after.each(async () => {
+  for (const g of opened.splice(0)) await g.close().catch(() => {});
+});
+
 test("the management quota: the 4th request in the window gets 429 GW_RATE_LIMIT_EXCEEDED with Retry-After ≤ 60", async () => {
   const { store } = clockedStore();
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: store } });
+  const tg = await start({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: store } });
   for (let i = 1; i <= 3; i++) assert.is((await tg.call("/probe/items/abc", item())).status, 200, `request ${i}`);
   const res = await tg.call("/probe/items/abc", item());
   const body = await expectProblem(res, 429, "GW_RATE_LIMIT_EXCEEDED", "BACKOFF");
@@ -81,7 +97,7 @@ test("the management quota: the 4th request in the window gets 429 GW_RATE_LIMIT
 
 test("the quota is per class, not per route: every management route draws on one budget; refused requests never run", async () => {
   const { store } = clockedStore();
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: store } });
+  const tg = await start({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: store } });
   probeHits.reset();
   assert.is((await tg.call("/probe/items/abc", item())).status, 200);
   assert.is((await tg.call("/probe/items/def", item())).status, 200);
@@ -94,7 +110,7 @@ test("the quota is per class, not per route: every management route draws on one
 
 test("the sign class has its own budget, separate from management and default", async () => {
   const { store } = clockedStore();
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: store } });
+  const tg = await start({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: store } });
   for (let i = 0; i < 3; i++) await tg.call("/probe/items/abc", item());
   await expectProblem(await tg.call("/probe/items/abc", item()), 429, "GW_RATE_LIMIT_EXCEEDED", "BACKOFF");
   assert.is((await tg.call("/probe/sign", sign())).status, 200, "sign 1 with management exhausted");
@@ -111,7 +127,7 @@ test("quotas are per credential: another key of the same business, or another bu
   const raw = structuredClone(DEMO_RAW) as any;
   raw.businesses[0].gateway.apiKeys.push({ id: "demo-secondary", key: "gw_demo_key_0002", demoOnly: true });
   const { store } = clockedStore();
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { ...QUOTAS, businesses: raw.businesses }, ports: { coordination: store } });
+  const tg = await start({ plugins: [probePlugin], patch: { ...QUOTAS, businesses: raw.businesses }, ports: { coordination: store } });
   for (let i = 0; i < 3; i++) assert.is((await tg.call("/probe/items/abc", item())).status, 200);
   await expectProblem(await tg.call("/probe/items/abc", item()), 429, "GW_RATE_LIMIT_EXCEEDED", "BACKOFF");
   for (let i = 0; i < 3; i++) assert.is((await tg.call("/probe/items/abc", item("gw_demo_key_0002"))).status, 200, `secondary ${i + 1}`);
@@ -125,7 +141,7 @@ test("quotas are per credential: another key of the same business, or another bu
 
 test("quotas apply after authentication: refused credentials consume nothing; the next window starts afresh", async () => {
   const { store, clock } = clockedStore();
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: store } });
+  const tg = await start({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: store } });
   for (let i = 0; i < 5; i++) assert.is((await tg.call("/probe/items/abc", { ...item(), headers: { "x-idempotency-key": `anon-${i}-xxxxxx` } })).status, 401);
   for (let i = 0; i < 5; i++) assert.is((await tg.call("/probe/items/abc", item("gw_unknown_key_9999"))).status, 401);
   for (let i = 1; i <= 3; i++) assert.is((await tg.call("/probe/items/abc", item())).status, 200, `request ${i} after refusals`);
@@ -137,7 +153,7 @@ test("quotas apply after authentication: refused credentials consume nothing; th
 
 test("a coordination store that fails: 503 GW_GATEWAY_CAPACITY_EXCEEDED (fail closed), never a 200, handler not run", async () => {
   const mode: { fail: "reject" | "hang" | "none" } = { fail: "reject" };
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: brokenStore(mode) } });
+  const tg = await start({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: brokenStore(mode) } });
   probeHits.reset();
   const requests = [
     () => tg.call("/probe/counted", { method: "POST", headers: KEY, body: {} }), // management
@@ -163,7 +179,7 @@ test("a coordination store that fails: 503 GW_GATEWAY_CAPACITY_EXCEEDED (fail cl
 });
 
 test("a coordination store that hangs fails closed within the store timeout", async () => {
-  const tg = await startTestGateway({
+  const tg = await start({
     plugins: [probePlugin],
     patch: { ...QUOTAS, dependencies: { storeTimeoutMs: 100 } },
     ports: { coordination: brokenStore({ fail: "hang" }) },
@@ -178,7 +194,7 @@ test("a coordination store that hangs fails closed within the store timeout", as
 });
 
 test("routes without a credential are not metered (health and other public routes never touch the store)", async () => {
-  const tg = await startTestGateway({ plugins: [...plugins, probePlugin], patch: QUOTAS, ports: { coordination: brokenStore({ fail: "reject" }) } });
+  const tg = await start({ plugins: [...plugins, probePlugin], patch: QUOTAS, ports: { coordination: brokenStore({ fail: "reject" }) } });
   for (let i = 0; i < 3; i++) assert.is((await tg.call("/health", { host: PASSTHROUGH })).status, 200);
   await tg.close();
 });

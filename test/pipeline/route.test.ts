@@ -4,7 +4,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { BEARER_DEMO, DEMO_KEY, PASSTHROUGH, startTestGateway } from "../support/gateway.ts";
+import { BEARER_DEMO, DEMO_KEY, PASSTHROUGH, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
 async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
@@ -22,8 +22,24 @@ async function expectProblem(res: Response, status: number, code: string, strate
 const KEY = { "x-api-key": DEMO_KEY };
 const MUTATION = { ...KEY, "x-idempotency-key": "route-test-0001" };
 
+/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
+const opened: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(g: T): T {
+  const close = g.close.bind(g);
+  let closing: Promise<void> | undefined;
+  g.close = () => (closing ??= close());
+  opened.push(g);
+  return g;
+}
+async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+  return track(await startTestGateway(options));
+}
+test.after.each(async () => {
+  for (const g of opened.splice(0)) await g.close().catch(() => {});
+});
+
 test("an unknown path gives 404 GW_ROUTE_NOT_FOUND (DO_NOT_RETRY), before authentication", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   for (const headers of [KEY, {}]) {
     const res = await tg.call("/probe/nope", { headers });
     const body = await expectProblem(res, 404, "GW_ROUTE_NOT_FOUND", "DO_NOT_RETRY");
@@ -37,7 +53,7 @@ test("an unknown path gives 404 GW_ROUTE_NOT_FOUND (DO_NOT_RETRY), before authen
 });
 
 test("a known path with another method gives 405 GW_METHOD_NOT_ALLOWED with Allow listing the declared methods", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   probeHits.reset();
   for (const method of ["POST", "PUT", "PATCH", "OPTIONS"]) {
     const res = await tg.call("/probe/echo", { method, headers: KEY, body: method === "OPTIONS" ? undefined : {} });
@@ -63,7 +79,7 @@ test("a known path with another method gives 405 GW_METHOD_NOT_ALLOWED with Allo
 
 test("path + query longer than server.maxUriLength gives 414 GW_REQUEST_URI_TOO_LONG; the limit itself passes", async () => {
   const max = 64;
-  const tg = await startTestGateway({ plugins: [probePlugin], patch: { server: { maxUriLength: max } } });
+  const tg = await start({ plugins: [probePlugin], patch: { server: { maxUriLength: max } } });
   const base = "/probe/echo?q=";
   const atLimit = base + "a".repeat(max - base.length);
   assert.is(atLimit.length, max);
@@ -77,14 +93,14 @@ test("path + query longer than server.maxUriLength gives 414 GW_REQUEST_URI_TOO_
 });
 
 test("a collections route is not served on a gateway domain (404 problem+json)", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const res = await tg.call("/api/v1/probe", { host: PASSTHROUGH, headers: { authorization: `Bearer ${BEARER_DEMO}` } });
   await expectProblem(res, 404, "GW_ROUTE_NOT_FOUND", "DO_NOT_RETRY");
   await tg.close();
 });
 
 test("a gateway route on a collections host gives 404 in the collections envelope", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const res = await tg.call("/probe/echo", { host: "localhost", headers: KEY });
   assert.is(res.status, 404);
   assert.is(res.headers.get("content-type"), "application/json");
@@ -100,7 +116,7 @@ test("a gateway route on a collections host gives 404 in the collections envelop
 });
 
 test("a wrong method on a collections route gives 405 in the collections envelope, with Allow", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const res = await tg.call("/api/v1/probe", { method: "DELETE", host: "localhost", headers: { authorization: `Bearer ${BEARER_DEMO}` } });
   assert.is(res.status, 405);
   assert.is(res.headers.get("content-type"), "application/json");
@@ -112,7 +128,7 @@ test("a wrong method on a collections route gives 405 in the collections envelop
 });
 
 test("malformed percent-encoding in a path parameter gives 400 GW_REQUEST_PATH_PARAMETER_INVALID (location path)", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   for (const segment of ["%ZZ", "abc%", "%E0%A4%A", "ab%C3"]) {
     const res = await tg.call(`/probe/items/${segment}`, { method: "POST", headers: MUTATION, body: { name: "widget" } });
     const body = await expectProblem(res, 400, "GW_REQUEST_PATH_PARAMETER_INVALID", "AFTER_CORRECTION");
@@ -127,7 +143,7 @@ test("malformed percent-encoding in a path parameter gives 400 GW_REQUEST_PATH_P
 });
 
 test("path parameters are percent-decoded before the route sees them", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const res = await tg.call("/probe/items/ab%63-%31", { method: "POST", headers: MUTATION, body: { name: "widget" } });
   assert.is(res.status, 200);
   assert.equal((await res.json()).params, { itemId: "abc-1" });
@@ -135,7 +151,7 @@ test("path parameters are percent-decoded before the route sees them", async () 
 });
 
 test("a path parameter that breaks the route's params schema gives 400 GW_REQUEST_PATH_PARAMETER_INVALID", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   for (const itemId of ["AB", "a", "has%20space", "x".repeat(21)]) {
     const res = await tg.call(`/probe/items/${itemId}`, { method: "POST", headers: MUTATION, body: { name: "widget" } });
     const body = await expectProblem(res, 400, "GW_REQUEST_PATH_PARAMETER_INVALID", "AFTER_CORRECTION");

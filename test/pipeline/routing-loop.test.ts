@@ -5,7 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { plugins } from "../../plugins/index.ts";
-import { BEARER_DEMO, DEMO_KEY, startTestGateway } from "../support/gateway.ts";
+import { BEARER_DEMO, DEMO_KEY, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
 async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
@@ -22,8 +22,24 @@ async function expectProblem(res: Response, status: number, code: string, strate
 
 const KEY = { "x-api-key": DEMO_KEY };
 
+/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
+const opened: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(g: T): T {
+  const close = g.close.bind(g);
+  let closing: Promise<void> | undefined;
+  g.close = () => (closing ??= close());
+  opened.push(g);
+  return g;
+}
+async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+  return track(await startTestGateway(options));
+}
+test.after.each(async () => {
+  for (const g of opened.splice(0)) await g.close().catch(() => {});
+});
+
 test("a non-zero hop marker gives 508 GW_ROUTING_LOOP_DETECTED (CONTACT_SUPPORT) and the handler never runs", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   probeHits.reset();
   for (const hop of ["1", "2", " 1 ", "17", "garbage"]) {
     const res = await tg.call("/probe/counted", { headers: { ...KEY, "x-service-gateway-hop": hop } });
@@ -38,7 +54,7 @@ test("a non-zero hop marker gives 508 GW_ROUTING_LOOP_DETECTED (CONTACT_SUPPORT)
 });
 
 test("the loop is refused before authentication and is signalled to operators", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   const res = await tg.call("/probe/echo", { headers: { "x-service-gateway-hop": "1" } });
   const body = await expectProblem(res, 508, "GW_ROUTING_LOOP_DETECTED", "CONTACT_SUPPORT");
   const signal = tg.logs.find((l) => l.event === "gateway_routing_loop_detected");
@@ -51,7 +67,7 @@ test("the loop is refused before authentication and is signalled to operators", 
 });
 
 test("hop marker 0 (or none) passes", async () => {
-  const tg = await startTestGateway({ plugins: [probePlugin] });
+  const tg = await start({ plugins: [probePlugin] });
   probeHits.reset();
   for (const headers of [{ "x-service-gateway-hop": "0" }, { "x-service-gateway-hop": " 0 " }, {}] as Array<Record<string, string>>) {
     const res = await tg.call("/probe/counted", { headers: { ...KEY, ...headers } });
@@ -63,7 +79,7 @@ test("hop marker 0 (or none) passes", async () => {
 });
 
 test("no route can skip the check: health and collections routes refuse a looped request too", async () => {
-  const tg = await startTestGateway({ plugins: [...plugins, probePlugin] });
+  const tg = await start({ plugins: [...plugins, probePlugin] });
   await expectProblem(await tg.call("/health", { headers: { "x-service-gateway-hop": "1" } }), 508, "GW_ROUTING_LOOP_DETECTED", "CONTACT_SUPPORT");
   const col = await tg.call("/api/v1/probe", { host: "localhost", headers: { authorization: `Bearer ${BEARER_DEMO}`, "x-service-gateway-hop": "1" } });
   assert.is(col.status, 508);

@@ -5,8 +5,11 @@
  *   `dbName()` call returns a fresh database name unique to this run, so runs never share data.
  * - Otherwise the jongodb binary of the npm package `@jongodb/memory-server-bin-linux-x64-gnu` is
  *   spawned on a free port as a single-node replica set (`rs0`), the topology production uses; it
- *   prints `JONGODB_URI=mongodb://127.0.0.1:PORT/test?replicaSet=rs0`. `stop()` kills it; so does the
- *   exit of this process.
+ *   prints `JONGODB_URI=mongodb://127.0.0.1:PORT/test?replicaSet=rs0`. The returned URI adds
+ *   `serverMonitoringMode=poll`: jongodb's replica-set profile breaks the driver's streaming
+ *   (`moreToCome`) server monitoring under load ("Server ended moreToCome unexpectedly" clears the
+ *   pool and fails ~25–80 % of 1 000 parallel inserts), polling is reliable. `stop()` kills it; so does
+ *   the exit of this process (the child is unref'd: it never keeps the test process alive).
  * - No binary (not installed, or not linux-x64-gnu): throws when `CI === "true"` (CI must fail
  *   loudly), otherwise resolves `{ skip: reason }` so the caller can report a visible skip.
  */
@@ -121,7 +124,10 @@ async function _spawnJongodb(): Promise<{ child: ChildProcess; uri: string }> {
     // Keep draining the pipes (jongodb logs client disconnects) so the child never blocks on them.
     child.stdout?.removeAllListeners("data").resume();
     child.stderr?.removeAllListeners("data").resume();
-    return { child, uri };
+    child.unref();
+    (child.stdout as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
+    (child.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
+    return { child, uri: _withParam(uri, "serverMonitoringMode", "poll") };
   } catch (e) {
     await _killAndWait(child);
     throw e;
@@ -130,9 +136,15 @@ async function _spawnJongodb(): Promise<{ child: ChildProcess; uri: string }> {
   }
 }
 
+function _withParam(uri: string, key: string, value: string): string {
+  return `${uri}${uri.includes("?") ? "&" : "?"}${key}=${value}`;
+}
+
 function _killAndWait(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
+    // The child is unref'd while it runs; hold the event loop open until its exit is seen.
+    child.ref();
     child.once("exit", () => resolve());
     child.kill("SIGKILL");
   });

@@ -45,11 +45,14 @@ export const hello = definePlugin({
           const body = ctx.body as v.InferOutput<typeof GreetingBody>;
           const key = idempotencyKey(ctx)!;
           const id = `${ctx.businessId}:${key}`;
-          const existing = await greetings.get(id);
-          if (existing) {
+          const replay = async () => {
+            const existing = await greetings.get(id);
+            if (!existing) return null;
             if (existing.name !== body.name || existing.message !== body.message) throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT");
             return json(ctx, 200, _view(existing));
-          }
+          };
+          const earlier = await replay();
+          if (earlier) return earlier;
           try {
             const doc = await greetings.insert({
               _id: id,
@@ -60,8 +63,11 @@ export const hello = definePlugin({
             });
             return json(ctx, 201, _view(doc));
           } catch (e) {
-            if (isDuplicateKeyError(e)) throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", { detail: "That name already has a greeting." });
-            throw e;
+            if (!isDuplicateKeyError(e)) throw e;
+            // A concurrent request with the same key won the insert: answer as its replay.
+            const raced = await replay();
+            if (raced) return raced;
+            throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", { detail: "That name already has a greeting." });
           }
         },
       },

@@ -1,0 +1,134 @@
+/**
+ * Across processes (issue 3 item 8, ARCHITECTURE.md §6): two gateway processes share one Redis
+ * and one MongoDB-compatible server. A quota of N per window holds across both (N permits in
+ * total, not 2N), and a unique-key mutation raced through both processes is stored once.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MongoClient } from "mongodb";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { DEMO_KEY, DEMO_RAW, PASSTHROUGH } from "../support/gateway.ts";
+import { httpCall } from "../support/raw-http.ts";
+import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
+import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const QUOTA = 7;
+
+const redis = await startRedisServer();
+const mongo = await startMongoServer();
+if (isRedisSkip(redis)) reportRedisSkip("cross-process e2e", redis.skip);
+else if (isMongoSkip(mongo)) reportRedisSkip("cross-process e2e (MongoDB-compatible server missing)", mongo.skip);
+else run(redis, mongo);
+
+function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): void {
+  const dbName = mongoServer.dbName();
+  const children: ChildProcess[] = [];
+  const urls: string[] = [];
+
+  test.before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-xproc-"));
+    const raw = structuredClone(DEMO_RAW) as Record<string, any>;
+    raw.storage = { driver: "mongodb", uri: mongoServer.uri, dbName };
+    raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xproc${process.pid}:` };
+    raw.regulator.simulator = { enabled: false };
+    raw.limits = { quotas: { management: { limit: QUOTA, windowSeconds: 60 } } };
+    const path = join(dir, "config.json");
+    writeFileSync(path, JSON.stringify(raw));
+    for (let i = 0; i < 2; i++) {
+      const child = spawn(join(ROOT, "node_modules/.bin/tsx"), ["test/support/gateway-process.ts", path], {
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      children.push(child);
+      urls.push(await _listening(child));
+    }
+  });
+
+  test.after(async () => {
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve(null);
+            c.on("exit", resolve);
+            c.kill("SIGTERM");
+          }),
+      ),
+    );
+    await redisServer.stop();
+    await mongoServer.stop();
+  });
+
+  test("two processes listen on different ports and share no memory", () => {
+    assert.is(urls.length, 2);
+    assert.is.not(urls[0], urls[1]);
+  });
+
+  test(`a management quota of ${QUOTA}/60 s holds across both processes (N permits in total, not 2N)`, async () => {
+    const calls = Array.from({ length: 20 }, (_, i) =>
+      httpCall(urls[i % 2]!, `/probe/items/item-${i}`, {
+        method: "POST",
+        host: PASSTHROUGH,
+        headers: { "x-api-key": DEMO_KEY, "x-idempotency-key": `xproc-key-${i}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "quota" }),
+      }),
+    );
+    const results = await Promise.all(calls);
+    const ok = results.filter((r) => r.status === 200).length;
+    const limited = results.filter((r) => r.status === 429);
+    assert.is(ok, QUOTA, `statuses: ${results.map((r) => r.status)}`);
+    assert.is(limited.length, 20 - QUOTA);
+    for (const r of limited) {
+      assert.is((r.json() as { code: string }).code, "GW_RATE_LIMIT_EXCEEDED");
+      assert.ok(Number(r.headers["retry-after"]) >= 1);
+    }
+  });
+
+  test("a unique-key mutation raced through both processes is stored exactly once in MongoDB", async () => {
+    const calls = Array.from({ length: QUOTA - 1 }, (_, i) =>
+      httpCall(urls[i % 2]!, "/hello/greetings", {
+        method: "POST",
+        // Business "other": its own credential, so the quota test above has not used its budget.
+        host: "other.demo.localhost",
+        headers: { "x-api-key": "gw_other_key_0001", "x-idempotency-key": "xproc-greeting-1", "content-type": "application/json" },
+        body: JSON.stringify({ name: "Ngozi" }),
+      }),
+    );
+    const results = await Promise.all(calls);
+    const created = results.filter((r) => r.status === 201).length;
+    assert.is(created, 1, `statuses: ${results.map((r) => `${r.status} ${r.text.slice(0, 120)}`)}`);
+    assert.ok(results.every((r) => r.status === 201 || r.status === 200), "the others are replays of the same key");
+    const client = await MongoClient.connect(mongoServer.uri);
+    try {
+      const count = await client.db(dbName).collection("hello_greetings").countDocuments({ name: "Ngozi" });
+      assert.is(count, 1);
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+test.run();
+
+// --- Internal helpers ---
+
+function _listening(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`gateway process did not start:\n${out}`)), 30_000);
+    child.stdout!.on("data", (d) => {
+      out += d;
+      const m = /LISTENING (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.stderr!.on("data", (d) => (out += d));
+    child.on("exit", (code) => reject(new Error(`gateway process exited ${code}:\n${out}`)));
+  });
+}

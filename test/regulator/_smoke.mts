@@ -1,0 +1,22 @@
+import { createHttpRegulatorClient } from "../../adapters/regulator/http-client.ts";
+import { createPolicyRegistry } from "../../adapters/policies.ts";
+import { createLogger } from "../../core/log.ts";
+import { startDemoSimulator, CREDENTIALS, DEMO, demoInvoice } from "../simulator/simulator-helpers.ts";
+const sim = await startDemoSimulator();
+const logs: any[] = [];
+const c = createHttpRegulatorClient({ baseUrls: { TEST: sim.url }, ...CREDENTIALS, policies: createPolicyRegistry(), log: createLogger({ sink: (r) => logs.push(r), level: "debug" }), timeoutMs: 500 });
+const ctx = { requestId: "req-1" };
+console.log(await c.authenticate("TEST", { email: DEMO.email, password: DEMO.password }, ctx));
+console.log(JSON.stringify(await c.getEntity("TEST", DEMO.entityId, ctx)));
+console.log(await c.sign("TEST", demoInvoice("A1"), ctx));
+console.log(await c.sign("TEST", demoInvoice("A1"), ctx));
+sim.faults.set("sign", { kind: "timeout", afterProcessing: true, times: 1 });
+console.log(await c.sign("TEST", demoInvoice("A2"), ctx), sim.state.isSigned("A2-94ND90NR-20240611"));
+sim.faults.set("sign", { kind: "reset", times: 1 });
+console.log(await c.sign("TEST", demoInvoice("A3"), ctx));
+console.log(await c.transmit("TEST", "A1-94ND90NR-20240611", ctx));
+const r = await c.relay("TEST", { method: "GET", path: "/api/v1/invoice/resources/currencies" }, ctx);
+console.log(r.status, r.contentType, r.body.length, r.headers);
+try { await c.relay("LIVE", { method: "GET", path: "/api/v1/invoice/resources/currencies" }, ctx); } catch (e: any) { console.log(e.code, e.status, e.dependencyFailure) }
+console.log(logs.map((l) => JSON.stringify(l)).join("\n"));
+await c.close(); await sim.close();
