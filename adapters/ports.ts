@@ -193,3 +193,86 @@ export interface CoordinationStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+// ---------------------------------------------------------------------------
+// Webhook delivery (durable outbox, Standard Webhooks signatures)
+// ---------------------------------------------------------------------------
+
+export interface WebhookEndpoint {
+  url: string;
+  /** "whsec_<base64>" (Standard Webhooks) or any secret string; used for HMAC-SHA256. */
+  secret: string;
+}
+
+export interface WebhookMessage {
+  /** Owning business (collections) or top-level business (invoice gateway). */
+  businessId: string;
+  /** Event name, e.g. "CHECKOUT_COMPLETED", "IN_FLOW_SUCCESS_EVENT", "invoice.signed". */
+  eventType: string;
+  /** The JSON body sent as-is (collections: `{ event_type, data }`; invoice: `{ type, data }`). */
+  payload: Record<string, unknown>;
+  /**
+   * Deduplication key: enqueueing the same key twice stores one message (exactly-once enqueue
+   * from a retried settlement). Becomes the `webhook-id` header.
+   */
+  idempotencyKey: string;
+}
+
+export interface WebhookOutbox {
+  /** Durably records the message for delivery; returns its webhook-id. Idempotent on idempotencyKey. */
+  enqueue(message: WebhookMessage, endpoint: WebhookEndpoint | null): Promise<{ webhookId: string; created: boolean }>;
+}
+
+// ---------------------------------------------------------------------------
+// E-mail
+// ---------------------------------------------------------------------------
+
+export interface EmailMessage {
+  to: string[];
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+export interface EmailSender {
+  readonly kind: string;
+  send(message: EmailMessage): Promise<{ messageId: string }>;
+}
+
+// ---------------------------------------------------------------------------
+// Payment processor (collections checkout)
+// ---------------------------------------------------------------------------
+
+export interface PaymentRequest {
+  /** The checkout session paying (the processor's idempotency key: one payment per session). */
+  sessionId: string;
+  businessId: string;
+  businessState: "TEST" | "LIVE";
+  /** Integer kobo. */
+  amountKobo: number;
+  currency: "NGN";
+  customerEmail: string;
+  /** Sandbox only: force an outcome ("success" default, "failure", or "duplicate_report"). */
+  simulate?: "success" | "failure" | "duplicate_report";
+}
+
+export interface PaymentReport {
+  sessionId: string;
+  processorReference: string;
+  status: "succeeded" | "failed";
+  amountKobo: number;
+  reportedAt: string;
+  failureReason?: string;
+}
+
+export interface PaymentProcessor {
+  readonly kind: string;
+  /**
+   * Charges once per sessionId (a repeated call returns the first outcome). The outcome is also
+   * delivered to every `onReport` listener — possibly more than once, as real processors do.
+   */
+  pay(request: PaymentRequest): Promise<PaymentReport>;
+  onReport(listener: (report: PaymentReport) => Promise<void>): void;
+  /** Refunds a settled or mismatched payment; idempotent per sessionId. */
+  refund(sessionId: string, amountKobo: number, reason: string): Promise<{ refundReference: string }>;
+}

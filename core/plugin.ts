@@ -6,7 +6,13 @@
  */
 import type * as v from "valibot";
 import type { Config } from "../config/schema.ts";
-import type { CoordinationStore, DocumentStore } from "../adapters/ports.ts";
+import type {
+  CoordinationStore,
+  DocumentStore,
+  EmailSender,
+  PaymentProcessor,
+  WebhookOutbox,
+} from "../adapters/ports.ts";
 import type { PolicyRegistry } from "../adapters/policies.ts";
 import type { RequestContext, Service } from "./context.ts";
 import type { Mode, TenantDirectory } from "./directory.ts";
@@ -21,9 +27,22 @@ export type QuotaClass = "sign" | "management" | "default" | "none";
 export interface Ports {
   documentStore: DocumentStore;
   coordination: CoordinationStore;
+  /** Durable webhook outbox (collections and invoice events). */
+  webhooks?: WebhookOutbox;
+  /** Outgoing e-mail (payment links to customers). */
+  email?: EmailSender;
+  /** Card/transfer processor behind the checkout (sandbox for TEST businesses). */
+  payments?: PaymentProcessor;
 }
 export type PortName = keyof Ports;
-export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination"];
+export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination", "webhooks", "email", "payments"];
+
+/** A port the plugin declared in `needs` (boot guarantees it is configured). */
+export function requirePort<K extends PortName>(kit: PluginKit, name: K): NonNullable<Ports[K]> {
+  const port = kit.ports[name];
+  if (!port) throw new Error(`port "${name}" is not configured`);
+  return port as NonNullable<Ports[K]>;
+}
 
 export interface RouteDeclaration {
   method: HttpMethod;

@@ -78,17 +78,85 @@ export function validateUpdate(update: Update): void {
   }
 }
 
-/** True when `doc` matches `filter` (validate the filter first). */
+/** True when `doc` matches `filter` (validate the filter first; compile it when testing many documents). */
 export function matchesFilter(doc: Doc, filter: Filter): boolean {
+  return compileFilter(filter)(doc);
+}
+
+/** A filter compiled once into a predicate (paths split, needles prepared); validate the filter first. */
+export function compileFilter(filter: Filter): (doc: Doc) => boolean {
+  const parts: Array<(doc: Doc) => boolean> = [];
   for (const key in filter) {
     const cond = filter[key];
     if (key === "$or") {
-      if (!(cond as Filter[]).some((sub) => matchesFilter(doc, sub))) return false;
+      const subs = (cond as Filter[]).map(compileFilter);
+      parts.push((d) => subs.some((f) => f(d)));
       continue;
     }
-    if (!_matchCondition(getPath(doc, key), cond)) return false;
+    const get = compilePath(key);
+    const test = _compileCondition(cond);
+    parts.push((d) => test(get(d)));
   }
-  return true;
+  if (parts.length === 0) return () => true;
+  if (parts.length === 1) return parts[0]!;
+  return (d) => {
+    for (const p of parts) if (!p(d)) return false;
+    return true;
+  };
+}
+
+/** `getPath` with the path split once. */
+export function compilePath(path: string): (doc: unknown) => unknown {
+  if (!path.includes(".")) return (doc) => (_isPlainObject(doc) ? doc[path] : undefined);
+  const segs = path.split(".");
+  const numeric = segs.map((seg) => /^\d+$/.test(seg));
+  return (doc) => {
+    let cur: unknown = doc;
+    for (let i = 0; i < segs.length; i++) {
+      const seg = segs[i]!;
+      if (Array.isArray(cur)) {
+        if (numeric[i]) {
+          cur = cur[Number(seg)];
+        } else {
+          const vals = cur.map((e) => (_isPlainObject(e) ? e[seg] : undefined)).filter((v) => v !== undefined);
+          cur = vals.length > 0 ? vals : undefined;
+        }
+      } else if (_isPlainObject(cur)) {
+        cur = cur[seg];
+      } else {
+        return undefined;
+      }
+      if (cur === undefined) return undefined;
+    }
+    return cur;
+  };
+}
+
+export interface CompiledSort {
+  sort: readonly SortSpec[];
+  /** The document's sort values (missing → null). */
+  keyOf(doc: Doc): unknown[];
+  /** Orders a document against sort values without allocating. */
+  compareDocToKey(doc: Doc, key: readonly unknown[]): number;
+  compareKeys(a: readonly unknown[], b: readonly unknown[]): number;
+}
+
+/** A normalized sort compiled once. */
+export function compileSort(sort: readonly SortSpec[]): CompiledSort {
+  const getters = sort.map((s) => (s.field === "_id" ? (d: unknown) => (d as Doc)._id : compilePath(s.field)));
+  const dirs = sort.map((s) => s.direction);
+  return {
+    sort,
+    keyOf: (doc) => getters.map((g) => g(doc) ?? null),
+    compareDocToKey(doc, key) {
+      for (let i = 0; i < getters.length; i++) {
+        const c = compareValues(getters[i]!(doc) ?? null, key[i]);
+        if (c !== 0) return dirs[i] === 1 ? c : -c;
+      }
+      return 0;
+    },
+    compareKeys: (a, b) => compareSortValues(a, b, sort),
+  };
 }
 
 /** Reads a (possibly dotted) path; through an array, collects the elements' values. */
@@ -335,46 +403,58 @@ function _validateUpdatePath(op: string, path: string): void {
   if (path === "_id" || path.startsWith("_id.")) throw new InvalidQueryError(`${op} cannot change _id`);
 }
 
-function _matchCondition(value: unknown, cond: unknown): boolean {
-  if (!_isOperatorObject(cond)) return _equals(value, cond);
+function _compileCondition(cond: unknown): (value: unknown) => boolean {
+  if (!_isOperatorObject(cond)) return _compileEquals(cond);
+  const tests: Array<(value: unknown) => boolean> = [];
   for (const op in cond) {
     const arg = cond[op];
     switch (op) {
       case "$eq":
-        if (!_equals(value, arg)) return false;
+        tests.push(_compileEquals(arg));
         break;
-      case "$ne":
-        if (_equals(value, arg)) return false;
+      case "$ne": {
+        const eq = _compileEquals(arg);
+        tests.push((v) => !eq(v));
         break;
-      case "$in":
-        if (!(arg as unknown[]).some((x) => _equals(value, x))) return false;
+      }
+      case "$in": {
+        const eqs = (arg as unknown[]).map(_compileEquals);
+        tests.push((v) => eqs.some((eq) => eq(v)));
         break;
+      }
       case "$gt":
-        if (!_range(value, arg, (c) => c > 0)) return false;
+        tests.push((v) => _range(v, arg, (c) => c > 0));
         break;
       case "$gte":
-        if (!_range(value, arg, (c) => c >= 0)) return false;
+        tests.push((v) => _range(v, arg, (c) => c >= 0));
         break;
       case "$lt":
-        if (!_range(value, arg, (c) => c < 0)) return false;
+        tests.push((v) => _range(v, arg, (c) => c < 0));
         break;
       case "$lte":
-        if (!_range(value, arg, (c) => c <= 0)) return false;
+        tests.push((v) => _range(v, arg, (c) => c <= 0));
         break;
       case "$exists":
-        if ((value !== undefined) !== arg) return false;
+        tests.push((v) => (v !== undefined) === arg);
         break;
       case "$contains": {
         const needle = (arg as string).toLowerCase();
         const hit = (v: unknown): boolean => typeof v === "string" && v.toLowerCase().includes(needle);
-        if (!(hit(value) || (Array.isArray(value) && value.some(hit)))) return false;
+        tests.push((v) => hit(v) || (Array.isArray(v) && v.some(hit)));
         break;
       }
       default:
         throw new InvalidQueryError(`unsupported operator ${op}`);
     }
   }
-  return true;
+  if (tests.length === 1) return tests[0]!;
+  return (v) => tests.every((t) => t(v));
+}
+
+function _compileEquals(q: unknown): (value: unknown) => boolean {
+  if (q === null) return (v) => v === undefined || v === null || (Array.isArray(v) && v.includes(null));
+  if (typeof q !== "object") return (v) => v === q || (Array.isArray(v) && v.includes(q));
+  return (v) => _equals(v, q);
 }
 
 function _equals(value: unknown, q: unknown): boolean {

@@ -42,22 +42,22 @@ import {
   InvalidQueryError,
   applyUpdate,
   cloneJson,
-  compareSortValues,
+  compileFilter,
+  compileSort,
   decodeCursor,
   encodeCursor,
   equalityFields,
   getPath,
   indexName,
   isOperatorObject,
-  matchesFilter,
   newId,
   normalizeSort,
   pageLimit,
   pageSkip,
-  sortValues,
   uniqueKey,
   validateFilter,
   validateUpdate,
+  type CompiledSort,
 } from "./filter.ts";
 
 export interface UnstorageDocumentStoreOptions {
@@ -80,6 +80,8 @@ const LOAD_CONCURRENCY = 64;
 const MAX_COLLECTION_NAME = 120;
 const MAX_KEY_SEGMENT = 200;
 const PING_KEY = "_ping";
+/** Up to this many kept documents, `find` selects by sorted insertion; beyond, it sorts all matches. */
+const TOP_K_INSERTION_MAX = 2048;
 
 export async function createUnstorageDocumentStore(options: UnstorageDocumentStoreOptions): Promise<UnstorageDocumentStore> {
   const kind = options.driver === "fs" ? "unstorage-fs" : "unstorage-memory";
@@ -249,8 +251,9 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
   };
 
   const firstMatch = (filter: Filter, now: number): Doc | null => {
+    const matches = compileFilter(filter);
     for (const doc of _candidates(st, filter)) {
-      if (!_expired(st, doc, now) && matchesFilter(doc, filter)) return doc;
+      if (!_expired(st, doc, now) && matches(doc)) return doc;
     }
     return null;
   };
@@ -288,20 +291,21 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
       const limit = pageLimit(options.limit);
       const skip = pageSkip(options.skip);
       const after = options.cursor ? decodeCursor(options.cursor, sort) : null;
+      const matches = compileFilter(filter);
+      const order = compileSort(sort);
       const now = clock();
-      const entries: _Entry[] = [];
+      const top = _TopK.create(skip + limit + 1, order);
       for (const doc of _candidates(st, filter)) {
-        if (_expired(st, doc, now) || !matchesFilter(doc, filter)) continue;
-        const key = sortValues(doc, sort);
-        if (after && compareSortValues(key, after, sort) <= 0) continue;
-        entries.push({ doc, key });
+        if (_expired(st, doc, now) || !matches(doc)) continue;
+        if (after && order.compareDocToKey(doc, after) <= 0) continue;
+        top.offer(doc);
       }
-      const top = _topK(entries, skip + limit + 1, (a, b) => compareSortValues(a.key, b.key, sort));
-      const page = top.slice(skip, skip + limit);
+      const sorted = top.result();
+      const page = sorted.slice(skip, skip + limit);
       const last = page[page.length - 1];
       return {
         items: page.map((e) => cloneJson(e.doc)),
-        nextCursor: top.length > skip + limit && last ? encodeCursor(sort, last.key) : null,
+        nextCursor: sorted.length > skip + limit && last ? encodeCursor(sort, last.key) : null,
       };
     },
 
@@ -310,8 +314,9 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
       validateFilter(filter);
       const now = clock();
       if (!st.ttlField && Object.keys(filter).length === 0) return st.docs.size;
+      const matches = compileFilter(filter);
       let n = 0;
-      for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matchesFilter(doc, filter)) n++;
+      for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matches(doc)) n++;
       return n;
     },
 
@@ -355,8 +360,9 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
       assertOpen();
       validateFilter(filter);
       const now = clock();
+      const matches = compileFilter(filter);
       const victims: Doc[] = [];
-      for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matchesFilter(doc, filter)) victims.push(doc);
+      for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matches(doc)) victims.push(doc);
       await _all(victims.map(remove));
       return victims.length;
     },
@@ -365,13 +371,13 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
       assertOpen();
       validateFilter(filter);
       _validateLease(owner, leaseMs);
-      const order = normalizeSort(sort);
+      const order = compileSort(normalizeSort(sort));
+      const matches = compileFilter(filter);
       const now = clock();
       let best: _Entry | null = null;
       for (const doc of _candidates(st, filter)) {
-        if (_expired(st, doc, now) || !_leaseFree(doc, now) || !matchesFilter(doc, filter)) continue;
-        const key = sortValues(doc, order);
-        if (!best || compareSortValues(key, best.key, order) < 0) best = { doc, key };
+        if (_expired(st, doc, now) || !_leaseFree(doc, now) || !matches(doc)) continue;
+        if (!best || order.compareDocToKey(doc, best.key) < 0) best = { doc, key: order.keyOf(doc) };
       }
       if (!best) return null;
       const lease: Lease = { owner, until: now + leaseMs };
@@ -460,24 +466,38 @@ function _candidates(st: _CollectionState, filter: Filter): Iterable<Doc> {
   return st.docs.values();
 }
 
-/** The k smallest entries in order (full sort when k is a large share of the input). */
-function _topK(entries: _Entry[], k: number, cmp: (a: _Entry, b: _Entry) => number): _Entry[] {
-  if (k * 8 >= entries.length) return entries.sort(cmp).slice(0, k);
-  const out: _Entry[] = [];
-  for (const e of entries) {
-    if (out.length === k && cmp(e, out[k - 1]!) >= 0) continue;
-    let lo = 0;
-    let hi = out.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (cmp(out[mid]!, e) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    out.splice(lo, 0, e);
-    if (out.length > k) out.pop();
-  }
-  return out;
-}
+/**
+ * Keeps the k smallest documents in sort order: sorted insertion while k is small (a page), one full
+ * sort at the end when k is large (deep skip).
+ */
+const _TopK = {
+  create(k: number, order: CompiledSort) {
+    const out: _Entry[] = [];
+    const bounded = k <= TOP_K_INSERTION_MAX;
+    return {
+      offer(doc: Doc): void {
+        if (!bounded) {
+          out.push({ doc, key: order.keyOf(doc) });
+          return;
+        }
+        if (out.length === k && order.compareDocToKey(doc, out[k - 1]!.key) >= 0) return;
+        const key = order.keyOf(doc);
+        let lo = 0;
+        let hi = out.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (order.compareKeys(out[mid]!.key, key) <= 0) lo = mid + 1;
+          else hi = mid;
+        }
+        out.splice(lo, 0, { doc, key });
+        if (out.length > k) out.pop();
+      },
+      result(): _Entry[] {
+        return bounded ? out : out.sort((a, b) => order.compareKeys(a.key, b.key)).slice(0, k);
+      },
+    };
+  },
+};
 
 function _sweep(st: _CollectionState, now: number, writer: _Writer): void {
   for (const doc of st.docs.values()) {

@@ -66,13 +66,17 @@ export function documentStoreContract(
   }
 
   let started = 0;
+  let caseStarted = 0;
+  const durations: Array<[string, number]> = [];
   test.before(() => {
     started = performance.now();
   });
   test.after(() => {
-    console.log(`\n[timing] document-store contract ${name}: ${CASES.length} cases in ${Math.round(performance.now() - started)} ms`);
+    const slowest = durations.sort((a, b) => b[1] - a[1]).slice(0, 3).map(([n, ms]) => `${Math.round(ms)} ms "${n}"`);
+    console.log(`\n[timing] document-store contract ${name}: ${CASES.length} cases in ${Math.round(performance.now() - started)} ms; slowest: ${slowest.join(", ")}`);
   });
   test.before.each(async (ctx) => {
+    caseStarted = performance.now();
     const fixture = await make(clock.now);
     ctx.store = fixture.store;
     ctx.cleanup = fixture.cleanup;
@@ -80,6 +84,7 @@ export function documentStoreContract(
   });
   test.after.each(async (ctx) => {
     await ctx.cleanup?.();
+    durations.push([(ctx as unknown as { __test__: string }).__test__, performance.now() - caseStarted]);
   });
   for (const [caseName, fn] of CASES) test(caseName, fn);
   test.run();
@@ -438,15 +443,17 @@ const CASES: Case[] = [
     "findOneAndUpdate is a compare-and-set: of two updates expecting the same version, one applies",
     async ({ store }) => {
       const c = store.collection<Doc>("cas");
-      await c.insert({ _id: "x", version: 1, state: "new" });
-      const [a, b] = await Promise.all([
-        c.findOneAndUpdate({ _id: "x", version: 1 }, { $set: { state: "A" }, $inc: { version: 1 } }),
-        c.findOneAndUpdate({ _id: "x", version: 1 }, { $set: { state: "B" }, $inc: { version: 1 } }),
-      ]);
-      assert.is([a, b].filter((r) => r !== null).length, 1);
-      const winner = (a ?? b)!;
-      assert.is(winner.version, 2);
-      assert.equal(await c.get("x"), winner);
+      for (let round = 0; round < 10; round++) {
+        await c.insert({ _id: `x${round}`, version: 1, state: "new" });
+        const results = await Promise.all(
+          ["A", "B", "C", "D"].map((who) => c.findOneAndUpdate({ _id: `x${round}`, version: 1 }, { $set: { state: who }, $inc: { version: 1 } })),
+        );
+        const winners = results.filter((r) => r !== null);
+        assert.is(winners.length, 1, `round ${round}: exactly one of four applies`);
+        assert.is(winners[0]!.version, 2);
+        assert.equal(await c.get(`x${round}`), winners[0]);
+      }
+      await c.insert({ _id: "x", version: 2, state: "A" });
       assert.is(await c.findOneAndUpdate({ _id: "x", version: 1 }, { $set: { state: "late" } }), null, "a stale version never applies");
       assert.is(await c.findOneAndUpdate({ _id: "x", state: { $in: ["A", "B"] } }, { $set: { state: "done" } }).then((d) => d?.state), "done");
     },
