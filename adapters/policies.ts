@@ -380,18 +380,12 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
     }
     totals.calls += 1;
 
-    let fnSettled = false;
     let result: T;
     try {
-      result = await deadline.execute(async ({ signal }) => {
-        try {
-          return await fn(signal);
-        } finally {
-          fnSettled = true;
-        }
-      });
+      result = await deadline.execute(({ signal }) => fn(signal));
     } catch (error) {
-      if (!fnSettled && _isTaskCancelledError(error)) {
+      // The deadline passed: a timeout, even when fn honoured the abort signal and failed first.
+      if (_isTaskCancelledError(error)) {
         settle(admission, "failure", "timeout");
         report("failure", "timeout");
         throw new DependencyUnavailableError(dependency, `timed out after ${timeoutMs}ms`, "timeout");

@@ -70,7 +70,8 @@ test("/health/ready includes the coordination-store check and caches it (no ping
 
 test("/health/dependencies needs the operator key (gateway and collections keys are refused)", async () => {
   const tg = await startTestGateway({ plugins });
-  for (const headers of [{}, { "x-admin-api-key": "wrong" }, { "x-admin-api-key": DEMO_KEY }, { "x-api-key": ADMIN_KEY }]) {
+  const attempts: Record<string, string>[] = [{}, { "x-admin-api-key": "wrong" }, { "x-admin-api-key": DEMO_KEY }, { "x-api-key": ADMIN_KEY }];
+  for (const headers of attempts) {
     const res = await tg.call("/health/dependencies", { host: "localhost", headers });
     assert.is(res.status, 401);
     assert.is((await res.json()).code, "GW_ADMIN_AUTHENTICATION_FAILED");
