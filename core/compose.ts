@@ -10,6 +10,7 @@ import { createPolicyRegistry, type PolicyRegistry } from "../adapters/policies.
 import { guardCoordination, guardDocumentStore, type DependencyCallEvent } from "../adapters/guarded-stores.ts";
 import { createMemoryCoordination } from "../adapters/coordination/memory.ts";
 import { createUnstorageDocumentStore } from "../adapters/document-store/unstorage.ts";
+import { createHttpRegulatorClient } from "../adapters/regulator/http-client.ts";
 import { plugins as defaultPlugins } from "../plugins/index.ts";
 import { createGateway, type Gateway } from "./create-gateway.ts";
 import type { Logger } from "./log.ts";
@@ -19,8 +20,10 @@ export interface ComposeOptions {
   log: Logger;
   plugins?: readonly GatewayPlugin[];
   policies?: PolicyRegistry;
-  /** Use these stores instead of building them from config (tests). */
+  /** Use these ports instead of building them from config (tests). */
   ports?: Partial<Ports>;
+  /** Regulator base URLs known only at runtime (the demo simulator on a free port). */
+  regulatorBaseUrls?: { TEST?: string; LIVE?: string };
   now?: () => number;
 }
 
@@ -46,9 +49,26 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
     policies.create({ dependency: "coordination", timeoutMs }),
     { onCall },
   );
+  const regulator =
+    options.ports?.regulator ??
+    createHttpRegulatorClient({
+      baseUrls: { ...config.regulator.baseUrls, ...options.regulatorBaseUrls },
+      apiKey: config.regulator.apiKey,
+      apiSecret: config.regulator.apiSecret,
+      timeoutMs: config.regulator.timeoutMs,
+      policies,
+      log,
+    });
   return createGateway({
     config,
-    ports: { documentStore, coordination },
+    ports: {
+      documentStore,
+      coordination,
+      regulator,
+      webhooks: options.ports?.webhooks,
+      email: options.ports?.email,
+      payments: options.ports?.payments,
+    },
     plugins: options.plugins ?? defaultPlugins,
     log,
     policies,

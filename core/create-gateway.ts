@@ -198,7 +198,8 @@ export function createGateway(options: GatewayOptions): Gateway {
           log.error("gateway_worker_stop_failed", { worker: w.name, error: describeError(e) });
         }
       }
-      await Promise.allSettled([ports.documentStore.close(), ports.coordination.close()]);
+      const closable = Object.values(ports) as Array<{ close?: () => Promise<void> } | undefined>;
+      await Promise.allSettled(closable.map((port) => port?.close?.()));
     },
   };
 }

@@ -34,7 +34,12 @@ async function main(): Promise<void> {
     log.event("regulator_simulator_started", { url: simulator.url });
   }
 
-  const gateway = await composeGateway(config, { log });
+  // The demo simulator plays the regulator for both states unless config names real base URLs.
+  const simulated = simulator ? { TEST: simulator.url, LIVE: simulator.url } : undefined;
+  const gateway = await composeGateway(config, {
+    log,
+    regulatorBaseUrls: { ...simulated, ...config.regulator.baseUrls },
+  });
   const server = await serveGateway(gateway, {
     host: config.server.host,
     port: config.server.port,

@@ -13,6 +13,7 @@ import type {
   PaymentProcessor,
   WebhookOutbox,
 } from "../adapters/ports.ts";
+import type { RegulatorClient } from "../adapters/regulator/port.ts";
 import type { PolicyRegistry } from "../adapters/policies.ts";
 import type { RequestContext, Service } from "./context.ts";
 import type { Mode, TenantDirectory } from "./directory.ts";
@@ -33,9 +34,11 @@ export interface Ports {
   email?: EmailSender;
   /** Card/transfer processor behind the checkout (sandbox for TEST businesses). */
   payments?: PaymentProcessor;
+  /** The regulator's e-invoicing interface (HTTP client; the simulator in the demo and tests). */
+  regulator?: RegulatorClient;
 }
 export type PortName = keyof Ports;
-export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination", "webhooks", "email", "payments"];
+export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination", "webhooks", "email", "payments", "regulator"];
 
 /** A port the plugin declared in `needs` (boot guarantees it is configured). */
 export function requirePort<K extends PortName>(kit: PluginKit, name: K): NonNullable<Ports[K]> {

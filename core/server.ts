@@ -5,7 +5,12 @@
  * in-flight requests get until the grace deadline; then remaining connections are closed, workers
  * stop, stores close and logs are flushed.
  */
+import { randomUUID } from "node:crypto";
 import type { Server as NodeServer } from "node:http";
+import type { Duplex } from "node:stream";
+import { createRequestContext } from "./context.ts";
+import { gwError } from "./errors/gateway-error.ts";
+import { renderError } from "./errors/render.ts";
 import { serve, type Server } from "srvx";
 import type { Gateway } from "./create-gateway.ts";
 import type { Logger } from "./log.ts";
@@ -37,6 +42,7 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions): Pro
   });
   await server.ready();
   const node = server.node?.server as NodeServer | undefined;
+  node?.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => _answerClientError(err, socket, options.log));
   const address = node?.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
@@ -69,4 +75,45 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions): Pro
       return draining;
     },
   };
+}
+
+// --- Internal helpers ---
+
+/**
+ * Node's HTTP parser failed (a body shorter than its Content-Length when the client half-closes,
+ * a malformed request line…). Node's default is a bare 400; answer in the contract's shape instead.
+ */
+async function _answerClientError(err: NodeJS.ErrnoException, socket: Duplex, log: Logger): Promise<void> {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // When a request was already dispatched on this socket, its own completion is logged by the
+  // gateway (its body reader sees the abort); Node will not let that response out, so this answer
+  // is what the client reads.
+  const dispatched = Boolean((socket as Duplex & { _httpMessage?: unknown })._httpMessage);
+  const code =
+    err.code === "HPE_INVALID_EOF_STATE"
+      ? "GW_REQUEST_BODY_INCOMPLETE"
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? "GW_REQUEST_BODY_TIMEOUT"
+        : err.code === "HPE_HEADER_OVERFLOW"
+          ? "GW_REQUEST_HEADER_INVALID"
+          : "GW_REQUEST_HEADER_INVALID";
+  const ctx = createRequestContext(new Request("http://gateway.invalid/"), randomUUID(), new URL("http://gateway.invalid/"));
+  const detail = code === "GW_REQUEST_BODY_INCOMPLETE" ? "The connection ended before the whole body arrived." : "The request could not be read.";
+  const { response } = renderError(ctx, gwError(code, { detail }));
+  const body = await response.text();
+  const head = [`HTTP/1.1 ${response.status} ${response.status === 408 ? "Request Timeout" : "Bad Request"}`];
+  response.headers.forEach((value, name) => head.push(`${name}: ${value}`));
+  head.push("connection: close");
+  socket.end(head.join("\r\n") + "\r\n\r\n" + body);
+  if (dispatched) return;
+  log.event("gateway_request_completed", {
+    requestId: ctx.requestId,
+    route: null,
+    status: response.status,
+    code,
+    parserError: err.code ?? "unknown",
+  });
 }
