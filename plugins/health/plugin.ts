@@ -4,7 +4,7 @@
  * /health/dependencies (operator key; a cached snapshot refreshed in the background, so a
  * request never fans out to dependencies).
  */
-import { definePlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
+import { definePlugin, type PluginKit, type RouteDeclaration, type Worker } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
 import { describeError } from "../../core/log.ts";
 import { VERSION } from "../../core/version.ts";
@@ -26,29 +26,20 @@ export const health = definePlugin({
   needs: ["coordination", "documentStore"],
   routes(kit) {
     const checker = createHealthChecker(kit);
+    const liveness = (path: string): RouteDeclaration => ({
+      method: "GET",
+      path,
+      service: "gateway",
+      hosts: "any",
+      auth: "none",
+      skip: PUBLIC_SKIPS,
+      summary: "Liveness: the process answers",
+      responses: { 200: "{ status: ok }" },
+      handler: (ctx) => json(ctx, 200, { status: "ok" }),
+    });
     return [
-      {
-        method: "GET",
-        path: "/health",
-        service: "gateway",
-        hosts: "any",
-        auth: "none",
-        skip: PUBLIC_SKIPS,
-        summary: "Liveness: the process answers",
-        responses: { 200: "{ status: ok }" },
-        handler: (ctx) => json(ctx, 200, { status: "ok" }),
-      },
-      {
-        method: "GET",
-        path: "/health/live",
-        service: "gateway",
-        hosts: "any",
-        auth: "none",
-        skip: PUBLIC_SKIPS,
-        summary: "Liveness: the process answers",
-        responses: { 200: "{ status: ok }" },
-        handler: (ctx) => json(ctx, 200, { status: "ok" }),
-      },
+      liveness("/health"),
+      liveness("/health/live"),
       {
         method: "GET",
         path: "/health/ready",
