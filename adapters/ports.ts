@@ -212,8 +212,9 @@ export interface WebhookMessage {
   /** The JSON body sent as-is (collections: `{ event_type, data }`; invoice: `{ type, data }`). */
   payload: Record<string, unknown>;
   /**
-   * Deduplication key: enqueueing the same key twice stores one message (exactly-once enqueue
-   * from a retried settlement). Becomes the `webhook-id` header.
+   * Deduplication key: enqueueing the same key twice (per business) stores one message
+   * (exactly-once enqueue from a retried settlement). The stored message's own id, not this key,
+   * is the `webhook-id` header, identical on every retry.
    */
   idempotencyKey: string;
 }

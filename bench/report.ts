@@ -29,6 +29,7 @@ export function formatReport(report: BenchReport): string {
   const s = report.settings;
   return [
     `commit ${report.sha}, node ${report.node}, ${report.cores} cores, -c ${s.connections} -d ${s.duration} -p ${s.pipelining}, workers ${s.workers}`,
+    `load average (1/5/15 min): ${report.loadavg.start.join(" ")} before, ${report.loadavg.end.join(" ")} after`,
     "",
     line(header),
     line(widths.map((w) => "-".repeat(w))),

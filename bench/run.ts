@@ -14,7 +14,7 @@
  * measures nothing.
  */
 import { request } from "node:http";
-import { availableParallelism, cpus } from "node:os";
+import { availableParallelism, cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { formatReport, gitShortSha, writeReport } from "./report.ts";
@@ -92,6 +92,8 @@ export interface BenchReport {
   node: string;
   cpu: string;
   cores: number;
+  /** 1/5/15-minute load averages before and after the run: a busy machine explains a drifting run. */
+  loadavg: { start: number[]; end: number[] };
   settings: BenchSettings;
   scenarios: ScenarioResult[];
   /** gateway-pipeline / bare-h3, from this run only. */
@@ -124,6 +126,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
   const scenarios = options.scenarios ?? SCENARIOS;
   const progress = options.progress ?? (() => {});
   const startedAt = new Date().toISOString();
+  const loadStart = loadavg();
   const results: ScenarioResult[] = [];
   const problems: string[] = [];
 
@@ -156,6 +159,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
     node: process.version,
     cpu: cpus()[0]?.model ?? "unknown",
     cores: availableParallelism(),
+    loadavg: { start: _round2(loadStart), end: _round2(loadavg()) },
     settings,
     scenarios: results,
     ratios: {
@@ -212,6 +216,10 @@ function _preflight(name: string, target: BenchTarget): Promise<void> {
     req.on("error", reject);
     req.end();
   });
+}
+
+function _round2(values: number[]): number[] {
+  return values.map((v) => Math.round(v * 100) / 100);
 }
 
 function _int(raw: string | undefined, fallback: number, min: number, name: string): number {

@@ -40,6 +40,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: "st
   { env: "DATA_DIR", path: "storage.dir", type: "string" },
   { env: "MONGODB_URI", path: "storage.uri", type: "string" },
   { env: "REDIS_URL", path: "coordination.url", type: "string" },
+  { env: "SMTP_PASSWORD", path: "email.password", type: "string" },
   { env: "REGULATOR_API_KEY", path: "regulator.apiKey", type: "string" },
   { env: "REGULATOR_API_SECRET", path: "regulator.apiSecret", type: "string" },
 ];

@@ -176,6 +176,33 @@ export const ConfigSchema = v.strictObject({
     ]),
     { driver: "memory" },
   ),
+  webhooks: v.optional(
+    v.strictObject({
+      /** Per-delivery timeout. */
+      timeoutMs: v.optional(POSITIVE_INT, 5_000),
+      /** How often the delivery worker looks for due messages. */
+      pollMs: v.optional(POSITIVE_INT, 1_000),
+      /** Parallel deliveries per process. */
+      concurrency: v.optional(POSITIVE_INT, 4),
+    }),
+    {},
+  ),
+  email: v.optional(
+    v.variant("driver", [
+      /** Each message becomes an .eml file in `dir` (the embedded default; open them in any mail client). */
+      v.strictObject({ driver: v.literal("folder"), dir: v.optional(v.string(), ".outbox/email"), from: v.optional(v.string()) }),
+      v.strictObject({
+        driver: v.literal("smtp"),
+        host: v.string(),
+        port: POSITIVE_INT,
+        secure: v.optional(v.boolean(), false),
+        user: v.optional(v.string()),
+        password: v.optional(v.string()),
+        from: v.string(),
+      }),
+    ]),
+    { driver: "folder", dir: ".outbox/email" },
+  ),
   dependencies: v.optional(
     v.strictObject({
       /** Per-call timeout for store and coordination calls. */

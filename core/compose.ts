@@ -11,6 +11,10 @@ import { guardCoordination, guardDocumentStore, type DependencyCallEvent } from 
 import { createMemoryCoordination } from "../adapters/coordination/memory.ts";
 import { createUnstorageDocumentStore } from "../adapters/document-store/unstorage.ts";
 import { createHttpRegulatorClient } from "../adapters/regulator/http-client.ts";
+import { createWebhookOutbox } from "../adapters/webhooks/outbox.ts";
+import { createFolderEmailSender } from "../adapters/email/folder.ts";
+import { createSandboxPaymentProcessor } from "../adapters/payments/sandbox.ts";
+import type { EmailSender } from "../adapters/ports.ts";
 import { plugins as defaultPlugins } from "../plugins/index.ts";
 import { createGateway, type Gateway } from "./create-gateway.ts";
 import type { Logger } from "./log.ts";
@@ -59,16 +63,26 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
       policies,
       log,
     });
+  const outbox = options.ports?.webhooks
+    ? null
+    : createWebhookOutbox({
+        store: documentStore,
+        log,
+        timeoutMs: config.webhooks.timeoutMs,
+        pollMs: config.webhooks.pollMs,
+        concurrency: config.webhooks.concurrency,
+      });
   return createGateway({
     config,
     ports: {
       documentStore,
       coordination,
       regulator,
-      webhooks: options.ports?.webhooks,
-      email: options.ports?.email,
-      payments: options.ports?.payments,
+      webhooks: options.ports?.webhooks ?? outbox!,
+      email: options.ports?.email ?? (await openEmail(config)),
+      payments: options.ports?.payments ?? createSandboxPaymentProcessor(),
     },
+    workers: outbox ? [outbox.worker] : [],
     plugins: options.plugins ?? defaultPlugins,
     log,
     policies,
@@ -101,4 +115,17 @@ export async function openCoordination(config: Config): Promise<CoordinationStor
       return createRedisCoordination({ url: c.url, keyPrefix: c.keyPrefix, commandTimeoutMs: c.commandTimeoutMs });
     }
   }
+}
+
+export async function openEmail(config: Config): Promise<EmailSender> {
+  const e = config.email;
+  if (e.driver === "folder") return createFolderEmailSender({ dir: e.dir, from: e.from });
+  const { createSmtpEmailSender } = await import("../adapters/email/smtp.ts");
+  return createSmtpEmailSender({
+    host: e.host,
+    port: e.port,
+    secure: e.secure,
+    from: e.from,
+    auth: e.user ? { user: e.user, pass: e.password ?? "" } : undefined,
+  });
 }

@@ -36,6 +36,8 @@ export interface GatewayOptions {
   policies: PolicyRegistry;
   /** Replaces the config-backed tenant directory (tests of unavailability). */
   directory?: TenantDirectory;
+  /** Background work of the ports themselves (webhook delivery), started and stopped with the plugins'. */
+  workers?: readonly Worker[];
   now?: () => number;
 }
 
@@ -63,7 +65,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const problems: string[] = [];
   const names = new Set<string>();
   const entries: Array<{ plugin: GatewayPlugin; routes: RouteDeclaration[] }> = [];
-  const workers: Worker[] = [];
+  const workers: Worker[] = [...(options.workers ?? [])];
   for (const plugin of plugins) {
     if (names.has(plugin.name)) problems.push(`plugin "${plugin.name}" is registered twice`);
     names.add(plugin.name);

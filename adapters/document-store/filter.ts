@@ -107,24 +107,21 @@ export function compileFilter(filter: Filter): (doc: Doc) => boolean {
 
 /** `getPath` with the path split once. */
 export function compilePath(path: string): (doc: unknown) => unknown {
-  if (!path.includes(".")) return (doc) => (_isPlainObject(doc) ? doc[path] : undefined);
+  if (!path.includes(".")) return (doc) => (doc as Record<string, unknown>)[path]; // documents are plain objects
   const segs = path.split(".");
   const numeric = segs.map((seg) => /^\d+$/.test(seg));
   return (doc) => {
     let cur: unknown = doc;
     for (let i = 0; i < segs.length; i++) {
       const seg = segs[i]!;
-      if (Array.isArray(cur)) {
-        if (numeric[i]) {
-          cur = cur[Number(seg)];
-        } else {
-          const vals = cur.map((e) => (_isPlainObject(e) ? e[seg] : undefined)).filter((v) => v !== undefined);
-          cur = vals.length > 0 ? vals : undefined;
-        }
-      } else if (_isPlainObject(cur)) {
-        cur = cur[seg];
+      if (typeof cur !== "object" || cur === null) return undefined;
+      if (!Array.isArray(cur)) {
+        cur = (cur as Record<string, unknown>)[seg];
+      } else if (numeric[i]) {
+        cur = cur[Number(seg)];
       } else {
-        return undefined;
+        const vals = cur.map((e) => (_isPlainObject(e) ? e[seg] : undefined)).filter((v) => v !== undefined);
+        cur = vals.length > 0 ? vals : undefined;
       }
       if (cur === undefined) return undefined;
     }

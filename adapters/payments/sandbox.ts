@@ -1,0 +1,185 @@
+/**
+ * The sandbox payment processor: the PaymentProcessor the checkout of TEST businesses settles in
+ * (DECISIONS.md "Checkout"). It behaves like a real processor where the plugin must cope with it:
+ *
+ * - `pay` charges once per sessionId: a repeated call returns the first outcome and charges nothing.
+ *   The outcome is the request's `simulate` value: "success" (default), "failure" (declined) or
+ *   "duplicate_report" (succeeds, and every listener receives the same report twice, concurrently,
+ *   as real processors redeliver notifications).
+ * - Every outcome is also delivered to each `onReport` listener, asynchronously (not awaited by
+ *   `pay`), after `delayReportMs` (0 = on the next tick). `pay` resolves with the report after the
+ *   same delay, so a slow processor can be simulated. `idle()` waits for every delivery so far.
+ * - `refund` is idempotent per sessionId: the second call returns the first refund reference.
+ * - LIVE businesses are refused (`SandboxLiveBusinessError`): the sandbox never takes real money.
+ * - Processor references are kept: `payment(sessionId)` and `payments()` answer what was charged,
+ *   reported and refunded; `redeliver(sessionId, n)` re-sends a stored report (a processor's
+ *   notification retry).
+ *
+ * State is in process memory: the sandbox is a simulator, not a ledger (the checkout session and
+ * the wallet in the document store are the system of record).
+ */
+import { randomBytes } from "node:crypto";
+import type { PaymentProcessor, PaymentReport, PaymentRequest } from "../ports.ts";
+
+const PROCESSOR_KIND = "sandbox";
+
+export interface SandboxPaymentProcessorOptions {
+  /** Epoch milliseconds for `reportedAt`. Default Date.now. */
+  clock?: () => number;
+  /** Delay before `pay` resolves and listeners receive the report. Default 0. */
+  delayReportMs?: number;
+}
+
+export interface SandboxPayment {
+  request: PaymentRequest;
+  report: PaymentReport;
+  /** How many times the report was handed to listeners (per listener). */
+  deliveries: number;
+  refund: { refundReference: string; amountKobo: number; reason: string; refundedAt: string } | null;
+}
+
+export interface SandboxPaymentProcessor extends PaymentProcessor {
+  /** What the sandbox knows about one session's payment, or null. */
+  payment(sessionId: string): SandboxPayment | null;
+  payments(): SandboxPayment[];
+  /** Hands the session's report to every listener `times` more times, concurrently (a processor's redelivery). */
+  redeliver(sessionId: string, times?: number): void;
+  /** Resolves when every report scheduled so far has been handed to every listener. */
+  idle(): Promise<void>;
+  /** Listener calls that threw (the sandbox does not retry them). */
+  listenerFailures(): number;
+  /** Cancels scheduled deliveries (tests, shutdown): their `pay` calls reject. */
+  dispose(): void;
+  /** `dispose()`, as a port the gateway closes on shutdown. */
+  close(): Promise<void>;
+}
+
+/** Thrown by `pay` for a LIVE business: the sandbox is for TEST businesses only. */
+export class SandboxLiveBusinessError extends Error {
+  readonly isSandboxLiveBusinessError = true;
+  constructor() {
+    super("the sandbox payment processor accepts TEST businesses only");
+    this.name = "SandboxLiveBusinessError";
+  }
+}
+
+export function isSandboxLiveBusinessError(e: unknown): e is SandboxLiveBusinessError {
+  return typeof e === "object" && e !== null && (e as { isSandboxLiveBusinessError?: unknown }).isSandboxLiveBusinessError === true;
+}
+
+export function createSandboxPaymentProcessor(options: SandboxPaymentProcessorOptions = {}): SandboxPaymentProcessor {
+  const clock = options.clock ?? Date.now;
+  const delay = Math.max(0, options.delayReportMs ?? 0);
+  const payments = new Map<string, SandboxPayment>();
+  /** First call per session: the promise every repeated call returns. */
+  const charging = new Map<string, Promise<PaymentReport>>();
+  const listeners: Array<(report: PaymentReport) => Promise<void>> = [];
+  const inFlight = new Set<Promise<void>>();
+  /** Scheduled work: its timer and how to give up on it (dispose). */
+  const timers = new Map<NodeJS.Timeout, (e: Error) => void>();
+  let failures = 0;
+
+  const later = <T>(fn: () => T | Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        Promise.resolve().then(fn).then(resolve, reject);
+      }, delay);
+      timers.set(timer, reject);
+    });
+
+  const deliver = (entry: SandboxPayment, times: number): void => {
+    const run = later(async () => {
+      const copies = Array.from({ length: times }, () => ({ ...entry.report }));
+      entry.deliveries += times;
+      await Promise.all(
+        listeners.flatMap((listener) =>
+          copies.map(async (report) => {
+            try {
+              await listener(report);
+            } catch {
+              failures++;
+            }
+          }),
+        ),
+      );
+    }).catch(() => {});
+    inFlight.add(run);
+    void run.finally(() => inFlight.delete(run));
+  };
+
+  const dispose = (): void => {
+    for (const [timer, reject] of timers) {
+      clearTimeout(timer);
+      reject(new Error("the sandbox payment processor was disposed"));
+    }
+    timers.clear();
+  };
+
+  return {
+    kind: PROCESSOR_KIND,
+
+    pay(request: PaymentRequest): Promise<PaymentReport> {
+      const earlier = charging.get(request.sessionId);
+      if (earlier) return earlier;
+      if (request.businessState !== "TEST") return Promise.reject(new SandboxLiveBusinessError());
+      if (!Number.isSafeInteger(request.amountKobo) || request.amountKobo <= 0)
+        return Promise.reject(new RangeError("amountKobo must be a positive integer"));
+      const simulate = request.simulate ?? "success";
+      const report: PaymentReport = {
+        sessionId: request.sessionId,
+        processorReference: `SBX-${randomBytes(8).toString("hex").toUpperCase()}`,
+        status: simulate === "failure" ? "failed" : "succeeded",
+        amountKobo: request.amountKobo,
+        reportedAt: new Date(clock()).toISOString(),
+        ...(simulate === "failure" ? { failureReason: "Declined by the sandbox (simulated failure)." } : {}),
+      };
+      const entry: SandboxPayment = { request: { ...request }, report, deliveries: 0, refund: null };
+      payments.set(request.sessionId, entry);
+      deliver(entry, simulate === "duplicate_report" ? 2 : 1);
+      const outcome = later(() => ({ ...report }));
+      charging.set(request.sessionId, outcome);
+      return outcome;
+    },
+
+    onReport(listener) {
+      listeners.push(listener);
+    },
+
+    async refund(sessionId, amountKobo, reason) {
+      const entry = payments.get(sessionId);
+      if (!entry) throw new Error("the sandbox has no payment for this session");
+      if (entry.refund) return { refundReference: entry.refund.refundReference };
+      if (entry.report.status !== "succeeded") throw new Error("only a succeeded payment can be refunded");
+      if (!Number.isSafeInteger(amountKobo) || amountKobo <= 0 || amountKobo > entry.report.amountKobo)
+        throw new RangeError("refund amount must be positive and at most the charged amount");
+      entry.refund = {
+        refundReference: `SBR-${randomBytes(8).toString("hex").toUpperCase()}`,
+        amountKobo,
+        reason,
+        refundedAt: new Date(clock()).toISOString(),
+      };
+      return { refundReference: entry.refund.refundReference };
+    },
+
+    redeliver(sessionId, times = 1) {
+      const entry = payments.get(sessionId);
+      if (!entry) throw new Error("the sandbox has no payment for this session");
+      deliver(entry, Math.max(1, Math.floor(times)));
+    },
+
+    payment: (sessionId) => {
+      const entry = payments.get(sessionId);
+      return entry ? structuredClone(entry) : null;
+    },
+    payments: () => [...payments.values()].map((e) => structuredClone(e)),
+    async idle() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    listenerFailures: () => failures,
+    dispose,
+    async close() {
+      dispose();
+    },
+  };
+}

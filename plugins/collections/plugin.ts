@@ -1,0 +1,116 @@
+/**
+ * The collections plugin, payment-links part: the seven payment-link endpoints (Bearer, the
+ * collections envelope), the public checkout pages on the collections hosts, checkout sessions
+ * settled through the payments port into the business collection wallet, and the CHECKOUT_*
+ * webhooks through the durable outbox. Read docs/collections-payment-links.md first.
+ *
+ * Needs: documentStore, webhooks (outbox), payments (processor; the sandbox for TEST businesses).
+ * Uses the e-mail port when configured (links are sent to `customer_emails`; without it the send
+ * is skipped and logged).
+ */
+import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
+import { describeError } from "../../core/log.ts";
+import { createCheckoutService } from "./checkout.ts";
+import { configNgnToKobo } from "./money.ts";
+import { collectionsRoutes, type CollectionsServices } from "./routes.ts";
+import { createPaymentLinkService } from "./service.ts";
+import { createCollectionWallet } from "./wallet.ts";
+
+export interface CollectionsPluginOptions {
+  /** Epoch milliseconds for every time the plugin records (tests move it). Default Date.now. */
+  clock?: () => number;
+  /** How long the checkout request waits for the processor before answering "processing". Default 10 s. */
+  payTimeoutMs?: number;
+  /** How often the worker abandons stale sessions and completes unfinished effects. Default 60 s. */
+  sweepIntervalMs?: number;
+}
+
+export function createCollectionsPlugin(options: CollectionsPluginOptions = {}): GatewayPlugin {
+  const built = new WeakMap<PluginKit, CollectionsServices>();
+  const services = (kit: PluginKit): CollectionsServices => {
+    let s = built.get(kit);
+    if (!s) {
+      s = _build(kit, options);
+      built.set(kit, s);
+    }
+    return s;
+  };
+  return definePlugin({
+    name: "collections",
+    needs: ["documentStore", "webhooks", "payments"],
+    stages: ["auth", "quota"],
+    routes: (kit) => collectionsRoutes(services(kit)),
+    workers: (kit) => [_sweeper(services(kit), options.sweepIntervalMs ?? 60_000)],
+  });
+}
+
+export const collections = createCollectionsPlugin();
+
+// --- Internal helpers ---
+
+function _build(kit: PluginKit, options: CollectionsPluginOptions): CollectionsServices {
+  const clock = options.clock ?? Date.now;
+  const store = kit.ports.documentStore;
+  const payments = requirePort(kit, "payments");
+  const fee = { percent: kit.config.collections.feePercent, capKobo: configNgnToKobo(kit.config.collections.feeCap) };
+  const publicBaseUrl = (kit.config.server.publicBaseUrl ?? `http://localhost:${kit.config.server.port}`).replace(/\/+$/, "");
+  const wallet = createCollectionWallet({ store, clock });
+  const links = createPaymentLinkService({
+    store,
+    directory: kit.directory,
+    log: kit.log,
+    publicBaseUrl,
+    email: kit.ports.email,
+    clock,
+  });
+  const checkout = createCheckoutService({
+    store,
+    directory: kit.directory,
+    payments,
+    webhooks: requirePort(kit, "webhooks"),
+    wallet,
+    log: kit.log,
+    fee,
+    clock,
+    payTimeoutMs: options.payTimeoutMs ?? 10_000,
+  });
+  payments.onReport(async (report) => {
+    try {
+      await checkout.applyReport(report);
+    } catch (e) {
+      kit.log.warn("collections_payment_report_failed", { sessionId: report.sessionId, error: describeError(e) });
+      throw e; // the processor redelivers reports it could not hand over
+    }
+  });
+  return { kit, links, checkout, wallet, fee };
+}
+
+/** Abandons sessions past 30 minutes and completes unfinished effects; safe in every process. */
+function _sweeper(s: CollectionsServices, intervalMs: number): Worker {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  const run = async () => {
+    try {
+      const abandoned = await s.checkout.expireStale();
+      const redriven = await s.checkout.redrive();
+      if (abandoned + redriven > 0) s.kit.log.debug("collections_checkout_swept", { abandoned, redriven });
+    } catch (e) {
+      s.kit.log.warn("collections_checkout_sweep_failed", { error: describeError(e) });
+    }
+  };
+  return {
+    name: "collections-checkout-sweeper",
+    start() {
+      if (timer) return; // startWorkers may run more than once (tests listen after composing)
+      timer = setInterval(() => {
+        running ??= run().finally(() => (running = null));
+      }, intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await running;
+    },
+  };
+}

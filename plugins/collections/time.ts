@@ -1,0 +1,55 @@
+/**
+ * Times of the collections service: every `YYYY-MM-DD HH:MM:SS` value is UTC (DECISIONS.md
+ * "Times"). Link windows (`start_date`, `end_date`) accept ISO 8601 dates or date-times.
+ */
+
+/** epoch ms → `YYYY-MM-DD HH:MM:SS` (UTC). */
+export function formatTime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19).replace("T", " ");
+}
+
+export function formatTimeOrNull(ms: number | null | undefined): string | null {
+  return typeof ms === "number" ? formatTime(ms) : null;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/**
+ * An ISO 8601 date (`2025-03-01`, a whole UTC day) or date-time (`2025-03-01T09:30:00Z`,
+ * `…+01:00`; without an offset it is UTC; a space instead of `T` is accepted) → the instant the
+ * window starts (`edge` "start": the first millisecond) or ends (`edge` "end": a date means the
+ * last millisecond of that day). Null when the text is not such a value or not a real calendar
+ * date/time.
+ */
+export function parseWindowEdge(text: string, edge: "start" | "end"): number | null {
+  const d = DATE.exec(text);
+  if (d) {
+    const start = _utc(Number(d[1]), Number(d[2]), Number(d[3]), 0, 0, 0, 0);
+    if (start === null) return null;
+    return edge === "start" ? start : start + 86_400_000 - 1;
+  }
+  const m = DATE_TIME.exec(text);
+  if (!m) return null;
+  const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, "0")) : 0;
+  const base = _utc(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? "0"), ms);
+  if (base === null) return null;
+  const zone = m[8];
+  if (!zone || zone.toUpperCase() === "Z") return base;
+  const z = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
+  const hours = Number(z[2]);
+  const minutes = Number(z[3]);
+  if (hours > 23 || minutes > 59) return null;
+  const offset = (hours * 60 + minutes) * 60_000;
+  return z[1] === "+" ? base - offset : base + offset;
+}
+
+// --- Internal helpers ---
+
+function _utc(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number): number | null {
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return null;
+  const t = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  const back = new Date(t);
+  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return null;
+  return t;
+}

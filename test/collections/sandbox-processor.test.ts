@@ -1,0 +1,149 @@
+/** The sandbox PaymentProcessor: outcomes, idempotency per session, duplicate reports, refunds, LIVE refusal. */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { PaymentReport, PaymentRequest } from "../../adapters/ports.ts";
+import { createSandboxPaymentProcessor, isSandboxLiveBusinessError } from "../../adapters/payments/sandbox.ts";
+
+const request = (sessionId: string, extra: Partial<PaymentRequest> = {}): PaymentRequest => ({
+  sessionId,
+  businessId: "demo",
+  businessState: "TEST",
+  amountKobo: 150_000,
+  currency: "NGN",
+  customerEmail: "ada@example.com",
+  ...extra,
+});
+
+test("kind is sandbox; a TEST payment succeeds at once and every listener gets the report once", async () => {
+  const clock = () => Date.UTC(2025, 0, 2, 3, 4, 5);
+  const sandbox = createSandboxPaymentProcessor({ clock });
+  assert.is(sandbox.kind, "sandbox");
+  const a: PaymentReport[] = [];
+  const b: PaymentReport[] = [];
+  sandbox.onReport(async (r) => void a.push(r));
+  sandbox.onReport(async (r) => void b.push(r));
+  const report = await sandbox.pay(request("s-1"));
+  assert.is(report.status, "succeeded");
+  assert.is(report.amountKobo, 150_000);
+  assert.is(report.sessionId, "s-1");
+  assert.is(report.reportedAt, "2025-01-02T03:04:05.000Z");
+  assert.match(report.processorReference, /^SBX-[0-9A-F]{16}$/);
+  await sandbox.idle();
+  assert.equal(a, [report]);
+  assert.equal(b, [report]);
+  assert.is(sandbox.payment("s-1")!.report.processorReference, report.processorReference, "processor references are kept");
+});
+
+test("simulate failure → failed report with a reason", async () => {
+  const sandbox = createSandboxPaymentProcessor();
+  const seen: PaymentReport[] = [];
+  sandbox.onReport(async (r) => void seen.push(r));
+  const report = await sandbox.pay(request("s-f", { simulate: "failure" }));
+  assert.is(report.status, "failed");
+  assert.type(report.failureReason, "string");
+  await sandbox.idle();
+  assert.is(seen.length, 1);
+  assert.is(seen[0]!.status, "failed");
+});
+
+test("simulate duplicate_report → the same report reaches each listener twice", async () => {
+  const sandbox = createSandboxPaymentProcessor();
+  const seen: PaymentReport[] = [];
+  sandbox.onReport(async (r) => void seen.push(r));
+  const report = await sandbox.pay(request("s-d", { simulate: "duplicate_report" }));
+  assert.is(report.status, "succeeded");
+  await sandbox.idle();
+  assert.is(seen.length, 2);
+  assert.equal(seen[0], report);
+  assert.equal(seen[1], report);
+  assert.is(sandbox.payment("s-d")!.deliveries, 2);
+});
+
+test("pay is idempotent per sessionId: a repeat returns the first outcome and reports nothing new", async () => {
+  const sandbox = createSandboxPaymentProcessor();
+  const seen: PaymentReport[] = [];
+  sandbox.onReport(async (r) => void seen.push(r));
+  const [first, concurrent] = await Promise.all([sandbox.pay(request("s-i")), sandbox.pay(request("s-i", { amountKobo: 999_00 }))]);
+  const later = await sandbox.pay(request("s-i", { simulate: "failure" }));
+  assert.equal(concurrent, first);
+  assert.equal(later, first);
+  await sandbox.idle();
+  assert.is(seen.length, 1);
+  assert.is(sandbox.payments().length, 1);
+});
+
+test("LIVE businesses are refused (the sandbox never takes real money)", async () => {
+  const sandbox = createSandboxPaymentProcessor();
+  try {
+    await sandbox.pay(request("s-live", { businessState: "LIVE" }));
+    assert.unreachable("LIVE must be refused");
+  } catch (e) {
+    assert.ok(isSandboxLiveBusinessError(e));
+  }
+  assert.is(sandbox.payment("s-live"), null);
+});
+
+test("invalid amounts are refused", async () => {
+  const sandbox = createSandboxPaymentProcessor();
+  for (const amountKobo of [0, -5, 1.5]) {
+    try {
+      await sandbox.pay(request(`s-amount-${amountKobo}`, { amountKobo }));
+      assert.unreachable("must refuse");
+    } catch (e) {
+      assert.instance(e, RangeError);
+    }
+  }
+});
+
+test("refund: idempotent per session, only for succeeded payments, never above the charge", async () => {
+  const sandbox = createSandboxPaymentProcessor();
+  await sandbox.pay(request("s-r"));
+  const first = await sandbox.refund("s-r", 150_000, "amount mismatch");
+  const again = await sandbox.refund("s-r", 150_000, "amount mismatch");
+  assert.match(first.refundReference, /^SBR-[0-9A-F]{16}$/);
+  assert.is(again.refundReference, first.refundReference);
+  assert.is(sandbox.payment("s-r")!.refund!.amountKobo, 150_000);
+
+  await sandbox.pay(request("s-r2"));
+  await assertRejects(sandbox.refund("s-r2", 150_001, "too much"));
+  await sandbox.pay(request("s-r3", { simulate: "failure" }));
+  await assertRejects(sandbox.refund("s-r3", 100, "declined"));
+  await assertRejects(sandbox.refund("unknown", 100, "nothing"));
+});
+
+test("delayReportMs delays both pay and the listeners; a throwing listener is counted, not fatal", async () => {
+  const sandbox = createSandboxPaymentProcessor({ delayReportMs: 60 });
+  let delivered = 0;
+  sandbox.onReport(async () => {
+    delivered++;
+    throw new Error("listener down");
+  });
+  const started = Date.now();
+  await sandbox.pay(request("s-slow"));
+  assert.ok(Date.now() - started >= 50, "pay waited for the delay");
+  await sandbox.idle();
+  assert.is(delivered, 1);
+  assert.is(sandbox.listenerFailures(), 1);
+});
+
+test("dispose cancels scheduled deliveries and idle() still resolves", async () => {
+  const sandbox = createSandboxPaymentProcessor({ delayReportMs: 10_000 });
+  let delivered = 0;
+  sandbox.onReport(async () => void delivered++);
+  const paying = sandbox.pay(request("s-disposed"));
+  sandbox.dispose();
+  await assertRejects(paying);
+  await sandbox.idle();
+  assert.is(delivered, 0);
+});
+
+test.run();
+
+async function assertRejects(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch {
+    return;
+  }
+  assert.unreachable("expected a rejection");
+}
