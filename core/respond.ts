@@ -63,9 +63,10 @@ export function envelope(
 
 export function pageMeta(page: number, perPage: number, total: number): PageMeta {
   const lastPage = Math.max(1, Math.ceil(total / perPage));
-  const from = total === 0 ? 0 : (page - 1) * perPage + 1;
-  const to = Math.min(total, page * perPage);
-  return { current_page: page, from: Math.min(from, total), last_page: lastPage, per_page: perPage, to: Math.max(0, to), total };
+  const onPage = Math.max(0, Math.min(perPage, total - (page - 1) * perPage));
+  const from = onPage === 0 ? 0 : (page - 1) * perPage + 1;
+  const to = onPage === 0 ? 0 : from + onPage - 1;
+  return { current_page: page, from, last_page: lastPage, per_page: perPage, to, total };
 }
 
 /** `YYYY-MM-DD HH:MM:SS.mmm` in UTC (collections §2.1). */

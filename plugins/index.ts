@@ -1,5 +1,6 @@
 /** Every plugin the gateway runs, in registration order. A new plugin is one import and one entry. */
 import type { GatewayPlugin } from "../core/plugin.ts";
+import { collections } from "./collections/plugin.ts";
 import { health } from "./health/plugin.ts";
 
-export const plugins: readonly GatewayPlugin[] = [health];
+export const plugins: readonly GatewayPlugin[] = [health, collections];

@@ -58,7 +58,7 @@ export function renderError(ctx: RequestContext, error: unknown): RenderedError 
   const row = CATALOG[code];
   if (ctx.service === "collections") {
     const message = gw?.info.detail ?? row.title;
-    const errors = (gw?.info.violations ?? []).map((v) => ({ field: v.field ?? v.pointer ?? v.location, message: v.detail }));
+    const errors = (gw?.info.violations ?? []).map((v) => ({ field: v.field ?? _dotted(v.pointer) ?? v.location, message: v.detail }));
     const res = _collectionsResponse(ctx, COLLECTIONS_STATUS[code] ?? row.status, message, errors);
     _retryHeaders(res.headers, gw, row);
     return { response: res, code, internal };
@@ -109,6 +109,16 @@ export function problemBody(ctx: RequestContext, code: GwCode, gw: GatewayError 
 }
 
 // --- Internal helpers ---
+
+/** "/customer_emails/1" → "customer_emails.1": the collections envelope names fields as sent. */
+function _dotted(pointer: string | undefined): string | undefined {
+  if (pointer === undefined || pointer === "") return undefined;
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((k) => k.replaceAll("~1", "/").replaceAll("~0", "~"))
+    .join(".");
+}
 
 function _collectionsResponse(
   ctx: RequestContext,

@@ -25,7 +25,6 @@ import type {
   PaymentReport,
   WebhookOutbox,
 } from "../../adapters/ports.ts";
-import type { BusinessConfig } from "../../config/schema.ts";
 import type { TenantDirectory } from "../../core/directory.ts";
 import { describeError, type Logger } from "../../core/log.ts";
 import { CURRENCY, koboToNgn, split, type FeeBearer, type FeePolicy } from "./money.ts";
@@ -40,6 +39,9 @@ export const ABANDON_AFTER_MS = 30 * 60_000;
 /** Wallet credits of checkouts carry this source type. */
 export const CHECKOUT_SOURCE = "payment_link_checkout";
 const SWEEP_BATCH = 100;
+
+/** A business as the tenant directory answers it. */
+type Business = NonNullable<ReturnType<TenantDirectory["business"]>>;
 /** The worker re-drives a final state's effects only after this long (the request may still be on it). */
 const REDRIVE_AFTER_MS = 10_000;
 
@@ -107,7 +109,7 @@ export interface CheckoutServiceOptions {
 
 export interface CheckoutService {
   /** Starts (or, for a resubmitted form, returns) a session and pays it. Answers its current state. */
-  start(link: PaymentLink, business: BusinessConfig, input: CheckoutInput): Promise<CheckoutSession>;
+  start(link: PaymentLink, business: Business, input: CheckoutInput): Promise<CheckoutSession>;
   /** Settles a processor report (idempotent; safe to call any number of times, concurrently). */
   applyReport(report: PaymentReport): Promise<void>;
   /** Abandons pending sessions past their deadline (all, or one link's); returns how many. */
@@ -342,7 +344,13 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
         if (failed) await effects(failed);
         return (await sessions.get(session._id)) ?? session;
       }
-      await applyReport(report);
+      try {
+        await applyReport(report);
+      } catch (e) {
+        // The state change is stored before its effects; unfinished effects are re-driven by the
+        // next report and by the worker. The customer sees the session's stored state.
+        log.warn("collections_checkout_effects_deferred", { sessionId: session._id, error: describeError(e) });
+      }
       return (await sessions.get(session._id)) ?? session;
     },
 

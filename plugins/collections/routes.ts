@@ -3,6 +3,7 @@
  * Handlers stay thin: read validated input → call the service → answer the envelope or the page.
  */
 import { randomUUID } from "node:crypto";
+import { isDependencyUnavailableError } from "../../adapters/ports.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { describeError } from "../../core/log.ts";
 import type { PluginKit, RouteDeclaration } from "../../core/plugin.ts";
@@ -62,6 +63,15 @@ export function collectionsRoutes(s: CollectionsServices): RouteDeclaration[] {
     try {
       return await render();
     } catch (e) {
+      if (isDependencyUnavailableError(e)) {
+        kit.log.warn("collections_checkout_page_unavailable", { requestId: ctx.requestId, route: ctx.route?.id ?? null, error: describeError(e) });
+        return html(
+          ctx,
+          503,
+          messagePage("Payments are temporarily unavailable", "Please try again in a minute. If you submitted a payment, check with the business before paying again."),
+          { "retry-after": "30" },
+        );
+      }
       kit.log.error("collections_checkout_page_failed", { requestId: ctx.requestId, route: ctx.route?.id ?? null, error: describeError(e) });
       return html(
         ctx,

@@ -467,6 +467,24 @@ test("the success page of an unknown session is 404; another link's session is n
   assert.is((await h.page(`/pay/${a.reference}/success/00000000-0000-4000-8000-000000000000`)).status, 404);
 });
 
+test("store down: the checkout page answers a 503 HTML page with Retry-After, the API its envelope", async () => {
+  const down = await startCollections();
+  try {
+    const link = await down.createLink({ link_name: "Outage" });
+    await down.store.close();
+    const page = await down.page(`/pay/${link.reference}`);
+    assert.is(page.status, 503);
+    assert.is(page.headers.get("retry-after"), "30");
+    assert.match(page.headers.get("content-type")!, /^text\/html/);
+    assert.match(await page.text(), /Payments are temporarily unavailable/);
+    const api = await down.api(`/api/v1/payment-link/find-by-reference/${link.reference}`);
+    assert.ok(api.status >= 500);
+    assert.is(((await api.json()) as { statusCode: number }).statusCode, api.status);
+  } finally {
+    await down.close();
+  }
+});
+
 test("logs never carry customer e-mail addresses or keys", () => {
   const text = JSON.stringify(h.tg.logs);
   for (const secret of ["buyer@example.com", "dup@example.com", "sk_test_demo_0001", "whsec_"]) assert.not.ok(text.includes(secret), secret);

@@ -10,7 +10,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createUnstorageDocumentStore, type UnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import type { DocumentStore } from "../../adapters/ports.ts";
 import { createFolderEmailSender, type FolderEmailSender } from "../../adapters/email/folder.ts";
 import { createSandboxPaymentProcessor, type SandboxPaymentProcessor } from "../../adapters/payments/sandbox.ts";
 import { createWebhookOutbox, type DocumentStoreWebhookOutbox, type WebhookRecord } from "../../adapters/webhooks/outbox.ts";
@@ -73,7 +74,7 @@ export async function startReceiver(): Promise<Receiver> {
 export interface CollectionsHarness {
   tg: TestGateway;
   clock: Clock;
-  store: UnstorageDocumentStore;
+  store: DocumentStore;
   outbox: DocumentStoreWebhookOutbox;
   payments: SandboxPaymentProcessor;
   email: FolderEmailSender;
@@ -113,6 +114,8 @@ export interface HarnessOptions extends CollectionsPluginOptions {
   patch?: Record<string, unknown>;
   /** E-mail folder (default: a fresh temporary folder). */
   mailDir?: string;
+  /** The document store (default: unstorage memory on the harness clock). */
+  store?: (clock: () => number) => Promise<DocumentStore>;
 }
 
 let sourceCounter = 0;
@@ -124,7 +127,7 @@ export function sourceRef(prefix = "src"): string {
 
 export async function startCollections(options: HarnessOptions = {}): Promise<CollectionsHarness> {
   const clock = createClock();
-  const store = await createUnstorageDocumentStore({ driver: "memory", clock: clock.now });
+  const store = options.store ? await options.store(clock.now) : await createUnstorageDocumentStore({ driver: "memory", clock: clock.now });
   const outbox = createWebhookOutbox({ store, clock: clock.now, schedule: [1000], timeoutMs: 2000 });
   const mailDir = options.mailDir ?? mkdtempSync(join(tmpdir(), "gatehouse-mail-"));
   const email = createFolderEmailSender({ dir: mailDir, clock: clock.now });

@@ -377,6 +377,17 @@ test("real HTTP: create, read and list over a socket with a Host header", async 
   assert.is(page.status, 200);
   assert.match(page.headers["content-type"]!, /^text\/html/);
   assert.ok(page.text.includes("Over the wire"));
+  const token = /name="checkout_token" value="([^"]+)"/.exec(page.text)![1]!;
+  const paid = await httpCall(server.url, `/pay/${link.reference}`, {
+    method: "POST",
+    host: "localhost",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ checkout_token: token, email: "wire@example.com", amount: "100.00", outcome: "success" }).toString(),
+  });
+  assert.is(paid.status, 303);
+  const success = await httpCall(server.url, paid.headers.location!, { host: "localhost" });
+  assert.is(success.status, 200);
+  assert.match(success.text, /Payment successful/);
 });
 
 test("the routes are in the route table and the OpenAPI document (query parameters included)", async () => {

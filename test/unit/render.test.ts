@@ -456,7 +456,7 @@ test("renderError on a collections context answers the envelope (validation → 
   assert.equal(Object.keys(body).sort(), ["errors", "message", "requestId", "requestTimestamp", "statusCode"]);
   assert.is(body.statusCode, 422);
   assert.is(body.requestId, ctx.requestId);
-  assert.equal(body.errors, [{ field: "/amount", message: "too small" }]);
+  assert.equal(body.errors, [{ field: "amount", message: "too small" }]);
   // Other codes keep their catalog status.
   assert.is(renderError(ctxFor("/api/v1/x", "collections"), gwError("GW_RATE_LIMIT_EXCEEDED", { retryAfterSeconds: 3 })).response.status, 429);
   assert.is(renderError(ctxFor("/api/v1/x", "collections"), gwError("GW_RATE_LIMIT_EXCEEDED", { retryAfterSeconds: 3 })).response.headers.get("retry-after"), "3");

@@ -1,0 +1,107 @@
+/**
+ * valibot schemas of the onboarding routes. Messages are fixed texts: a violation never repeats the
+ * rejected value (least of all a password).
+ */
+import * as v from "valibot";
+
+const MAX_EMAIL = 320;
+const MAX_PASSWORD = 1024;
+const MAX_TIN = 64;
+/** Each of publicKey and certificate (the body limit is 64 KiB). */
+const MAX_CRYPTO_FIELD = 16 * 1024;
+
+/**
+ * Transient taxpayer portal credentials. Both fields are optional in the schema so that a missing
+ * or empty one is answered GW_REG_CREDENTIALS_REQUIRED (spec §7.6), not a generic validation error.
+ */
+export const RegulatorCredentials = v.strictObject({
+  email: v.optional(v.pipe(v.string("must be a string"), v.maxLength(MAX_EMAIL, `at most ${MAX_EMAIL} characters`))),
+  password: v.optional(v.pipe(v.string("must be a string"), v.maxLength(MAX_PASSWORD, `at most ${MAX_PASSWORD} characters`))),
+});
+
+const nonEmpty = (max: number) =>
+  v.pipe(v.string("must be a string"), v.minLength(1, `1 to ${max} characters`), v.maxLength(max, `1 to ${max} characters`));
+
+export const CryptoMaterialBody = v.strictObject({
+  publicKey: nonEmpty(MAX_CRYPTO_FIELD),
+  certificate: nonEmpty(MAX_CRYPTO_FIELD),
+});
+
+/** POST /sub-businesses */
+export const OnboardingBody = v.strictObject({
+  regulatorCredentials: v.optional(RegulatorCredentials),
+  tin: v.optional(nonEmpty(MAX_TIN)),
+  cryptoMaterial: v.optional(CryptoMaterialBody),
+});
+export type OnboardingInput = v.InferOutput<typeof OnboardingBody>;
+
+/** POST /sub-businesses/:id/identity-reverification */
+export const ReverificationBody = v.strictObject({
+  regulatorCredentials: v.optional(RegulatorCredentials),
+});
+export type ReverificationInput = v.InferOutput<typeof ReverificationBody>;
+
+/**
+ * POST /sub-businesses/:id/reg-crypto-material. `expectedCryptoVersion` is the rotation proof: the
+ * cryptoVersion the caller read; when it is no longer current the rotation is refused
+ * (GW_IDEMPOTENCY_CONTENT_CONFLICT, spec §7.2 exception 2 "stale rotation proof").
+ */
+export const RotationBody = v.strictObject({
+  publicKey: nonEmpty(MAX_CRYPTO_FIELD),
+  certificate: nonEmpty(MAX_CRYPTO_FIELD),
+  expectedCryptoVersion: v.optional(
+    v.pipe(
+      v.number("must be a number"),
+      v.integer("must be an integer"),
+      v.minValue(0, "must be 0 or more"),
+      v.maxValue(1_000_000_000, "too large"),
+    ),
+  ),
+});
+export type RotationInput = v.InferOutput<typeof RotationBody>;
+
+/** POST /admin/sub-businesses/:id/identity-reviews/:reviewId/decision */
+export const DecisionBody = v.strictObject({
+  decision: v.picklist(["approve", "reject"], 'must be "approve" or "reject"'),
+});
+export type DecisionInput = v.InferOutput<typeof DecisionBody>;
+
+/** POST /admin/sub-businesses/:id/identity-migrations */
+export const MigrationBody = v.strictObject({
+  reviewId: v.pipe(v.string("must be a string"), v.uuid("must be a UUID")),
+});
+export type MigrationInput = v.InferOutput<typeof MigrationBody>;
+
+/** gatewaySubBusinessId in a path: 1 to 255 visible ASCII characters (spec §2.1, §8). */
+export const SubBusinessIdParam = v.pipe(
+  v.string("must be a string"),
+  v.minLength(1, "1 to 255 characters"),
+  v.maxLength(255, "1 to 255 characters"),
+  v.regex(/^[\x21-\x7e]+$/, "visible ASCII characters only"),
+);
+
+export const SubBusinessParams = v.object({ gatewaySubBusinessId: SubBusinessIdParam });
+
+export const ReviewParams = v.object({
+  gatewaySubBusinessId: SubBusinessIdParam,
+  reviewId: v.pipe(v.string("must be a string"), v.uuid("must be a UUID")),
+});
+
+/** GET /sub-businesses?limit=&cursor= */
+export const ListQuery = v.object({
+  limit: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[0-9]{1,4}$/, "an integer from 1 to 100"),
+      v.transform(Number),
+      v.minValue(1, "an integer from 1 to 100"),
+      v.maxValue(100, "an integer from 1 to 100"),
+    ),
+  ),
+  cursor: v.optional(
+    v.pipe(v.string(), v.minLength(1, "1 to 512 characters"), v.maxLength(512, "1 to 512 characters"), v.regex(/^[A-Za-z0-9_-]+$/, "an opaque cursor from nextCursor")),
+  ),
+});
+export type ListInput = v.InferOutput<typeof ListQuery>;
+
+export const DEFAULT_LIST_LIMIT = 20;

@@ -1,0 +1,217 @@
+/**
+ * What the onboarding plugin keeps in the document store, and the keyed hashes it keeps instead of
+ * secrets. Six collections (docs/onboarding.md "Storage"):
+ *
+ *   onboarding_sub_businesses      one represented business; `_id` = `${state}:${gatewaySubBusinessId}`;
+ *                                  unique `identityKey` = `${state}:${externalBusinessId}` (a regulator
+ *                                  identity is claimed by at most one represented business, spec §7.2 ex. 2)
+ *   onboarding_identity_versions   identity history; `_id` = `${subKey}|v${version}`
+ *   onboarding_identity_reviews    reverification outcomes; at most one `pending` per represented business
+ *                                  (sparse unique `pendingKey`, present only while pending)
+ *   onboarding_identity_migrations audit of protected migrations (operator, time, from/to)
+ *   onboarding_crypto_versions     QR material history; `_id` = `${subKey}|c${cryptoVersion}`
+ *   onboarding_idempotency         idempotency records; `_id` = `${scope}|${route}|${HMAC(key)}`, TTL
+ *
+ * Never stored: taxpayer passwords, taxpayer e-mails (only their HMAC inside a fingerprint), raw
+ * idempotency keys (only their HMAC).
+ */
+import { createHmac, hash, hkdfSync } from "node:crypto";
+import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
+import type { RegulatorState } from "../../adapters/regulator/port.ts";
+import type { RegulatorIdentity } from "./identity.ts";
+
+export const COLLECTIONS = {
+  subBusinesses: "onboarding_sub_businesses",
+  versions: "onboarding_identity_versions",
+  reviews: "onboarding_identity_reviews",
+  migrations: "onboarding_identity_migrations",
+  crypto: "onboarding_crypto_versions",
+  idempotency: "onboarding_idempotency",
+} as const;
+
+/** The QR material in force (public material: stored, never answered beyond its fingerprint). */
+export interface CryptoMaterial {
+  version: number;
+  publicKey: string;
+  certificate: string;
+  /** "sha256:<hex>" of publicKey + "\n" + certificate. */
+  fingerprint: string;
+  /** Idempotency record that installed it (recovery of an interrupted rotation). */
+  installedBy: string;
+  installedAt: string;
+}
+
+export interface SubBusinessDoc extends Doc {
+  gatewaySubBusinessId: string;
+  /** Top-level business. */
+  businessId: string;
+  state: RegulatorState;
+  externalBusinessId: string;
+  identityKey: string;
+  identity: RegulatorIdentity;
+  identityVersion: number;
+  cryptoVersion: number;
+  crypto: CryptoMaterial | null;
+  /** Idempotency record of the onboarding that created it. */
+  onboardingKey: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type VersionSource = "onboarding" | "review" | "migration";
+
+export interface IdentityVersionDoc extends Doc {
+  subKey: string;
+  gatewaySubBusinessId: string;
+  version: number;
+  identity: RegulatorIdentity;
+  source: VersionSource;
+  reviewId: string | null;
+  createdAt: string;
+}
+
+export type ReviewStatus = "pending" | "approved" | "rejected" | "migrated" | "unchanged";
+
+export interface ReviewDoc extends Doc {
+  subKey: string;
+  gatewaySubBusinessId: string;
+  businessId: string;
+  state: RegulatorState;
+  status: ReviewStatus;
+  /** Present only while pending (sparse unique: one pending review per represented business). */
+  pendingKey?: string;
+  driftClass: "initial" | "none" | "additive" | "protected";
+  changedFields: string[];
+  requiresProtectedMigration: boolean;
+  /** Identity version the observation was compared with. */
+  baseVersion: number;
+  observedIdentity: RegulatorIdentity;
+  /** Hash of baseVersion + observedIdentity: "the same pending change". */
+  driftHash: string;
+  createdAt: string;
+  decidedAt: string | null;
+  /** Operator credential id. */
+  decidedBy: string | null;
+  /** Idempotency record of the decision (recovery of an interrupted decision). */
+  decisionKey: string | null;
+  /** Identity version the decision created (approve / migrate). */
+  appliedVersion: number | null;
+  /** Protected migration: the mapping before it (taken when the migration is claimed). */
+  migrationFrom: MigrationSide | null;
+}
+
+export interface MigrationDoc extends Doc {
+  subKey: string;
+  gatewaySubBusinessId: string;
+  reviewId: string;
+  operatorCredentialId: string;
+  requestId: string;
+  at: string;
+  from: MigrationSide;
+  to: MigrationSide;
+}
+
+export interface MigrationSide {
+  version: number;
+  externalBusinessId: string;
+  entityId: string;
+  tin: string;
+}
+
+export interface CryptoVersionDoc extends Doc {
+  subKey: string;
+  gatewaySubBusinessId: string;
+  version: number;
+  publicKey: string;
+  certificate: string;
+  fingerprint: string;
+  installedBy: string;
+  installedAt: string;
+}
+
+/** Content fingerprint: component → keyed hash, or null for "absent". */
+export type Fingerprint = Record<string, string | null>;
+
+export interface IdempotencyDoc extends Doc {
+  /** Top-level business, or `operator:<credential id>`. */
+  scope: string;
+  /** Route id ("POST /sub-businesses"). */
+  route: string;
+  fingerprint: Fingerprint;
+  status: "in_progress" | "completed";
+  /** Request id of the request that holds (or held) the claim. */
+  owner: string;
+  startedAt: string;
+  startedAtMs: number;
+  completedAt: string | null;
+  response: { status: number; body: unknown } | null;
+  /** TTL (epoch ms). */
+  expiresAtMs: number;
+}
+
+export interface OnboardingStore {
+  subBusinesses: Collection<SubBusinessDoc>;
+  versions: Collection<IdentityVersionDoc>;
+  reviews: Collection<ReviewDoc>;
+  migrations: Collection<MigrationDoc>;
+  crypto: Collection<CryptoVersionDoc>;
+  idempotency: Collection<IdempotencyDoc>;
+}
+
+export function openOnboardingStore(store: DocumentStore): OnboardingStore {
+  return {
+    subBusinesses: store.collection<SubBusinessDoc>(COLLECTIONS.subBusinesses, {
+      indexes: [
+        { fields: ["identityKey"], unique: true },
+        { fields: ["onboardingKey"], unique: true },
+        { fields: ["businessId", "state", "createdAt"] },
+        { fields: ["gatewaySubBusinessId"] },
+      ],
+    }),
+    versions: store.collection<IdentityVersionDoc>(COLLECTIONS.versions, { indexes: [{ fields: ["subKey", "version"], unique: true }] }),
+    reviews: store.collection<ReviewDoc>(COLLECTIONS.reviews, {
+      indexes: [{ fields: ["pendingKey"], unique: true, sparse: true }, { fields: ["subKey", "createdAt"] }],
+    }),
+    migrations: store.collection<MigrationDoc>(COLLECTIONS.migrations, { indexes: [{ fields: ["subKey", "at"] }] }),
+    crypto: store.collection<CryptoVersionDoc>(COLLECTIONS.crypto, {
+      indexes: [{ fields: ["subKey", "version"], unique: true }, { fields: ["installedBy"] }],
+    }),
+    idempotency: store.collection<IdempotencyDoc>(COLLECTIONS.idempotency, { ttlField: "expiresAtMs" }),
+  };
+}
+
+export function subKeyOf(state: RegulatorState, gatewaySubBusinessId: string): string {
+  return `${state}:${gatewaySubBusinessId}`;
+}
+
+export function identityKeyOf(state: RegulatorState, regulatorBusinessId: string): string {
+  return `${state}:${regulatorBusinessId}`;
+}
+
+// ---------------------------------------------------------------------------
+// Keyed hashes
+// ---------------------------------------------------------------------------
+
+/**
+ * The HMAC key for idempotency keys and fingerprints, derived (HKDF-SHA256) from the deployment's
+ * own regulator secret, so every process of a deployment derives the same key and nothing secret is
+ * written to the store. Rotating that secret makes earlier keys unrecognisable (a replay then behaves
+ * like an expired intent: spec §7.2 exception 2).
+ */
+export function deriveIdempotencySecret(deploymentSecret: string): Buffer {
+  return Buffer.from(hkdfSync("sha256", deploymentSecret, "gatehouse", "onboarding-idempotency-v1", 32));
+}
+
+export function keyedHash(secret: Buffer, value: string): string {
+  return createHmac("sha256", secret).update(value, "utf8").digest("base64url");
+}
+
+/** `${scope}|${route}|${HMAC(key)}`: the idempotency record id; the raw key is never stored. */
+export function idempotencyId(secret: Buffer, scope: string, route: string, key: string): string {
+  return `${scope}|${route}|${keyedHash(secret, `${scope}\u0000${route}\u0000${key}`)}`;
+}
+
+/** "sha256:<hex>" of the QR material (public; shown in answers instead of the bodies). */
+export function cryptoFingerprint(publicKey: string, certificate: string): string {
+  return "sha256:" + hash("sha256", `${publicKey}\n${certificate}`);
+}
