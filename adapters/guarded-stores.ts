@@ -22,6 +22,7 @@ import {
   DependencyUnavailableError,
   isDependencyUnavailableError,
   isDuplicateKeyError,
+  isInvalidQueryError,
   type Collection,
   type CollectionSpec,
   type CoordinationStore,
@@ -174,7 +175,7 @@ const PORT_FAILURE_CLASSES = new Set<string>(["timeout", "transport", "circuit_o
  * policy's refusals and timeouts), as they are; anything else translated.
  */
 function _translate(policy: DependencyPolicy, operation: string, error: unknown): unknown {
-  if (isDuplicateKeyError(error)) return error;
+  if (isDuplicateKeyError(error) || isInvalidQueryError(error)) return error;
   if (
     isDependencyUnavailableError(error) &&
     error.dependency === policy.dependency &&

@@ -40,7 +40,12 @@
  * Results are successes unless `execute(fn, { classify })` says otherwise (e.g. a 5xx response object).
  */
 import { TimeoutStrategy, timeout } from "cockatiel";
-import { DependencyUnavailableError, isDependencyUnavailableError, isDuplicateKeyError } from "./ports.ts";
+import {
+  DependencyUnavailableError,
+  isDependencyUnavailableError,
+  isDuplicateKeyError,
+  isInvalidQueryError,
+} from "./ports.ts";
 
 // ---------------------------------------------------------------------------
 // Types
@@ -182,7 +187,7 @@ export const CIRCUIT_DEFAULTS = {
  * - anything else → failure "transport"
  */
 export function classifyError(error: unknown): ErrorClassification {
-  if (isDuplicateKeyError(error)) return { verdict: "neutral" };
+  if (isDuplicateKeyError(error) || isInvalidQueryError(error)) return { verdict: "neutral" };
   if (isDependencyUnavailableError(error)) return { verdict: "failure", failureClass: error.failureClass };
   if (typeof error === "object" && error !== null) {
     const e = error as { name?: unknown; failureClass?: unknown; dependencyFailure?: unknown };

@@ -139,6 +139,19 @@ export function isDuplicateKeyError(e: unknown): e is DuplicateKeyError {
   return typeof e === "object" && e !== null && (e as { isDuplicateKeyError?: unknown }).isDuplicateKeyError === true;
 }
 
+/** A filter, update, cursor or document the store refuses: a caller bug, never a dependency failure. */
+export class InvalidQueryError extends Error {
+  readonly isInvalidQueryError = true;
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidQueryError";
+  }
+}
+
+export function isInvalidQueryError(e: unknown): e is InvalidQueryError {
+  return typeof e === "object" && e !== null && (e as { isInvalidQueryError?: unknown }).isInvalidQueryError === true;
+}
+
 /** A store or coordination call that could not be completed (down, timeout, circuit open). */
 export class DependencyUnavailableError extends Error {
   readonly isDependencyUnavailableError = true;

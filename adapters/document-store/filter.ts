@@ -24,18 +24,8 @@ import type { Doc, Filter, SortSpec, Update } from "../ports.ts";
 /** The largest page `find` returns; also the default page size. */
 export const MAX_PAGE_SIZE = 1000;
 
-/** A filter, update, cursor or document the store refuses (a caller bug, never a dependency failure). */
-export class InvalidQueryError extends Error {
-  readonly isInvalidQueryError = true;
-  constructor(message: string) {
-    super(message);
-    this.name = "InvalidQueryError";
-  }
-}
-
-export function isInvalidQueryError(e: unknown): e is InvalidQueryError {
-  return typeof e === "object" && e !== null && (e as { isInvalidQueryError?: unknown }).isInvalidQueryError === true;
-}
+import { InvalidQueryError } from "../ports.ts";
+export { InvalidQueryError, isInvalidQueryError } from "../ports.ts";
 
 const FIELD_OPS = new Set(["$eq", "$ne", "$in", "$gt", "$gte", "$lt", "$lte", "$exists", "$contains"]);
 const UPDATE_OPS = new Set(["$set", "$unset", "$inc", "$setOnInsert"]);

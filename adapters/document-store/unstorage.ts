@@ -81,7 +81,8 @@ const WRITE_CONCURRENCY = 64;
 const LOAD_CONCURRENCY = 64;
 const MAX_COLLECTION_NAME = 120;
 const MAX_KEY_SEGMENT = 200;
-const PING_KEY = "_ping";
+/** Top-level key (no collection prefix; `@` never appears in an encoded collection name). */
+const PING_KEY = "@ping";
 /** Up to this many kept documents, `find` selects with a bounded heap; beyond, it sorts all matches. */
 const TOP_K_HEAP_MAX = 4096;
 
@@ -112,8 +113,8 @@ export async function createUnstorageDocumentStore(options: UnstorageDocumentSto
 
     collection<T extends Doc>(name: string, spec?: CollectionSpec): Collection<T> {
       assertOpen();
-      if (typeof name !== "string" || name === "" || name.length > MAX_COLLECTION_NAME) {
-        throw new InvalidQueryError(`collection name must be 1..${MAX_COLLECTION_NAME} characters`);
+      if (typeof name !== "string" || name === "" || name.length > MAX_COLLECTION_NAME || _encodeSegment(name).startsWith("~")) {
+        throw new InvalidQueryError(`collection name must be 1..${MAX_COLLECTION_NAME} characters (${MAX_KEY_SEGMENT} once URI-encoded)`);
       }
       let st = states.get(name);
       if (!st) {
@@ -215,11 +216,16 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
 
   /** Throws DuplicateKeyError when `doc` clashes with another visible document; purges expired blockers. */
   const checkUnique = (doc: Doc, selfId: string | null, now: number, pending: Promise<void>[]): void => {
+    const purge = (expired: Doc): void => {
+      const p = remove(expired);
+      p.catch(() => {}); // observed by the caller through `pending`, unless a later clash throws first
+      pending.push(p);
+    };
     if (selfId === null) {
       const existing = st.docs.get(doc._id);
       if (existing) {
         if (!_expired(st, existing, now)) throw new DuplicateKeyError(st.name, "_id_");
-        pending.push(remove(existing));
+        purge(existing);
       }
     }
     for (const idx of st.unique) {
@@ -229,7 +235,7 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
       if (ownerId === undefined || ownerId === selfId) continue;
       const owner = st.docs.get(ownerId);
       if (owner && !_expired(st, owner, now)) throw new DuplicateKeyError(st.name, idx.name);
-      if (owner) pending.push(remove(owner));
+      if (owner) purge(owner);
       else idx.map.delete(key);
     }
   };
@@ -527,7 +533,10 @@ function _sweep(st: _CollectionState, now: number, writer: _Writer): void {
   }
 }
 
-/** A storage key segment: URI-encoded (no `:`, `/`, `.`), hashed when too long for a file name. */
+/**
+ * A storage key segment: URI-encoded (no `:`, `/`, `.`), hashed (`~<sha256>`) when too long for a
+ * file name. Only document ids are ever hashed (the document itself holds its `_id`).
+ */
 function _encodeSegment(s: string): string {
   const enc = encodeURIComponent(s).replace(/\./g, "%2E").replace(/\*/g, "%2A");
   return enc.length <= MAX_KEY_SEGMENT ? enc : `~${createHash("sha256").update(s).digest("hex")}`;

@@ -15,6 +15,7 @@ import { configNgnToKobo } from "./money.ts";
 import { collectionsRoutes, type CollectionsServices } from "./routes.ts";
 import { createPaymentLinkService } from "./service.ts";
 import { createCollectionWallet } from "./wallet.ts";
+import { depositWorker, virtualAccountRoutes, virtualAccountServices } from "./virtual-account-routes.ts";
 
 export interface CollectionsPluginOptions {
   /** Epoch milliseconds for every time the plugin records (tests move it). Default Date.now. */
@@ -39,8 +40,11 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
     name: "collections",
     needs: ["documentStore", "webhooks", "payments"],
     stages: ["auth", "quota"],
-    routes: (kit) => collectionsRoutes(services(kit)),
-    workers: (kit) => [_sweeper(services(kit), options.sweepIntervalMs ?? 60_000)],
+    routes: (kit) => [...collectionsRoutes(services(kit)), ...virtualAccountRoutes(virtualAccountServices(services(kit), options))],
+    workers: (kit) => [
+      _sweeper(services(kit), options.sweepIntervalMs ?? 60_000),
+      depositWorker(virtualAccountServices(services(kit), options), options.sweepIntervalMs ?? 60_000),
+    ],
   });
 }
 

@@ -69,8 +69,15 @@ export interface OnboardingHarness {
   close(): Promise<void>;
 }
 
+/**
+ * Decides, per store call, whether it fails: "before" (nothing written) or "after" (written, then
+ * the answer is lost). The resilience guard turns the thrown error into DependencyUnavailableError.
+ */
+export type StoreFaultHook = (collection: string, method: string, args: unknown[]) => "before" | "after" | null;
+
 export interface HarnessOptions {
   fixtures?: "demo" | "test";
+  storeFault?: StoreFaultHook;
   onboarding?: OnboardingOptions;
   patch?: Record<string, unknown>;
   extraPlugins?: GatewayPlugin[];
@@ -84,7 +91,22 @@ export async function startOnboardingHarness(options: HarnessOptions = {}): Prom
     kind: raw.kind,
     collection<T extends Doc>(name: string, spec?: Parameters<DocumentStore["collection"]>[1]) {
       collections.add(name);
-      return raw.collection<T>(name, spec);
+      const inner = raw.collection<T>(name, spec);
+      const hook = options.storeFault;
+      if (!hook) return inner;
+      return new Proxy(inner, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof value !== "function") return value;
+          return async (...args: unknown[]) => {
+            const fault = hook(name, String(prop), args);
+            if (fault === "before") throw new Error("injected store failure");
+            const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            if (fault === "after") throw new Error("injected store failure after the write");
+            return result;
+          };
+        },
+      });
     },
     ping: () => raw.ping(),
     close: () => raw.close(),

@@ -6,28 +6,18 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { plugins } from "../../plugins/index.ts";
-import { DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { expectProblem } from "../support/assertions.ts";
+import {
+  DEMO_KEY_HEADERS as KEY,
+  OTHER,
+  OTHER_KEY,
+  PASSTHROUGH,
+  STORED,
+  TRUSTED_EDGE as EDGE,
+  gatewayTracker,
+} from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
-async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
-  assert.is(res.status, status, `status (${code})`);
-  assert.is(res.headers.get("content-type"), "application/problem+json");
-  assert.is(res.headers.get("cache-control"), "no-store");
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(body.code, code);
-  assert.is(body.status, status);
-  assert.is(body.retry?.strategy, strategy);
-  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
-  return body;
-}
-
-const KEY = { "x-api-key": DEMO_KEY };
-const EDGE = {
-  mode: "trusted",
-  secret: "edge-secret-0123456789",
-  secretHeader: "x-edge-secret",
-  clientAddressHeader: "x-edge-client-ip",
-};
 /** A window boundary (multiple of 10 s) plus 2.5 s: 7.5 s of the 10 s window remain. */
 const WINDOW_START = 1_900_000_000_000;
 
@@ -36,21 +26,8 @@ function clock(start = WINDOW_START + 2_500) {
   return c;
 }
 
-/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
-const opened: Array<{ close(): Promise<void> }> = [];
-function track<T extends { close(): Promise<void> }>(g: T): T {
-  const close = g.close.bind(g);
-  let closing: Promise<void> | undefined;
-  g.close = () => (closing ??= close());
-  opened.push(g);
-  return g;
-}
-async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
-  return track(await startTestGateway(options));
-}
-test.after.each(async () => {
-  for (const g of opened.splice(0)) await g.close().catch(() => {});
-});
+const { start, closeAll } = gatewayTracker();
+test.after.each(closeAll);
 
 test("the request over perClient in a window gives 429 GW_RATE_LIMIT_EXCEEDED with Retry-After to the window's end", async () => {
   const c = clock();

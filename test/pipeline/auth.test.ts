@@ -12,6 +12,7 @@ import { createPolicyRegistry } from "../../adapters/policies.ts";
 import { createGateway, type Gateway } from "../../core/create-gateway.ts";
 import { createConfigDirectory, type Principal, type TenantDirectory } from "../../core/directory.ts";
 import { createLogger } from "../../core/log.ts";
+import { expectProblem } from "../support/assertions.ts";
 import {
   ADMIN_KEY,
   ALLOWLISTED_KEY,
@@ -23,23 +24,10 @@ import {
   OTHER_KEY,
   PASSTHROUGH,
   STORED,
-  startTestGateway,
+  gatewayTracker,
   testConfig,
-  type TestGateway,
 } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
-
-async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
-  assert.is(res.status, status, `status (${code})`);
-  assert.is(res.headers.get("content-type"), "application/problem+json");
-  assert.is(res.headers.get("cache-control"), "no-store");
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(body.code, code);
-  assert.is(body.status, status);
-  assert.is(body.retry?.strategy, strategy);
-  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
-  return body;
-}
 
 /** A collections-envelope error: returns its message. */
 async function expectEnvelope(res: Response, status: number): Promise<string> {
@@ -93,21 +81,8 @@ function call(gateway: Gateway, path: string, host: string, headers: Record<stri
   return gateway.fetch(new Request(`http://${host}${path}`, { headers: { host, ...headers } }));
 }
 
-/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
-const opened: Array<{ close(): Promise<void> }> = [];
-function track<T extends { close(): Promise<void> }>(g: T): T {
-  const close = g.close.bind(g);
-  let closing: Promise<void> | undefined;
-  g.close = () => (closing ??= close());
-  opened.push(g);
-  return g;
-}
-async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
-  return track(await startTestGateway(options));
-}
-test.after.each(async () => {
-  for (const g of opened.splice(0)) await g.close().catch(() => {});
-});
+const { start, track, closeAll } = gatewayTracker();
+test.after.each(closeAll);
 
 test("x-api-key missing (or empty) gives 401 GW_AUTH_API_KEY_REQUIRED and the handler never runs", async () => {
   const tg = await start({ plugins: [probePlugin] });

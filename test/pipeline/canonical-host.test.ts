@@ -12,38 +12,21 @@ import { createGateway, type Gateway } from "../../core/create-gateway.ts";
 import { createConfigDirectory, type TenantDirectory } from "../../core/directory.ts";
 import { createLogger, type LogFields } from "../../core/log.ts";
 import { plugins } from "../../plugins/index.ts";
+import { expectProblem } from "../support/assertions.ts";
 import {
   ADMIN_KEY,
   DEMO_KEY,
   DEMO_RAW,
   PASSTHROUGH,
   STORED,
+  TRUSTED_EDGE as EDGE,
+  gatewayTracker,
   rawRequest,
-  startTestGateway,
   testConfig,
-  type TestGateway,
 } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
-const EDGE = {
-  mode: "trusted",
-  secret: "edge-secret-0123456789",
-  secretHeader: "x-edge-secret",
-  clientAddressHeader: "x-edge-client-ip",
-};
 const EDGE_OK = { "x-edge-secret": EDGE.secret };
-
-async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
-  assert.is(res.status, status, `status (${code})`);
-  assert.is(res.headers.get("content-type"), "application/problem+json");
-  assert.is(res.headers.get("cache-control"), "no-store");
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(body.code, code);
-  assert.is(body.status, status);
-  assert.is(body.retry?.strategy, strategy);
-  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
-  return body;
-}
 
 /** A gateway built by createGateway with a replacement tenant directory (the harness cannot pass one). */
 async function gatewayWith(directory: TenantDirectory, patch: Record<string, unknown> = {}): Promise<{ gateway: Gateway; logs: LogFields[] }> {
@@ -76,21 +59,8 @@ function registryDown(): TenantDirectory {
   };
 }
 
-/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
-const opened: Array<{ close(): Promise<void> }> = [];
-function track<T extends { close(): Promise<void> }>(g: T): T {
-  const close = g.close.bind(g);
-  let closing: Promise<void> | undefined;
-  g.close = () => (closing ??= close());
-  opened.push(g);
-  return g;
-}
-async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
-  return track(await startTestGateway(options));
-}
-test.after.each(async () => {
-  for (const g of opened.splice(0)) await g.close().catch(() => {});
-});
+const { start, track, closeAll } = gatewayTracker();
+test.after.each(closeAll);
 
 test("Host case, port and trailing dots are canonicalised before the domain is resolved", async () => {
   const tg = await start({ plugins: [probePlugin] });

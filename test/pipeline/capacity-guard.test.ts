@@ -8,31 +8,10 @@ import { request } from "node:http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { plugins } from "../../plugins/index.ts";
-import { DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { expectProblem, until } from "../support/assertions.ts";
+import { DEMO_KEY_HEADERS as KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED, gatewayTracker } from "../support/gateway.ts";
 import { probePlugin, slowGate } from "../support/probe-plugin.ts";
 
-async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
-  assert.is(res.status, status, `status (${code})`);
-  assert.is(res.headers.get("content-type"), "application/problem+json");
-  assert.is(res.headers.get("cache-control"), "no-store");
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(body.code, code);
-  assert.is(body.status, status);
-  assert.is(body.retry?.strategy, strategy);
-  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
-  return body;
-}
-
-/** Waits (bounded) for a condition the server side reaches asynchronously. */
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
-const KEY = { "x-api-key": DEMO_KEY };
 const CAPACITY = { limits: { capacity: { total: 2, perDomain: 1, retryAfterSeconds: 3 } } };
 
 async function expectFull(res: Response): Promise<void> {
@@ -42,21 +21,10 @@ async function expectFull(res: Response): Promise<void> {
   assert.is(body.retry.sameIdempotencyKey, true);
 }
 
-/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
-const opened: Array<{ close(): Promise<void> }> = [];
-function track<T extends { close(): Promise<void> }>(g: T): T {
-  const close = g.close.bind(g);
-  let closing: Promise<void> | undefined;
-  g.close = () => (closing ??= close());
-  opened.push(g);
-  return g;
-}
-async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
-  return track(await startTestGateway(options));
-}
+const { start, closeAll } = gatewayTracker();
 test.after.each(async () => {
   slowGate.releaseAll();
-  for (const g of opened.splice(0)) await g.close().catch(() => {});
+  await closeAll();
 });
 
 test("per domain: a second request to a domain at its limit gets 503 with Retry-After; another domain still passes", async () => {

@@ -5,35 +5,17 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { expectProblem, rawProblem } from "../support/assertions.ts";
 import {
   ALLOWLISTED_KEY,
   DEMO_KEY,
   DEMO_RAW,
   PASSTHROUGH,
+  TRUSTED_EDGE as EDGE,
+  gatewayTracker,
   rawRequest,
-  startTestGateway,
-  type TestGateway,
 } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
-
-async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
-  assert.is(res.status, status, `status (${code})`);
-  assert.is(res.headers.get("content-type"), "application/problem+json");
-  assert.is(res.headers.get("cache-control"), "no-store");
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(body.code, code);
-  assert.is(body.status, status);
-  assert.is(body.retry?.strategy, strategy);
-  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
-  return body;
-}
-
-const EDGE = {
-  mode: "trusted",
-  secret: "edge-secret-0123456789",
-  secretHeader: "x-edge-secret",
-  clientAddressHeader: "x-edge-client-ip",
-};
 
 async function expectForbidden(res: Response, why: string): Promise<void> {
   assert.is(res.status, 403, why);
@@ -46,28 +28,8 @@ async function getRaw(port: number, key: string, extra: string[] = []) {
   return rawRequest({ port, head: ["GET /probe/echo HTTP/1.1", `Host: ${PASSTHROUGH}`, `x-api-key: ${key}`, ...extra, "Connection: close"] });
 }
 
-function rawProblem(res: { status: number; headers: Record<string, string>; body: string }): Record<string, any> {
-  assert.is(res.headers["content-type"], "application/problem+json");
-  const body = JSON.parse(res.body);
-  assert.is(res.headers["x-request-id"], body.requestId);
-  return body;
-}
-
-/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
-const opened: Array<{ close(): Promise<void> }> = [];
-function track<T extends { close(): Promise<void> }>(g: T): T {
-  const close = g.close.bind(g);
-  let closing: Promise<void> | undefined;
-  g.close = () => (closing ??= close());
-  opened.push(g);
-  return g;
-}
-async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
-  return track(await startTestGateway(options));
-}
-test.after.each(async () => {
-  for (const g of opened.splice(0)) await g.close().catch(() => {});
-});
+const { start, closeAll } = gatewayTracker();
+test.after.each(closeAll);
 
 test("direct mode over real HTTP: an allowlisted key (10.9.9.9) from 127.0.0.1 is refused; X-Forwarded-For never helps", async () => {
   const tg = await start({ plugins: [probePlugin] });

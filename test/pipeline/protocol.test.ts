@@ -5,34 +5,10 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { DEMO_KEY, PASSTHROUGH, rawRequest, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { UUID, expectProblem, expectRawProblem, until } from "../support/assertions.ts";
+import { DEMO_KEY_HEADERS as KEY, PASSTHROUGH, gatewayTracker, rawRequest } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
-async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
-  assert.is(res.status, status, `status (${code})`);
-  assert.is(res.headers.get("content-type"), "application/problem+json");
-  assert.is(res.headers.get("cache-control"), "no-store");
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(body.code, code);
-  assert.is(body.status, status);
-  assert.is(body.retry?.strategy, strategy);
-  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
-  return body;
-}
-
-/** The same checks on a response read off a raw socket. */
-function expectRawProblem(res: { status: number; headers: Record<string, string>; body: string }, status: number, code: string, strategy: string): Record<string, any> {
-  assert.is(res.status, status, `status (${code})`);
-  assert.is(res.headers["content-type"], "application/problem+json");
-  const body = JSON.parse(res.body) as Record<string, any>;
-  assert.is(body.code, code);
-  assert.is(body.retry?.strategy, strategy);
-  assert.is(res.headers["x-request-id"], body.requestId);
-  return body;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const KEY = { "x-api-key": DEMO_KEY };
 const MUTATION = { ...KEY, "x-idempotency-key": "protocol-test-0001" };
 const SIGN = { ...KEY, "x-idempotency-key": "protocol-sign-0001", "x-sub-business-id": "sub-1" };
 const KIB64 = 64 * 1024;
@@ -54,30 +30,8 @@ function head(lines: string[], path = "/probe/items/abc"): string[] {
   return [`POST ${path} HTTP/1.1`, `Host: ${PASSTHROUGH}`, ...lines];
 }
 
-/** Waits (bounded) for a condition that the server side reaches asynchronously. */
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
-const opened: Array<{ close(): Promise<void> }> = [];
-function track<T extends { close(): Promise<void> }>(g: T): T {
-  const close = g.close.bind(g);
-  let closing: Promise<void> | undefined;
-  g.close = () => (closing ??= close());
-  opened.push(g);
-  return g;
-}
-async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
-  return track(await startTestGateway(options));
-}
-test.after.each(async () => {
-  for (const g of opened.splice(0)) await g.close().catch(() => {});
-});
+const { start, closeAll } = gatewayTracker();
+test.after.each(closeAll);
 
 test("a body that is not application/json gives 415 GW_REQUEST_MEDIA_TYPE_UNSUPPORTED, before authentication", async () => {
   const tg = await start({ plugins: [probePlugin] });

@@ -9,20 +9,9 @@ import * as assert from "uvu/assert";
 import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
 import type { CoordinationStore, PermitResult } from "../../adapters/ports.ts";
 import { plugins } from "../../plugins/index.ts";
-import { DEMO_KEY, DEMO_RAW, OTHER, OTHER_KEY, PASSTHROUGH, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { expectProblem } from "../support/assertions.ts";
+import { DEMO_KEY, DEMO_KEY_HEADERS as KEY, DEMO_RAW, OTHER, OTHER_KEY, PASSTHROUGH, gatewayTracker } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
-
-async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
-  assert.is(res.status, status, `status (${code})`);
-  assert.is(res.headers.get("content-type"), "application/problem+json");
-  assert.is(res.headers.get("cache-control"), "no-store");
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(body.code, code);
-  assert.is(body.status, status);
-  assert.is(body.retry?.strategy, strategy);
-  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
-  return body;
-}
 
 /** A 60 s window boundary plus 15 s: 45 s of the window remain. */
 const WINDOW_START = 1_900_000_020_000;
@@ -33,7 +22,6 @@ function clockedStore(start = WINDOW_START + 15_000) {
   return { clock: c, store: createMemoryCoordination({ clock: () => c.t }) };
 }
 
-const KEY = { "x-api-key": DEMO_KEY };
 let seq = 0;
 const item = (key: string = DEMO_KEY) => ({
   method: "POST",
@@ -64,21 +52,8 @@ function brokenStore(mode: { fail: "reject" | "hang" | "none" }): CoordinationSt
   };
 }
 
-/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
-const opened: Array<{ close(): Promise<void> }> = [];
-function track<T extends { close(): Promise<void> }>(g: T): T {
-  const close = g.close.bind(g);
-  let closing: Promise<void> | undefined;
-  g.close = () => (closing ??= close());
-  opened.push(g);
-  return g;
-}
-async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
-  return track(await startTestGateway(options));
-}
-test.after.each(async () => {
-  for (const g of opened.splice(0)) await g.close().catch(() => {});
-});
+const { start, closeAll } = gatewayTracker();
+test.after.each(closeAll);
 
 test("the management quota: the 4th request in the window gets 429 GW_RATE_LIMIT_EXCEEDED with Retry-After ≤ 60", async () => {
   const { store } = clockedStore();

@@ -4,39 +4,14 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { BEARER_DEMO, DEMO_KEY, PASSTHROUGH, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { expectProblem } from "../support/assertions.ts";
+import { BEARER_DEMO, DEMO_KEY_HEADERS as KEY, PASSTHROUGH, gatewayTracker } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
-async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
-  assert.is(res.status, status, `status (${code})`);
-  assert.is(res.headers.get("content-type"), "application/problem+json");
-  assert.is(res.headers.get("cache-control"), "no-store");
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(body.code, code);
-  assert.is(body.status, status);
-  assert.is(body.retry?.strategy, strategy);
-  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
-  return body;
-}
-
-const KEY = { "x-api-key": DEMO_KEY };
 const MUTATION = { ...KEY, "x-idempotency-key": "route-test-0001" };
 
-/** Gateways a test opened: closed after every test, passed or failed, so a failure never leaves the file hanging. */
-const opened: Array<{ close(): Promise<void> }> = [];
-function track<T extends { close(): Promise<void> }>(g: T): T {
-  const close = g.close.bind(g);
-  let closing: Promise<void> | undefined;
-  g.close = () => (closing ??= close());
-  opened.push(g);
-  return g;
-}
-async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
-  return track(await startTestGateway(options));
-}
-test.after.each(async () => {
-  for (const g of opened.splice(0)) await g.close().catch(() => {});
-});
+const { start, closeAll } = gatewayTracker();
+test.after.each(closeAll);
 
 test("an unknown path gives 404 GW_ROUTE_NOT_FOUND (DO_NOT_RETRY), before authentication", async () => {
   const tg = await start({ plugins: [probePlugin] });

@@ -26,6 +26,17 @@ export const ADMIN_KEY = "admin_demo_key_0001";
 export const BEARER_DEMO = "sk_test_demo_0001";
 export const BEARER_OTHER = "sk_test_other_0001";
 
+/** The headers of a request with the demo business's gateway key. */
+export const DEMO_KEY_HEADERS = { "x-api-key": DEMO_KEY };
+
+/** An `edge` config section for a trusted edge: the secret and client address come in these headers. */
+export const TRUSTED_EDGE = {
+  mode: "trusted",
+  secret: "edge-secret-0123456789",
+  secretHeader: "x-edge-secret",
+  clientAddressHeader: "x-edge-client-ip",
+};
+
 /** The demo config with the embedded in-memory stores, no simulator, and `patch` merged in. */
 export function testConfig(patch: Record<string, unknown> = {}): Config {
   const raw = structuredClone(DEMO_RAW);
@@ -89,6 +100,30 @@ export async function startTestGateway(
       else await gateway.close();
     },
   };
+}
+
+/**
+ * Gateways a test file opens, closed after every test, passed or failed, so a failure never leaves
+ * the file hanging: `const { start, track, closeAll } = gatewayTracker(); test.after.each(closeAll);`.
+ * `start` is startTestGateway, tracked; `track` tracks anything else with a close(); closing twice
+ * closes once.
+ */
+export function gatewayTracker() {
+  const opened: Array<{ close(): Promise<void> }> = [];
+  function track<T extends { close(): Promise<void> }>(g: T): T {
+    const close = g.close.bind(g);
+    let closing: Promise<void> | undefined;
+    g.close = () => (closing ??= close());
+    opened.push(g);
+    return g;
+  }
+  async function start(options?: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
+    return track(await startTestGateway(options));
+  }
+  async function closeAll(): Promise<void> {
+    for (const g of opened.splice(0)) await g.close().catch(() => {});
+  }
+  return { start, track, closeAll };
 }
 
 /** Sends a raw HTTP/1.1 request over a socket and returns the status line, headers and body. */

@@ -4,6 +4,8 @@ import { createMemoryCoordination } from "../../adapters/coordination/memory.ts"
 import { guardCoordination, guardDocumentStore, safeErrorMessage, type DependencyCallEvent } from "../../adapters/guarded-stores.ts";
 import { createDependencyPolicy, type DependencyPolicy } from "../../adapters/policies.ts";
 import {
+  InvalidQueryError,
+  isInvalidQueryError,
   DependencyUnavailableError,
   DuplicateKeyError,
   isDependencyUnavailableError,
@@ -237,6 +239,20 @@ docs("DuplicateKeyError passes through untouched and does not trip the circuit",
   assert.is(s.windowCalls, 1);
   assert.is(events.at(-1)?.outcome, "ok");
   assert.is(events.at(-1)?.failureClass, undefined);
+});
+
+docs("InvalidQueryError (a caller bug) passes through untouched and does not trip the circuit", async () => {
+  const { store, fault } = tinyStore();
+  const policy = storePolicy();
+  const items = guardDocumentStore(store, policy).collection<Item>("items");
+  fault.error = new InvalidQueryError("unknown operator $where");
+  for (let i = 0; i < 40; i++) {
+    const e = await caught(items.find({ n: i }));
+    assert.ok(isInvalidQueryError(e), "the caller sees the typed error, not DependencyUnavailableError");
+  }
+  const s = policy.snapshot();
+  assert.is(s.state, "closed");
+  assert.is(s.windowFailures, 0);
 });
 
 docs("the circuit opens after the threshold, then refuses without touching the store", async () => {

@@ -14,13 +14,12 @@ import { MAX_DETAIL, MAX_VIOLATIONS, renderError } from "../../core/errors/rende
 import { definePlugin } from "../../core/plugin.ts";
 import { envelope, json } from "../../core/respond.ts";
 import { health } from "../../plugins/health/plugin.ts";
-import { BEARER_DEMO, DEMO_KEY, PASSTHROUGH, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { UUID } from "../support/assertions.ts";
+import { BEARER_DEMO, DEMO_KEY_HEADERS as KEY, PASSTHROUGH, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { probePlugin } from "../support/probe-plugin.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const COLLECTIONS_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
-const KEY = { "x-api-key": DEMO_KEY };
 const IDEM = { ...KEY, "x-idempotency-key": "render-test-0001" };
 
 /** Routes this file needs beyond the shared probe plugin. */

@@ -1,0 +1,52 @@
+/**
+ * Assertions the test suites share: the gateway's problem+json contract on a fetch Response and on
+ * a response read off a raw socket, and a bounded wait for what the server side reaches
+ * asynchronously.
+ */
+import * as assert from "uvu/assert";
+import type { RawResponse } from "./raw-http.ts";
+
+/** A version-4 UUID, as the gateway's request ids are. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * A problem+json response: status, content type, Cache-Control no-store, body code and status,
+ * retry strategy, and X-Request-ID equal to the body's requestId. Returns the body.
+ */
+export async function expectProblem(res: Response, status: number, code: string, strategy: string): Promise<Record<string, any>> {
+  assert.is(res.status, status, `status (${code})`);
+  assert.is(res.headers.get("content-type"), "application/problem+json");
+  assert.is(res.headers.get("cache-control"), "no-store");
+  const body = (await res.json()) as Record<string, any>;
+  assert.is(body.code, code);
+  assert.is(body.status, status);
+  assert.is(body.retry?.strategy, strategy);
+  assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
+  return body;
+}
+
+/** A problem+json response read off a raw socket: content type, and X-Request-ID equal to the body's requestId. Returns the body. */
+export function rawProblem(res: RawResponse): Record<string, any> {
+  assert.is(res.headers["content-type"], "application/problem+json");
+  const body = JSON.parse(res.body) as Record<string, any>;
+  assert.is(res.headers["x-request-id"], body.requestId);
+  return body;
+}
+
+/** `rawProblem` plus the status, body code and retry strategy. Returns the body. */
+export function expectRawProblem(res: RawResponse, status: number, code: string, strategy: string): Record<string, any> {
+  assert.is(res.status, status, `status (${code})`);
+  const body = rawProblem(res);
+  assert.is(body.code, code);
+  assert.is(body.retry?.strategy, strategy);
+  return body;
+}
+
+/** Waits (bounded) for a condition that the server side reaches asynchronously. */
+export async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
