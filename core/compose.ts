@@ -17,6 +17,7 @@ import { createSandboxPaymentProcessor } from "../adapters/payments/sandbox.ts";
 import type { EmailSender } from "../adapters/ports.ts";
 import { plugins as defaultPlugins } from "../plugins/index.ts";
 import { createGateway, type Gateway } from "./create-gateway.ts";
+import type { TenantDirectory } from "./directory.ts";
 import type { Logger } from "./log.ts";
 import type { GatewayPlugin, Ports } from "./plugin.ts";
 
@@ -26,6 +27,8 @@ export interface ComposeOptions {
   policies?: PolicyRegistry;
   /** Use these ports instead of building them from config (tests). */
   ports?: Partial<Ports>;
+  /** Replaces the config-backed tenant directory (tests of an unavailable or changing directory). */
+  directory?: TenantDirectory;
   /** Regulator base URLs known only at runtime (the demo simulator on a free port). */
   regulatorBaseUrls?: { TEST?: string; LIVE?: string };
   now?: () => number;
@@ -86,6 +89,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
     plugins: options.plugins ?? defaultPlugins,
     log,
     policies,
+    directory: options.directory,
     now: options.now,
   });
 }

@@ -6,12 +6,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
-import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
-import { createPolicyRegistry } from "../../adapters/policies.ts";
-import { createGateway, type Gateway } from "../../core/create-gateway.ts";
+import type { Gateway } from "../../core/create-gateway.ts";
 import { createConfigDirectory, type Principal, type TenantDirectory } from "../../core/directory.ts";
-import { createLogger } from "../../core/log.ts";
 import { expectProblem } from "../support/assertions.ts";
 import {
   ADMIN_KEY,
@@ -64,24 +60,16 @@ function switchableDirectory() {
   return { directory, state };
 }
 
+/** A gateway, composed as in production, with a replacement tenant directory. */
 async function gatewayWith(directory: TenantDirectory): Promise<Gateway> {
-  const gateway = createGateway({
-    config: testConfig(),
-    ports: { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() },
-    plugins: [probePlugin],
-    log: createLogger({ level: "silent", sink: () => {} }),
-    policies: createPolicyRegistry(),
-    directory,
-  });
-  await gateway.startWorkers();
-  return track(gateway);
+  return (await start({ plugins: [probePlugin], directory })).gateway;
 }
 
 function call(gateway: Gateway, path: string, host: string, headers: Record<string, string>): Promise<Response> {
   return gateway.fetch(new Request(`http://${host}${path}`, { headers: { host, ...headers } }));
 }
 
-const { start, track, closeAll } = gatewayTracker();
+const { start, closeAll } = gatewayTracker();
 test.after.each(closeAll);
 
 test("x-api-key missing (or empty) gives 401 GW_AUTH_API_KEY_REQUIRED and the handler never runs", async () => {

@@ -5,12 +5,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
-import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
-import { createPolicyRegistry } from "../../adapters/policies.ts";
-import { createGateway, type Gateway } from "../../core/create-gateway.ts";
+import type { Gateway } from "../../core/create-gateway.ts";
 import { createConfigDirectory, type TenantDirectory } from "../../core/directory.ts";
-import { createLogger, type LogFields } from "../../core/log.ts";
+import type { LogFields } from "../../core/log.ts";
 import { plugins } from "../../plugins/index.ts";
 import { expectProblem } from "../support/assertions.ts";
 import {
@@ -28,20 +25,10 @@ import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
 const EDGE_OK = { "x-edge-secret": EDGE.secret };
 
-/** A gateway built by createGateway with a replacement tenant directory (the harness cannot pass one). */
+/** A gateway, composed as in production, with a replacement tenant directory. */
 async function gatewayWith(directory: TenantDirectory, patch: Record<string, unknown> = {}): Promise<{ gateway: Gateway; logs: LogFields[] }> {
-  const config = testConfig(patch);
-  const logs: LogFields[] = [];
-  const gateway = createGateway({
-    config,
-    ports: { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() },
-    plugins: [...plugins, probePlugin],
-    log: createLogger({ level: "debug", sink: (r) => logs.push(r) }),
-    policies: createPolicyRegistry(),
-    directory,
-  });
-  await gateway.startWorkers();
-  return { gateway: track(gateway), logs };
+  const tg = await start({ patch, plugins: [...plugins, probePlugin], directory });
+  return { gateway: tg.gateway, logs: tg.logs };
 }
 
 function call(gateway: Gateway, path: string, host: string, headers: Record<string, string> = {}): Promise<Response> {
@@ -59,7 +46,7 @@ function registryDown(): TenantDirectory {
   };
 }
 
-const { start, track, closeAll } = gatewayTracker();
+const { start, closeAll } = gatewayTracker();
 test.after.each(closeAll);
 
 test("Host case, port and trailing dots are canonicalised before the domain is resolved", async () => {

@@ -5,12 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
-import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
-import { createPolicyRegistry } from "../../adapters/policies.ts";
-import { createGateway } from "../../core/create-gateway.ts";
 import { createConfigDirectory, type TenantDirectory } from "../../core/directory.ts";
-import { createLogger } from "../../core/log.ts";
 import { plugins } from "../../plugins/index.ts";
 import { expectProblem } from "../support/assertions.ts";
 import { BEARER_DEMO, DEMO_KEY_HEADERS as KEY, OTHER_KEY, PASSTHROUGH, STORED, gatewayTracker, testConfig } from "../support/gateway.ts";
@@ -18,7 +13,7 @@ import { probePlugin } from "../support/probe-plugin.ts";
 
 const SIGN = { ...KEY, "x-idempotency-key": "mode-sign-0001", "x-sub-business-id": "sub-1" };
 
-const { start, track, closeAll } = gatewayTracker();
+const { start, closeAll } = gatewayTracker();
 test.after.each(closeAll);
 
 test("a Stored-only route on a Pass-through domain gives 409 GW_OPERATION_MODE_CONFLICT; on a Stored domain it answers", async () => {
@@ -96,15 +91,7 @@ test("a domain whose mode cannot be determined gives 503 GW_TENANT_MODE_UNAVAILA
       return d ? { ...d, mode: null } : d;
     },
   };
-  const gateway = track(createGateway({
-    config: testConfig(),
-    ports: { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() },
-    plugins: [...plugins, probePlugin],
-    log: createLogger({ level: "silent", sink: () => {} }),
-    policies: createPolicyRegistry(),
-    directory,
-  }));
-  await gateway.startWorkers();
+  const { gateway } = await start({ plugins: [...plugins, probePlugin], directory });
   for (const path of ["/probe/echo", "/probe/stored-only"]) {
     const res = await gateway.fetch(new Request(`http://${PASSTHROUGH}${path}`, { headers: { host: PASSTHROUGH, ...KEY } }));
     const body = await expectProblem(res, 503, "GW_TENANT_MODE_UNAVAILABLE", "BACKOFF");
