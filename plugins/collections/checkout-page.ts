@@ -265,7 +265,7 @@ button,.button{display:inline-block;font:inherit;font-weight:700;color:#fff;back
 button:hover,.button:hover{background:#166534}
 a{color:#1d4ed8}
 :focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
-.facts div{display:flex;gap:.5rem}
+.facts div{display:flex;gap:.5rem;align-items:baseline}
 .facts dt{font-weight:600}
 .facts dd{margin:0}
 .outcome--successful h2{color:#14532d}

@@ -170,6 +170,7 @@ async function run(): Promise<void> {
 
     await amount.fill("2500");
     await email.fill("ada@example.com");
+    await email.blur(); // no focus ring in the screenshot
     await _shot(page, join(shotsDir, "checkout.png"));
 
     const [posted] = await Promise.all([
