@@ -2,5 +2,6 @@
 import type { GatewayPlugin } from "../core/plugin.ts";
 import { collections } from "./collections/plugin.ts";
 import { health } from "./health/plugin.ts";
+import { onboarding } from "./onboarding/plugin.ts";
 
-export const plugins: readonly GatewayPlugin[] = [health, collections];
+export const plugins: readonly GatewayPlugin[] = [health, onboarding, collections];

@@ -8,6 +8,8 @@
  *   completed            → the stored answer again (201 becomes 200), nothing runs
  *   in_progress, fresh   → wait for the holder (bounded), then answer as above; still running at the
  *                          deadline → 409 GW_IDEMPOTENCY_CONTENT_CONFLICT ("in progress")
+ *   in_progress, holder  → the holder's own answer again (its effect is unconfirmed until the claim
+ *     ended uncertain      is stale), with Retry-After for the retryable codes
  *   in_progress, stale   → the operation's `onStale` decides: a recovered answer, "takeover" (run
  *                          again, claim moved by compare-and-set), or an error (onboarding:
  *                          GW_ONBOARDING_NOT_RESUMABLE)
@@ -15,6 +17,7 @@
  * A failure before any durable effect releases the claim (the same key can be retried); a failure
  * whose effect is uncertain (`KeepClaim`) leaves it, so the stale path resolves it later.
  */
+import { CATALOG, type GwCode } from "../../core/errors/catalog.ts";
 import { gwError, type GatewayError } from "../../core/errors/gateway-error.ts";
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import type { Fingerprint, IdempotencyDoc, OnboardingStore } from "./store.ts";
@@ -106,13 +109,22 @@ export function createIdempotency(store: OnboardingStore, options: IdempotencyOp
           try {
             taken = await records.findOneAndUpdate(
               { _id: r.recordId, owner: rec.owner, status: "in_progress" },
-              { $set: { owner: r.owner, startedAtMs, startedAt: new Date(startedAtMs).toISOString() } },
+              { $set: { owner: r.owner, startedAtMs, startedAt: new Date(startedAtMs).toISOString(), uncertainCode: null } },
             );
           } catch (e) {
             throw options.unavailable(e);
           }
           if (!taken) continue;
           return _execute(r);
+        }
+        if (rec.uncertainCode && rec.uncertainCode in CATALOG) {
+          const code = rec.uncertainCode as GwCode;
+          const strategy = CATALOG[code].strategy;
+          const wait = Math.max(1, Math.ceil((rec.startedAtMs + options.staleAfterMs - now()) / 1000));
+          throw gwError(code, {
+            detail: "An earlier request with this key ended with an unconfirmed outcome; it is resolved once its claim expires.",
+            ...(strategy === "SAME_IDEMPOTENCY_KEY" || strategy === "BACKOFF" ? { retryAfterSeconds: wait } : {}),
+          });
         }
         if (now() >= deadline)
           throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
@@ -150,7 +162,12 @@ export function createIdempotency(store: OnboardingStore, options: IdempotencyOp
     try {
       outcome = await r.execute();
     } catch (e) {
-      if (isKeepClaim(e)) throw e.error;
+      if (isKeepClaim(e)) {
+        await records
+          .findOneAndUpdate({ _id: r.recordId, owner: r.owner, status: "in_progress" }, { $set: { uncertainCode: e.error.code } })
+          .catch(() => null);
+        throw e.error;
+      }
       await records.deleteMany({ _id: r.recordId, owner: r.owner, status: "in_progress" }).catch(() => 0);
       throw e;
     }

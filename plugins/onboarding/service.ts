@@ -19,7 +19,6 @@ import {
   identityOf,
   selectForOnboarding,
   selectForReverification,
-  type RegulatorIdentity,
 } from "./identity.ts";
 import { createIdempotency, KeepClaim, type IdempotentAnswer, type Outcome, type PresentedFingerprint } from "./idempotency.ts";
 import type { DecisionInput, ListInput, MigrationInput, OnboardingInput, ReverificationInput, RotationInput } from "./schemas.ts";

@@ -145,6 +145,11 @@ export interface IdempotencyDoc extends Doc {
   startedAtMs: number;
   completedAt: string | null;
   response: { status: number; body: unknown } | null;
+  /**
+   * Set when the holder ended with an unconfirmed effect (the claim is kept): the public code it
+   * answered, repeated to a retry until the claim is stale and can be resolved.
+   */
+  uncertainCode?: string | null;
   /** TTL (epoch ms). */
   expiresAtMs: number;
 }

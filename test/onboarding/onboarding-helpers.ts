@@ -56,7 +56,7 @@ export const HIGH_QUOTAS = { limits: { quotas: { management: { limit: 100_000, w
 export interface OnboardingHarness {
   tg: TestGateway;
   sim: RegulatorSimulator;
-  /** The raw memory document store behind the gateway (before the resilience guard). */
+  /** The raw document store behind the gateway (before the resilience guard). */
   store: DocumentStore;
   /** Names of every collection any plugin opened. */
   collections: Set<string>;
@@ -77,6 +77,8 @@ export type StoreFaultHook = (collection: string, method: string, args: unknown[
 
 export interface HarnessOptions {
   fixtures?: "demo" | "test";
+  /** The raw document store (default: the embedded memory store). */
+  documentStore?: () => Promise<DocumentStore>;
   storeFault?: StoreFaultHook;
   onboarding?: OnboardingOptions;
   patch?: Record<string, unknown>;
@@ -85,7 +87,7 @@ export interface HarnessOptions {
 
 export async function startOnboardingHarness(options: HarnessOptions = {}): Promise<OnboardingHarness> {
   const sim = options.fixtures === "test" ? await startTestSimulator() : await startDemoSimulator();
-  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const raw = options.documentStore ? await options.documentStore() : await createUnstorageDocumentStore({ driver: "memory" });
   const collections = new Set<string>();
   const store: DocumentStore = {
     kind: raw.kind,
@@ -112,7 +114,8 @@ export async function startOnboardingHarness(options: HarnessOptions = {}): Prom
     close: () => raw.close(),
   };
   const tg = await startTestGateway({
-    plugins: [...plugins, createOnboardingPlugin(options.onboarding), ...(options.extraPlugins ?? [])],
+    // The default list may already hold the onboarding plugin: this harness mounts its own instance.
+    plugins: [...plugins.filter((p) => p.name !== "onboarding"), createOnboardingPlugin(options.onboarding), ...(options.extraPlugins ?? [])],
     patch: {
       ...HIGH_QUOTAS,
       regulator: { apiKey: "test_api_key", apiSecret: "test_api_secret" },

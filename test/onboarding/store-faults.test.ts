@@ -44,8 +44,10 @@ test("onboarding: the represented business cannot be written → 503 GW_ONBOARDI
   fault = { collection: COLLECTIONS.subBusinesses, method: "insert", when: "before" };
   const p = await expectProblem(await h.post("/sub-businesses", body, "faults-onboard-01"), 503, "GW_ONBOARDING_SERVICE_INVALID_RESPONSE");
   assert.is(p.retry.sameIdempotencyKey, true);
-  // Within the stale window the claim is held: a retry waits, then is told the key is in progress.
-  await expectProblem(await h.post("/sub-businesses", body, "faults-onboard-01"), 409, "GW_IDEMPOTENCY_CONTENT_CONFLICT");
+  // Within the stale window the claim is held: a retry gets the same answer at once, with Retry-After.
+  const retry = await h.post("/sub-businesses", body, "faults-onboard-01");
+  assert.ok(Number(retry.headers.get("retry-after")) > 50);
+  await expectProblem(retry, 503, "GW_ONBOARDING_SERVICE_INVALID_RESPONSE");
   later();
   const calls = h.sim.state.totalCalls();
   await expectProblem(await h.post("/sub-businesses", body, "faults-onboard-01"), 409, "GW_ONBOARDING_NOT_RESUMABLE");
@@ -75,6 +77,11 @@ test("rotation: the compare-and-set answer is lost → 503 GW_CRYPTO_MATERIAL_SE
   );
   assert.is(p.retry.strategy, "SAME_IDEMPOTENCY_KEY");
   assert.is((await expectJson(await h.get(`/sub-businesses/${TAXPAYER.businessId}`), 200)).cryptoVersion, 1, "it did land");
+  await expectProblem(
+    await h.post(`/sub-businesses/${TAXPAYER.businessId}/reg-crypto-material`, m, "faults-rotate-01"),
+    503,
+    "GW_CRYPTO_MATERIAL_SERVICE_INVALID_RESPONSE",
+  );
   later();
   const again = await expectJson(await h.post(`/sub-businesses/${TAXPAYER.businessId}/reg-crypto-material`, m, "faults-rotate-01"), 200);
   assert.is(again.cryptoVersion, 1);
@@ -116,6 +123,9 @@ test("operator approval: the identity update fails → 502 GW_IDENTITY_SERVICE_I
   const p = await expectProblem(await h.admin(path, { decision: "approve" }, "faults-decide-01"), 502, "GW_IDENTITY_SERVICE_INVALID_RESPONSE");
   assert.is(p.retry.strategy, "CONTACT_SUPPORT");
   assert.is((await expectJson(await h.get(`/sub-businesses/${TAXPAYER.businessId}`), 200)).identityVersion, 1);
+  const retry = await h.admin(path, { decision: "approve" }, "faults-decide-01");
+  assert.is(retry.headers.get("retry-after"), null, "no Retry-After on a CONTACT_SUPPORT answer");
+  await expectProblem(retry, 502, "GW_IDENTITY_SERVICE_INVALID_RESPONSE");
   later();
   const res = await expectJson(await h.admin(path, { decision: "approve" }, "faults-decide-01"), 200);
   assert.is(res.review.status, "approved");
