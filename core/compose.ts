@@ -84,6 +84,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
       webhooks: options.ports?.webhooks ?? outbox!,
       email: options.ports?.email ?? (await openEmail(config)),
       payments: options.ports?.payments ?? createSandboxPaymentProcessor(),
+      billing: options.ports?.billing,
     },
     workers: outbox ? [outbox.worker] : [],
     plugins: options.plugins ?? defaultPlugins,

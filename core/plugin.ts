@@ -7,6 +7,7 @@
 import type * as v from "valibot";
 import type { Config } from "../config/schema.ts";
 import type {
+  BillingLedger,
   CoordinationStore,
   DocumentStore,
   EmailSender,
@@ -36,9 +37,11 @@ export interface Ports {
   payments?: PaymentProcessor;
   /** The regulator's e-invoicing interface (HTTP client; the simulator in the demo and tests). */
   regulator?: RegulatorClient;
+  /** The invoice gateway's wallet ledger (sign fees). */
+  billing?: BillingLedger;
 }
 export type PortName = keyof Ports;
-export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination", "webhooks", "email", "payments", "regulator"];
+export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination", "webhooks", "email", "payments", "regulator", "billing"];
 
 /** A port the plugin declared in `needs` (boot guarantees it is configured). */
 export function requirePort<K extends PortName>(kit: PluginKit, name: K): NonNullable<Ports[K]> {
