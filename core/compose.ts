@@ -14,6 +14,7 @@ import { createHttpRegulatorClient } from "../adapters/regulator/http-client.ts"
 import { createWebhookOutbox } from "../adapters/webhooks/outbox.ts";
 import { createFolderEmailSender } from "../adapters/email/folder.ts";
 import { createSandboxPaymentProcessor } from "../adapters/payments/sandbox.ts";
+import { createDocumentLedger } from "../adapters/billing/ledger.ts";
 import type { EmailSender } from "../adapters/ports.ts";
 import { plugins as defaultPlugins } from "../plugins/index.ts";
 import { createGateway, type Gateway } from "./create-gateway.ts";
@@ -84,7 +85,14 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
       webhooks: options.ports?.webhooks ?? outbox!,
       email: options.ports?.email ?? (await openEmail(config)),
       payments: options.ports?.payments ?? createSandboxPaymentProcessor(),
-      billing: options.ports?.billing,
+      billing:
+        options.ports?.billing ??
+        createDocumentLedger({
+          store: documentStore,
+          openingBalances: Object.fromEntries(
+            config.businesses.map((b) => [b.id, _ngnTextToKobo(b.gateway?.wallet.openingBalance ?? "0.00")]),
+          ),
+        }),
     },
     workers: outbox ? [outbox.worker] : [],
     plugins: options.plugins ?? defaultPlugins,
@@ -133,4 +141,12 @@ export async function openEmail(config: Config): Promise<EmailSender> {
     from: e.from,
     auth: e.user ? { user: e.user, pass: e.password ?? "" } : undefined,
   });
+}
+
+// --- Internal helpers ---
+
+/** Config NGN text ("1000000.00", validated by the schema) → integer kobo, without floating point. */
+function _ngnTextToKobo(text: string): number {
+  const [whole, frac = "00"] = text.split(".");
+  return Number(whole) * 100 + Number(frac.padEnd(2, "0").slice(0, 2));
 }

@@ -1,7 +1,10 @@
 /** Every plugin the gateway runs, in registration order. A new plugin is one import and one entry. */
 import type { GatewayPlugin } from "../core/plugin.ts";
+import { admin } from "./admin/plugin.ts";
 import { collections } from "./collections/plugin.ts";
 import { health } from "./health/plugin.ts";
 import { onboarding } from "./onboarding/plugin.ts";
+import { signing } from "./signing/plugin.ts";
+import { transmission } from "./transmission/plugin.ts";
 
-export const plugins: readonly GatewayPlugin[] = [health, onboarding, collections];
+export const plugins: readonly GatewayPlugin[] = [health, onboarding, signing, transmission, admin, collections];

@@ -3,7 +3,6 @@
  * and one MongoDB-compatible server. A quota of N per window holds across both (N permits in
  * total, not 2N), and a unique-key mutation raced through both processes is stored once.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,10 +11,10 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DEMO_KEY, DEMO_RAW, PASSTHROUGH } from "../support/gateway.ts";
 import { httpCall } from "../support/raw-http.ts";
+import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
 import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const QUOTA = 7;
 
 const redis = await startRedisServer();
@@ -26,7 +25,7 @@ else run(redis, mongo);
 
 function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): void {
   const dbName = mongoServer.dbName();
-  const children: ChildProcess[] = [];
+  let procs: GatewayProcesses | undefined;
   const urls: string[] = [];
 
   test.before(async () => {
@@ -38,27 +37,12 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     raw.limits = { quotas: { management: { limit: QUOTA, windowSeconds: 60 } } };
     const path = join(dir, "config.json");
     writeFileSync(path, JSON.stringify(raw));
-    for (let i = 0; i < 2; i++) {
-      const child = spawn(join(ROOT, "node_modules/.bin/tsx"), ["test/support/gateway-process.ts", path], {
-        cwd: ROOT,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      children.push(child);
-      urls.push(await _listening(child));
-    }
+    procs = await startGatewayProcesses(path, 2);
+    urls.push(...procs.urls);
   });
 
   test.after(async () => {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve(null);
-            c.on("exit", resolve);
-            c.kill("SIGTERM");
-          }),
-      ),
-    );
+    await procs?.stop();
     await redisServer.stop();
     await mongoServer.stop();
   });
@@ -114,21 +98,3 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
 
 test.run();
 
-// --- Internal helpers ---
-
-function _listening(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`gateway process did not start:\n${out}`)), 30_000);
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = /LISTENING (\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.stderr!.on("data", (d) => (out += d));
-    child.on("exit", (code) => reject(new Error(`gateway process exited ${code}:\n${out}`)));
-  });
-}

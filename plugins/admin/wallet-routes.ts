@@ -1,0 +1,141 @@
+/**
+ * Operator wallet routes (DECISIONS.md "Wallet (operator)"): read a business's invoice-gateway
+ * wallet and top it up. x-admin-api-key (401 GW_ADMIN_AUTHENTICATION_FAILED otherwise), answered on
+ * every host, default quota per operator credential. Money is integer kobo in the ledger and NGN
+ * numbers with at most two decimals on the wire (`Number((kobo / 100).toFixed(2))`).
+ *
+ * - Unknown business → 404 GW_OPERATION_NOT_FOUND (the closest catalog code: "no operation for that
+ *   public identifier"; GW_ROUTE_NOT_FOUND would claim the endpoint does not exist).
+ * - Top-ups are idempotent on `reference` (not on x-idempotency-key): 201 when credited, 200 when the
+ *   reference was already credited with the same amount; the same reference with another amount is
+ *   409 GW_IDEMPOTENCY_CONTENT_CONFLICT.
+ * - A ledger outage → 503 GW_BILLING_SERVICE_UNAVAILABLE (a top-up may retry with the same reference).
+ */
+import * as v from "valibot";
+import { isBillingError, isDependencyUnavailableError, type BillingEntry, type BillingLedger } from "../../adapters/ports.ts";
+import type { RequestContext } from "../../core/context.ts";
+import { gwError } from "../../core/errors/gateway-error.ts";
+import type { PluginKit, RouteDeclaration } from "../../core/plugin.ts";
+import { json } from "../../core/respond.ts";
+
+export const WALLET_PATHS = {
+  wallet: "/admin/wallets/:businessId",
+  credits: "/admin/wallets/:businessId/credits",
+} as const;
+
+/** Largest top-up: NGN 100,000,000,000.00 (keeps kobo far inside the safe integer range). */
+const MAX_CREDIT_NGN = 100_000_000_000;
+
+export const WalletParams = v.object({
+  businessId: v.pipe(v.string("must be a string"), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "a business id")),
+});
+
+export const CreditBody = v.strictObject({
+  amount: v.pipe(
+    v.number("must be a number"),
+    v.check((n) => Number.isFinite(n) && n > 0 && n <= MAX_CREDIT_NGN, `must be above 0 and at most ${MAX_CREDIT_NGN}`),
+    v.check((n) => nairaToKobo(n) !== null, "at most two decimals"),
+  ),
+  reference: v.pipe(v.string("must be a string"), v.minLength(1, "1 to 128 characters"), v.maxLength(128, "1 to 128 characters")),
+});
+export type CreditInput = v.InferOutput<typeof CreditBody>;
+
+export const WalletQuery = v.object({
+  limit: v.optional(v.pipe(v.string(), v.regex(/^([1-9]\d{0,2}|1000)$/, "an integer from 1 to 1000"))),
+});
+
+/** A wire NGN number → integer kobo; null when not finite or with more than two decimals. */
+export function nairaToKobo(amount: number): number | null {
+  if (!Number.isFinite(amount)) return null;
+  const kobo = Math.round(amount * 100);
+  return Math.abs(amount * 100 - kobo) < 1e-6 ? kobo : null;
+}
+
+/** Integer kobo → NGN number with two decimals at most. */
+export function koboToNaira(kobo: number): number {
+  return Number((kobo / 100).toFixed(2));
+}
+
+const COMMON = {
+  service: "gateway",
+  hosts: "any",
+  auth: "admin",
+  quota: "default",
+  skip: ["mode"],
+} as const;
+
+export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclaration[] {
+  const knownBusiness = (ctx: RequestContext): string => {
+    const id = ctx.params.businessId!;
+    if (!kit.directory.business(id)) throw gwError("GW_OPERATION_NOT_FOUND", { detail: "No wallet for that business." });
+    return id;
+  };
+
+  return [
+    {
+      ...COMMON,
+      method: "GET",
+      path: WALLET_PATHS.wallet,
+      schemas: { params: WalletParams, query: WalletQuery },
+      summary: "Operator: a business's wallet balance and entries",
+      description: "Balance in NGN and the latest entries (newest first, `limit` 1–1000, default 100): debits, reversals and credits.",
+      responses: { 200: "{ businessId, currency, balance, entries }" },
+      async handler(ctx) {
+        const businessId = knownBusiness(ctx);
+        const limit = ctx.query.limit ? Number(ctx.query.limit) : 100;
+        const w = await _call(() => ledger.wallet(businessId, limit));
+        return json(ctx, 200, {
+          businessId: w.businessId,
+          currency: w.currency,
+          balance: koboToNaira(w.balanceKobo),
+          entries: w.entries.map(_entryView),
+        });
+      },
+    },
+    {
+      ...COMMON,
+      method: "POST",
+      path: WALLET_PATHS.credits,
+      schemas: { params: WalletParams, body: CreditBody },
+      summary: "Operator: top up a business's wallet (idempotent on reference)",
+      description:
+        "Credits `amount` NGN (two decimals at most) once per `reference`: 201 when credited, 200 when the reference was already credited. The same reference with another amount is GW_IDEMPOTENCY_CONTENT_CONFLICT.",
+      responses: { 200: "reference already credited", 201: "credited" },
+      async handler(ctx) {
+        const businessId = knownBusiness(ctx);
+        const body = ctx.body as CreditInput;
+        const amountKobo = nairaToKobo(body.amount)!;
+        const r = await _call(() => ledger.credit(businessId, amountKobo, body.reference));
+        const w = await _call(() => ledger.wallet(businessId, 1));
+        return json(ctx, r.created ? 201 : 200, {
+          businessId,
+          currency: "NGN",
+          balance: koboToNaira(w.balanceKobo),
+          credit: { id: r.entryId, amount: koboToNaira(amountKobo), reference: body.reference, created: r.created },
+        });
+      },
+    },
+  ];
+}
+
+// --- Internal helpers ---
+
+function _entryView(e: BillingEntry): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: e.id, type: e.type, amount: koboToNaira(e.amountKobo) };
+  if (e.billingIdentity) out.billingIdentity = e.billingIdentity;
+  if (e.reference !== undefined) out.reference = e.reference;
+  out.createdAt = e.createdAt;
+  return out;
+}
+
+async function _call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isDependencyUnavailableError(e)) throw gwError("GW_BILLING_SERVICE_UNAVAILABLE", { detail: "The wallet ledger is unavailable.", cause: e });
+    if (isBillingError(e) && e.reason === "attempt_conflict") {
+      throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", { detail: "The reference was used before with another amount.", cause: e });
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * What the signing plugin keeps in the document store, and the keyed hashes it keeps instead of
+ * raw idempotency keys and invoice bodies.
+ *
+ *   signing_idempotency   one record per (top-level business, route, HMAC(key)); `_id` =
+ *                         `${businessId}|${route}|${HMAC(key)}`; unique `attemptKey` (one record per
+ *                         billing identity: represented business, domain, IRN, attempt number);
+ *                         TTL field `expiresAtMs`.
+ *
+ * Represented businesses are read (never written) from onboarding's collection
+ * `onboarding_sub_businesses` through the document-store port (docs/onboarding.md "Storage").
+ */
+import { createHmac, hkdfSync } from "node:crypto";
+import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
+
+export const SIGNING_COLLECTIONS = {
+  idempotency: "signing_idempotency",
+  subBusinesses: "onboarding_sub_businesses",
+} as const;
+
+/** The fields of onboarding's represented-business document this plugin reads. */
+export interface RepresentedBusiness extends Doc {
+  gatewaySubBusinessId: string;
+  businessId: string;
+  state: "TEST" | "LIVE";
+  externalBusinessId: string;
+  identity: { tin: string; irnTemplate: string | null; regulatorBusinessId: string };
+}
+
+export type SignRecordStatus = "in_progress" | "completed" | "frozen";
+
+/** How far the holder got: a stale record before "dispatching" can be taken over safely. */
+export type SignPhase = "claimed" | "dispatching" | "done";
+
+/** A stored answer: a passed-through regulator response, or a GW_* error to raise again. */
+export type StoredAnswer =
+  | { kind: "regulator"; status: number; contentType: string; bodyBase64: string; headers: Record<string, string> }
+  | { kind: "error"; code: string; detail: string; operationId: string | null; violations: unknown[] | null };
+
+export interface SignRecord extends Doc {
+  businessId: string;
+  route: string;
+  /** HMAC of canonical body + x-sub-business-id + attempt number (never the body). */
+  fingerprint: string;
+  /** `${state}|${domain}|${subBusinessId}|${irn}|${attempt}`: unique. */
+  attemptKey: string;
+  operationId: string;
+  status: SignRecordStatus;
+  phase: SignPhase;
+  /** Request id of the holder of the claim. */
+  owner: string;
+  startedAtMs: number;
+  completedAtMs: number | null;
+  answer: StoredAnswer | null;
+  /** Money at the end: "none" | "debited" | "confirmed" | "reversed" | "held" (frozen or unconfirmed). */
+  money: string;
+  /** TTL (epoch ms). */
+  expiresAtMs: number;
+}
+
+export interface SigningStore {
+  idempotency: Collection<SignRecord>;
+  subBusinesses: Collection<RepresentedBusiness>;
+}
+
+export function openSigningStore(store: DocumentStore): SigningStore {
+  return {
+    idempotency: store.collection<SignRecord>(SIGNING_COLLECTIONS.idempotency, {
+      indexes: [{ fields: ["attemptKey"], unique: true }],
+      ttlField: "expiresAtMs",
+    }),
+    subBusinesses: store.collection<RepresentedBusiness>(SIGNING_COLLECTIONS.subBusinesses),
+  };
+}
+
+/** HMAC key for idempotency keys and fingerprints, derived from the deployment secret (same in every process). */
+export function deriveSigningSecret(deploymentSecret: string): Buffer {
+  return Buffer.from(hkdfSync("sha256", deploymentSecret, "gatehouse", "signing-idempotency-v1", 32));
+}
+
+export function keyedHash(secret: Buffer, value: string): string {
+  return createHmac("sha256", secret).update(value, "utf8").digest("base64url");
+}
+
+/** Deterministic JSON: object keys sorted at every level. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const obj = value as Record<string, unknown>;
+  return `{${Object.keys(obj)
+    .sort()
+    .filter((k) => obj[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+    .join(",")}}`;
+}

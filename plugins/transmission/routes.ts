@@ -1,0 +1,52 @@
+/** `POST /api/v1/invoice/transmit/:irn` (Pass-through): body `{}`, x-sub-business-id, optional x-idempotency-key. */
+import type { RequestContext } from "../../core/context.ts";
+import type { RouteDeclaration } from "../../core/plugin.ts";
+import { idempotencyKey, subBusinessId } from "../../core/validation.ts";
+import type { RegulatorResponse, RegulatorState } from "../../adapters/regulator/port.ts";
+import { TransmitParams, checkEmptyBody } from "./schemas.ts";
+import type { TransmissionService } from "./service.ts";
+
+export const TRANSMIT_PATH = "/api/v1/invoice/transmit/:irn";
+
+export function transmissionRoutes(service: TransmissionService): RouteDeclaration[] {
+  return [
+    {
+      service: "gateway",
+      auth: "apiKey",
+      modes: ["passthrough"],
+      quota: "default",
+      method: "POST",
+      path: TRANSMIT_PATH,
+      schemas: { params: TransmitParams },
+      summary: "Transmit a signed invoice by IRN (unbilled; one regulator transmission per IRN claim)",
+      description:
+        "Body exactly {}. x-sub-business-id required; x-idempotency-key optional (without it the operation identity is the business + represented business + IRN). A second matching request gets 409 GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED with the existing operationId.",
+      responses: { 201: "The regulator's transmit answer, passed through" },
+      async handler(ctx) {
+        const sub = subBusinessId(ctx);
+        const key = idempotencyKey(ctx, false);
+        checkEmptyBody(ctx.body);
+        const res = await service.transmit(
+          { requestId: ctx.requestId, businessId: ctx.businessId!, state: ctx.state as RegulatorState },
+          sub,
+          ctx.params.irn!,
+          key,
+        );
+        return _passThrough(ctx, res);
+      },
+    },
+  ];
+}
+
+function _passThrough(ctx: RequestContext, res: RegulatorResponse): Response {
+  return new Response(res.body as Uint8Array<ArrayBuffer>, {
+    status: res.status,
+    headers: {
+      ...res.headers,
+      "content-type": res.contentType,
+      "content-length": String(res.body.byteLength),
+      "cache-control": "no-store",
+      "x-request-id": ctx.requestId,
+    },
+  });
+}

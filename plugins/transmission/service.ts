@@ -1,0 +1,177 @@
+/**
+ * Pass-through transmission with durable claims (spec §3.3). One claim per transmission binding
+ * (state, represented business, IRN), taken with a unique insert BEFORE the regulator is called; only
+ * the holder dispatches and records the typed outcome:
+ *
+ *   in_progress | succeeded | rejected  → 409 GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED + operationId, no dispatch
+ *   unknown (or a stale in_progress)    → 502 GW_TRANSMIT_OUTCOME_UNCONFIRMED + operationId, never replayed
+ *
+ * A regulator throw (it certainly did not transmit: not configured, circuit open, never connected,
+ * throttled) releases the claim, so the request can be sent again. The operation identity is the
+ * binding itself; an x-idempotency-key, when sent, is recorded only as its HMAC. Without a key the
+ * legacy identity is derived from the request binding (business + sub-business + IRN, spec §7.11).
+ */
+import { createHmac, hkdfSync, randomUUID } from "node:crypto";
+import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
+import { isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
+import { mapRegulatorFailure, type RegulatorClient, type RegulatorResponse, type RegulatorState } from "../../adapters/regulator/port.ts";
+import { gwError, isGatewayError } from "../../core/errors/gateway-error.ts";
+import type { Logger } from "../../core/log.ts";
+import { checkTransmitIrn } from "./schemas.ts";
+
+export const TRANSMISSION_COLLECTION = "transmission_claims";
+
+export type ClaimState = "in_progress" | "succeeded" | "rejected" | "unknown";
+
+export interface ClaimDoc extends Doc {
+  businessId: string;
+  state: RegulatorState;
+  subBusinessId: string;
+  irn: string;
+  operationId: string;
+  claimState: ClaimState;
+  /** HMAC of the x-idempotency-key, or null (legacy identity from the binding). */
+  keyHash: string | null;
+  owner: string;
+  startedAtMs: number;
+  completedAtMs: number | null;
+  /** Regulator error.id of a rejection; the reason class of an unknown outcome. */
+  detail: string | null;
+}
+
+interface RepresentedBusiness extends Doc {
+  businessId: string;
+  externalBusinessId: string;
+  identity: { tin: string; irnTemplate: string | null };
+}
+
+export interface TransmitCaller {
+  requestId: string;
+  businessId: string;
+  state: RegulatorState;
+}
+
+export interface TransmissionOptions {
+  store: DocumentStore;
+  regulator: RegulatorClient;
+  log: Logger;
+  deploymentSecret: string;
+  now: () => number;
+  /** An in_progress claim older than this is presumed dead: unknown. */
+  staleAfterMs: number;
+}
+
+export function createTransmissionService(o: TransmissionOptions) {
+  const { regulator, log, now } = o;
+  const claims: Collection<ClaimDoc> = o.store.collection<ClaimDoc>(TRANSMISSION_COLLECTION, {
+    indexes: [{ fields: ["businessId", "state", "subBusinessId"] }],
+  });
+  const subs = o.store.collection<RepresentedBusiness>("onboarding_sub_businesses");
+  const secret = Buffer.from(hkdfSync("sha256", o.deploymentSecret, "gatehouse", "transmission-idempotency-v1", 32));
+
+  async function db<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (isGatewayError(e)) throw e;
+      if (isDependencyUnavailableError(e))
+        throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The gateway's store is unavailable; nothing was transmitted.", cause: e });
+      throw e;
+    }
+  }
+
+  async function transmit(caller: TransmitCaller, subBusinessId: string, irn: string, key: string | null): Promise<RegulatorResponse> {
+    const sub = await db(() => subs.get(`${caller.state}:${subBusinessId}`));
+    if (!sub) throw gwError("GW_SUB_BUSINESS_NOT_FOUND", { detail: "No represented business with that x-sub-business-id." });
+    if (sub.businessId !== caller.businessId)
+      throw gwError("GW_SUB_BUSINESS_FORBIDDEN", { detail: "That represented business belongs to another top-level business." });
+    checkTransmitIrn(irn, sub.identity.irnTemplate);
+
+    const id = `${caller.businessId}|${caller.state}|${subBusinessId}|${irn}`;
+    const keyHash = key === null ? null : createHmac("sha256", secret).update(`${caller.businessId}\u0000${key}`).digest("base64url");
+    const startedAtMs = now();
+    const claim: ClaimDoc = {
+      _id: id,
+      businessId: caller.businessId,
+      state: caller.state,
+      subBusinessId,
+      irn,
+      operationId: randomUUID(),
+      claimState: "in_progress",
+      keyHash,
+      owner: caller.requestId,
+      startedAtMs,
+      completedAtMs: null,
+      detail: null,
+    };
+    try {
+      await claims.insert(claim);
+    } catch (e) {
+      if (!isDuplicateKeyError(e)) await db(() => Promise.reject(e));
+      const existing = await db(() => claims.get(id));
+      if (!existing) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The transmission claim could not be read; retry." });
+      return _existing(existing);
+    }
+    return _dispatch(caller, claim);
+  }
+
+  async function _existing(c: ClaimDoc): Promise<never> {
+    if (c.claimState === "in_progress" && now() - c.startedAtMs >= o.staleAfterMs) {
+      await claims
+        .findOneAndUpdate({ _id: c._id, owner: c.owner, claimState: "in_progress" }, { $set: { claimState: "unknown", detail: "stale_claim", completedAtMs: now() } })
+        .catch(() => null);
+      log.error("transmission_outcome_unconfirmed", { operationId: c.operationId, reason: "stale_claim", alert: "immediate" });
+      c.claimState = "unknown";
+    }
+    if (c.claimState === "unknown")
+      throw gwError("GW_TRANSMIT_OUTCOME_UNCONFIRMED", {
+        detail: "An earlier transmission of this IRN has an unprovable result; it may already be transmitted. Do not resubmit; contact support with the operationId.",
+        operationId: c.operationId,
+      });
+    throw gwError("GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED", {
+      detail: `A transmission of this IRN is ${c.claimState === "in_progress" ? "in progress" : `recorded (${c.claimState})`}; nothing was dispatched.`,
+      operationId: c.operationId,
+    });
+  }
+
+  async function _dispatch(caller: TransmitCaller, claim: ClaimDoc): Promise<RegulatorResponse> {
+    const base = { requestId: caller.requestId, operationId: claim.operationId };
+    const record = (claimState: ClaimState, detail: string | null) =>
+      claims
+        .findOneAndUpdate({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }, { $set: { claimState, detail, completedAtMs: now() } })
+        .catch(() => {
+          log.warn("transmission_claim_write_failed", { ...base, claimState });
+          return null;
+        });
+    let outcome;
+    try {
+      outcome = await regulator.transmit(caller.state, claim.irn, { requestId: caller.requestId });
+    } catch (e) {
+      // Thrown = certainly not transmitted: release the claim so the request can be sent again.
+      await claims.deleteMany({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }).catch(() => 0);
+      throw e;
+    }
+    if (outcome.kind === "transmitted") {
+      await record("succeeded", null);
+      log.event("transmission_succeeded", base);
+      return outcome.response;
+    }
+    if (outcome.kind === "rejected") {
+      await record("rejected", outcome.errorId);
+      log.event("transmission_rejected", { ...base, upstreamErrorId: outcome.errorId });
+      const err = mapRegulatorFailure(outcome, "transmit");
+      err.info.operationId = claim.operationId;
+      throw err;
+    }
+    await record("unknown", outcome.reason);
+    log.error("transmission_outcome_unconfirmed", { ...base, reason: outcome.reason, alert: "immediate" });
+    throw gwError("GW_TRANSMIT_OUTCOME_UNCONFIRMED", {
+      detail: "The regulator's result cannot be proved; the invoice may already be transmitted. Do not resubmit; contact support with the operationId.",
+      operationId: claim.operationId,
+    });
+  }
+
+  return { transmit, claims };
+}
+
+export type TransmissionService = ReturnType<typeof createTransmissionService>;
