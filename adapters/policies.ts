@@ -321,11 +321,13 @@ export class SlidingWindowCircuit {
 // Policy
 // ---------------------------------------------------------------------------
 
+const NEVER_ABORTED = new AbortController().signal;
+
 export function createDependencyPolicy(options: DependencyPolicyOptions): DependencyPolicy {
   const { dependency, timeoutMs, isFailure, onStateChange } = options;
   const clock = options.clock ?? systemClock;
   _check(typeof dependency === "string" && dependency !== "", "dependency must be a non-empty string");
-  _check(Number.isFinite(timeoutMs) && timeoutMs > 0, `timeoutMs of ${dependency} must be a positive number`);
+  _check(timeoutMs > 0, `timeoutMs of ${dependency} must be a positive number (Infinity: no deadline)`);
 
   const circuit = new SlidingWindowCircuit(clock, options, (state) => {
     if (!onStateChange) return;
@@ -335,7 +337,10 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
       // A listener must not break the dependency's calls.
     }
   });
-  const deadline = timeout(timeoutMs, TimeoutStrategy.Aggressive);
+  // Infinity means no deadline: in-process implementations (memory coordination, the embedded
+  // store) cannot hang on a network, and a cockatiel timeout costs a timer and an AbortController
+  // per call on the hot path. The circuit still counts their outcomes.
+  const deadline = Number.isFinite(timeoutMs) ? timeout(timeoutMs, TimeoutStrategy.Aggressive) : null;
   const totals = { calls: 0, failures: 0, refused: 0 };
   let lastFailureClass: string | undefined;
   let lastFailureAt: number | undefined;
@@ -387,7 +392,7 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
 
     let result: T;
     try {
-      result = await deadline.execute(({ signal }) => fn(signal));
+      result = deadline ? await deadline.execute(({ signal }) => fn(signal)) : await fn(NEVER_ABORTED);
     } catch (error) {
       // The deadline passed: a timeout, even when fn honoured the abort signal and failed first.
       if (_isTaskCancelledError(error)) {

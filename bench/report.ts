@@ -18,8 +18,8 @@ export function formatReport(report: BenchReport): string {
   const rows = report.scenarios.map((s) => [
     s.name,
     _thousands(s.requestsPerSec),
-    s.latency.p50.toFixed(2),
-    s.latency.p99.toFixed(2),
+    _ms(s.latency.p50),
+    _ms(s.latency.p99),
     String(s.non2xx),
     String(s.errors),
     base && base.requestsPerSec > 0 ? `${(s.requestsPerSec / base.requestsPerSec).toFixed(2)}x` : "-",
@@ -69,6 +69,11 @@ export function gitShortSha(): string {
 }
 
 // --- Internal helpers ---
+
+/** autocannon reports latency percentiles in whole milliseconds: no invented decimals. */
+function _ms(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(2);
+}
 
 function _thousands(n: number): string {
   return Math.round(n).toLocaleString("en-US");

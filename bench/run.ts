@@ -120,7 +120,10 @@ export function benchSettings(env: Record<string, string | undefined> = process.
   };
 }
 
-/** Runs every scenario in order, each started and closed on its own. Never throws for a bad result. */
+/**
+ * Runs every scenario in order, each started and closed on its own. A scenario whose pre-flight
+ * request fails throws (nothing was measured); problems seen under load are returned in `problems`.
+ */
 export async function runBench(options: RunBenchOptions = {}): Promise<BenchReport> {
   const settings: BenchSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const scenarios = options.scenarios ?? SCENARIOS;

@@ -19,7 +19,10 @@ import type { EmailSender } from "../adapters/ports.ts";
 import { plugins as defaultPlugins } from "../plugins/index.ts";
 import { createGateway, type Gateway } from "./create-gateway.ts";
 import type { TenantDirectory } from "./directory.ts";
-import type { Logger } from "./log.ts";
+import type { LogFields, Logger } from "./log.ts";
+
+/** Implementations that run inside the gateway process. */
+const IN_PROCESS_KINDS = new Set(["memory", "unstorage-memory", "unstorage-fs"]);
 import type { GatewayPlugin, Ports } from "./plugin.ts";
 
 export interface ComposeOptions {
@@ -43,18 +46,22 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
       onStateChange: (state, dependency) => log.warn("gateway_circuit_state_changed", { dependency, state }),
     });
   const onCall = (e: DependencyCallEvent) => {
-    if (e.outcome === "failure") log.warn("gateway_dependency_call", { ...e });
-    else log.debug("gateway_dependency_call", { ...e });
+    if (e.outcome === "failure") log.warn("gateway_dependency_call", e as unknown as LogFields);
+    else log.debug("gateway_dependency_call", e as unknown as LogFields);
   };
-  const timeoutMs = config.dependencies.storeTimeoutMs;
+  // Remote engines get the configured deadline; in-process ones (the embedded default) cannot
+  // hang on a network and skip the per-call timer (their outcomes still feed the circuit).
+  const deadlineFor = (kind: string) => (IN_PROCESS_KINDS.has(kind) ? Infinity : config.dependencies.storeTimeoutMs);
+  const rawStore = options.ports?.documentStore ?? (await openDocumentStore(config));
   const documentStore = guardDocumentStore(
-    options.ports?.documentStore ?? (await openDocumentStore(config)),
-    policies.create({ dependency: "documentStore", timeoutMs }),
+    rawStore,
+    policies.create({ dependency: "documentStore", timeoutMs: deadlineFor(rawStore.kind) }),
     { onCall },
   );
+  const rawCoordination = options.ports?.coordination ?? (await openCoordination(config));
   const coordination = guardCoordination(
-    options.ports?.coordination ?? (await openCoordination(config)),
-    policies.create({ dependency: "coordination", timeoutMs }),
+    rawCoordination,
+    policies.create({ dependency: "coordination", timeoutMs: deadlineFor(rawCoordination.kind) }),
     { onCall },
   );
   const regulator =

@@ -59,8 +59,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     reporters: format === "json" || sink ? [jsonReporter] : undefined,
     fancy: false,
   });
-  const emit = (kind: "info" | "warn" | "error" | "debug") => (name: string, fields?: LogFields) => {
-    consola[kind](name, fields ? redact(fields) : undefined);
+  const threshold = LEVELS[options.level ?? "info"];
+  const KIND_LEVEL = { error: 0, warn: 1, info: 3, debug: 4 } as const;
+  // The level is checked before redaction: a disabled event costs nothing on the hot path.
+  const emit = (kind: "info" | "warn" | "error" | "debug") => {
+    if (KIND_LEVEL[kind] > threshold) return () => {};
+    return (name: string, fields?: LogFields) => {
+      consola[kind](name, fields ? redact(fields) : undefined);
+    };
   };
   return {
     event: emit("info"),
@@ -86,6 +92,8 @@ export function redact(fields: LogFields): LogFields {
  * formats in free text.
  */
 export function sanitizeText(text: string): string {
+  // Every pattern below needs one of these; most logged strings (ids, hosts) have none.
+  if (!MAY_HOLD_SECRET.test(text)) return text;
   return text
     .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/gi, "$1[redacted]@")
     .replace(/(https?:\/\/[^\s?#]*)\?[^\s#]*/gi, "$1?[redacted]")
@@ -94,6 +102,8 @@ export function sanitizeText(text: string): string {
     .replace(SECRET_PAIR, "$1$2[redacted]")
     .replace(/\b(gw|sk|admin|whsec)_[A-Za-z0-9_]{6,}\b/g, "[redacted-key]");
 }
+
+const MAY_HOLD_SECRET = /[:=?@_]|bearer|basic/i;
 
 /** `password=x`, `"apiSecret": "x"`, `token: x`: a secret-looking name, then = or :, then the value. */
 const SECRET_PAIR =

@@ -2,11 +2,12 @@
  * Success responses. Handlers return a Response built here, so the dispatcher always knows the
  * status and size it logs. Gateway JSON is plain; collections JSON is the service's envelope.
  */
+import { FastResponse } from "srvx";
 import type { RequestContext } from "./context.ts";
 
 export function json(ctx: RequestContext, status: number, body: unknown, headers?: Record<string, string>): Response {
   const text = JSON.stringify(body);
-  return new Response(text, {
+  return new FastResponse(text, {
     status,
     headers: {
       "content-type": "application/json",
@@ -19,7 +20,7 @@ export function json(ctx: RequestContext, status: number, body: unknown, headers
 }
 
 export function html(ctx: RequestContext, status: number, page: string, headers?: Record<string, string>): Response {
-  return new Response(page, {
+  return new FastResponse(page, {
     status,
     headers: {
       "content-type": "text/html; charset=utf-8",

@@ -4,6 +4,7 @@
  * collections routes answer the collections envelope (DECISIONS.md). Anything unexpected becomes
  * GW_INTERNAL_ERROR (500) with nothing internal in the body.
  */
+import { FastResponse } from "srvx";
 import type { RequestContext } from "../context.ts";
 import { CATALOG, docsUrl, type GwCode } from "./catalog.ts";
 import { isCollectionsError, isGatewayError, type GatewayError, type Violation } from "./gateway-error.ts";
@@ -64,7 +65,7 @@ export function renderError(ctx: RequestContext, error: unknown): RenderedError 
     return { response: res, code, internal };
   }
   const text = JSON.stringify(problemBody(ctx, code, gw));
-  const res = new Response(text, {
+  const res = new FastResponse(text, {
     status: row.status,
     headers: {
       "content-type": "application/problem+json",
@@ -127,7 +128,7 @@ function _collectionsResponse(
   errors: Array<{ field: string; message: string }>,
 ): Response {
   const text = JSON.stringify({ requestId: ctx.requestId, requestTimestamp: collectionsTimestamp(), message, statusCode: status, errors });
-  return new Response(text, {
+  return new FastResponse(text, {
     status,
     headers: {
       "content-type": "application/json",

@@ -1,0 +1,395 @@
+/**
+ * Scenario "virtual-accounts-100k": one business with 100 000 virtual accounts, listed over real
+ * HTTP through the full gateway with the spec's filters, on the embedded default store (unstorage
+ * memory) and on the MongoDB-compatible server (jongodb, or MONGODB_URI).
+ *
+ *   npx tsx bench/scenarios/virtual-accounts-100k.ts
+ *   VA_BENCH_COUNT=20000 VA_BENCH_STORES=mongodb npx tsx bench/scenarios/virtual-accounts-100k.ts
+ *
+ * env: VA_BENCH_COUNT (accounts on the embedded store, default 100000), VA_BENCH_MONGO_COUNT
+ * (accounts on MongoDB, default min(VA_BENCH_COUNT, 20000): jongodb slows down with every document,
+ * see docs/bench.md), VA_BENCH_REQUESTS / VA_BENCH_MONGO_REQUESTS (measured requests per query,
+ * default 30 / 10), VA_BENCH_STORES (comma list of memory, mongodb; default both).
+ *
+ * Seeding goes through the virtual-account service (not 100 000 HTTP calls): straight into the
+ * embedded store; for MongoDB into a scratch embedded store whose documents are then copied with
+ * insertMany (1000 per batch; jongodb's cost per write command grows with the collection, so
+ * one insertOne per account is quadratic there). Accounts created over the last 30 days (one clock step per account), 60 % multi_use and
+ * 40 % single_use (each expiring 1–23 h after its creation, so all but the last day's are expired),
+ * 5 % toggled inactive, a tenth of the still-open single_use accounts consumed by a payment. No
+ * expiry falls within the 20 minutes after seeding (those are moved just before it), so the counts
+ * stay exact while the run lasts.
+ * The seeder counts each derived status, and every measured query's `meta.total` is checked
+ * against those counts (a fast wrong answer measures nothing).
+ *
+ * Each query: 3 warm-up requests, then VA_BENCH_REQUESTS sequential requests on one keep-alive
+ * connection (a timed loop: latency of one request at a time, no queueing), p50/p99/mean/max in ms.
+ * Results are printed as a table and written to bench/results/virtual-accounts-<ISO time>-<sha>.json.
+ */
+import { writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { pathToFileURL } from "node:url";
+import { randomBytes } from "node:crypto";
+import { MongoClient, type Document } from "mongodb";
+import { Agent, request } from "undici";
+import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createSandboxPaymentProcessor } from "../../adapters/payments/sandbox.ts";
+import type { DocumentStore } from "../../adapters/ports.ts";
+import { createWebhookOutbox } from "../../adapters/webhooks/outbox.ts";
+import { composeGateway } from "../../core/compose.ts";
+import { createLogger } from "../../core/log.ts";
+import { serveGateway } from "../../core/server.ts";
+import { createCollectionsPlugin } from "../../plugins/collections/plugin.ts";
+import {
+  VIRTUAL_ACCOUNTS_COLLECTION,
+  createVirtualAccountService,
+  deriveStatus,
+  openVirtualAccounts,
+  type VirtualAccount,
+} from "../../plugins/collections/virtual-accounts.ts";
+import { health } from "../../plugins/health/plugin.ts";
+import { BEARER_DEMO, testConfig } from "../../test/support/gateway.ts";
+import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
+import { RESULTS_DIR, gitShortSha } from "../report.ts";
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const BUSINESS = "demo";
+const LIMIT = 100_000_000;
+const BULK_BATCH = 1000;
+
+export interface QueryResult {
+  name: string;
+  path: string;
+  total: number;
+  items: number;
+  requests: number;
+  latencyMs: { p50: number; p99: number; mean: number; max: number };
+}
+
+export interface StoreResult {
+  store: string;
+  accounts: number;
+  seedSeconds: number;
+  seedPerSecond: number;
+  counts: Record<string, number>;
+  queries: QueryResult[];
+}
+
+export interface VirtualAccountsBenchOptions {
+  count: number;
+  mongoCount: number;
+  requests: number;
+  mongoRequests: number;
+  stores: Array<"memory" | "mongodb">;
+  progress?: (line: string) => void;
+}
+
+/** Runs the scenario on each store in turn; never leaves a server or a jongodb process behind. */
+export async function runVirtualAccountsBench(options: VirtualAccountsBenchOptions): Promise<StoreResult[]> {
+  const progress = options.progress ?? (() => {});
+  const out: StoreResult[] = [];
+  for (const kind of options.stores) {
+    if (kind === "memory") {
+      const store = await createUnstorageDocumentStore({ driver: "memory" });
+      out.push(await _runOnStore("unstorage-memory", store, options.count, options.requests, null, progress));
+    } else {
+      const server = await startMongoServer();
+      if (isMongoSkip(server)) {
+        progress(`mongodb: skipped (${server.skip})`);
+        continue;
+      }
+      const dbName = server.dbName();
+      const client = new MongoClient(server.uri);
+      try {
+        await client.connect();
+        const store = await createMongoDocumentStore({ uri: server.uri, dbName });
+        const raw = client.db(dbName).collection<Document>(VIRTUAL_ACCOUNTS_COLLECTION);
+        // jongodb's cost per write grows with the collection (see docs/bench.md): the accounts are
+        // built by the service on a scratch embedded store, then copied with insertMany.
+        const bulk = async (docs: VirtualAccount[]) => {
+          await openVirtualAccounts(store).count({}); // the adapter creates the indexes first
+          for (let i = 0; i < docs.length; i += BULK_BATCH) {
+            await raw.insertMany(
+              docs.slice(i, i + BULK_BATCH).map((d) => ({ ...d, _gh_rev: randomBytes(8).toString("hex") }) as unknown as Document),
+              { ordered: false },
+            );
+            if ((i / BULK_BATCH) % 5 === 4) progress(`  … ${(i + BULK_BATCH).toLocaleString("en-US")} copied`);
+          }
+        };
+        const label = server.owned ? "mongodb (jongodb)" : "mongodb (MONGODB_URI)";
+        out.push(await _runOnStore(label, store, options.mongoCount, options.mongoRequests, bulk, progress));
+      } finally {
+        await client.close();
+        await server.stop();
+      }
+    }
+  }
+  return out;
+}
+
+// --- Internal helpers ---
+
+interface _Seeded {
+  counts: Record<"active" | "inactive" | "expired" | "single_use" | "multi_use", number>;
+  /** A name fragment matching ~1 % of the accounts, and one matching a single account. */
+  rareName: string;
+  rareCount: number;
+  sample: VirtualAccount;
+  /** Bounds of a 3-day creation window (whole UTC days) and how many accounts it holds. */
+  window: { start: string; end: string; count: number };
+  windowActive: number;
+  seconds: number;
+  /** The stored documents, when asked to collect them (bulk copy). */
+  docs: VirtualAccount[];
+}
+
+/**
+ * Seeds `count` accounts (through the service into `store`, or — with `bulk` — into a scratch
+ * embedded store whose documents `bulk` then copies), serves the gateway on `store` and measures.
+ */
+async function _runOnStore(
+  name: string,
+  store: DocumentStore,
+  count: number,
+  requests: number,
+  bulk: ((docs: VirtualAccount[]) => Promise<void>) | null,
+  progress: (line: string) => void,
+): Promise<StoreResult> {
+  progress(`${name}: seeding ${count.toLocaleString("en-US")} accounts${bulk ? " (built by the service, copied with insertMany)" : " (through the service)"}`);
+  const scratch = bulk ? await createUnstorageDocumentStore({ driver: "memory" }) : null;
+  const seeded = await _seed(scratch ?? store, count, 8, progress, bulk !== null);
+  if (bulk) {
+    const t = performance.now();
+    await bulk(seeded.docs);
+    await scratch!.close();
+    seeded.seconds += (performance.now() - t) / 1000;
+    seeded.docs = [];
+  }
+  progress(`${name}: seeded in ${seeded.seconds.toFixed(1)} s (${Math.round(count / seeded.seconds).toLocaleString("en-US")}/s)`);
+
+  const config = testConfig({
+    log: { level: "silent", format: "json" },
+    limits: {
+      admission: { perClient: LIMIT, windowSeconds: 1 },
+      quotas: { default: { limit: LIMIT, windowSeconds: 60 }, management: { limit: LIMIT, windowSeconds: 60 } },
+    },
+  });
+  const log = createLogger({ level: "silent", sink: () => {} });
+  const payments = createSandboxPaymentProcessor();
+  const gateway = await composeGateway(config, {
+    log,
+    plugins: [health, createCollectionsPlugin()],
+    ports: { documentStore: store, webhooks: createWebhookOutbox({ store }), payments },
+  });
+  const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
+  const agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 30_000 });
+  const c = seeded.counts;
+  const s = seeded.sample;
+  const deepPage = Math.max(1, Math.floor((count * 0.95) / 50));
+  const queries: Array<{ name: string; path: string; expectTotal: number }> = [
+    { name: "default (limit 1000, newest first)", path: "", expectTotal: count },
+    { name: "limit=50", path: "?limit=50", expectTotal: count },
+    { name: "status=active", path: "?status=active&limit=50", expectTotal: c.active },
+    { name: "status=expired", path: "?status=expired&limit=50", expectTotal: c.expired },
+    { name: "status=inactive", path: "?status=inactive&limit=50", expectTotal: c.inactive },
+    { name: "accountType=single_use", path: "?accountType=single_use&limit=50", expectTotal: c.single_use },
+    { name: "search (name fragment)", path: `?search=${encodeURIComponent(seeded.rareName)}&limit=50`, expectTotal: seeded.rareCount },
+    { name: "search (account number)", path: `?search=${s.accountNumber}&limit=50`, expectTotal: -1 },
+    { name: "date range (3 days)", path: `?startDate=${seeded.window.start}&endDate=${seeded.window.end}&limit=50`, expectTotal: seeded.window.count },
+    {
+      name: "status=active + date range + ASC",
+      path: `?status=active&startDate=${seeded.window.start}&endDate=${seeded.window.end}&sort=ASC&limit=50`,
+      expectTotal: seeded.windowActive,
+    },
+    { name: `deep page (page=${deepPage}, limit 50)`, path: `?limit=50&page=${deepPage}`, expectTotal: count },
+    { name: "reference (exact)", path: `?reference=${s.reference}`, expectTotal: 1 },
+    { name: "find?reference=", path: `/find?reference=${s.reference}`, expectTotal: -2 },
+  ];
+  const results: QueryResult[] = [];
+  try {
+    for (const q of queries) {
+      const url = `${server.url}/api/v1/virtual-account${q.path}`;
+      const one = async () => {
+        const t = performance.now();
+        const res = await request(url, { dispatcher: agent, headers: { host: "localhost", authorization: `Bearer ${BEARER_DEMO}`, accept: "application/json" } });
+        const text = await res.body.text();
+        const ms = performance.now() - t;
+        if (res.statusCode !== 200) throw new Error(`bench: ${q.name} answered ${res.statusCode}: ${text.slice(0, 300)}`);
+        return { ms, body: JSON.parse(text) as { data: unknown; meta?: { total: number } } };
+      };
+      for (let i = 0; i < 3; i++) await one();
+      const times: number[] = [];
+      let last: Awaited<ReturnType<typeof one>> | null = null;
+      for (let i = 0; i < requests; i++) {
+        last = await one();
+        times.push(last.ms);
+      }
+      const total = last!.body.meta?.total ?? 1;
+      if (q.expectTotal >= 0 && total !== q.expectTotal) throw new Error(`bench: ${q.name}: meta.total ${total}, expected ${q.expectTotal}`);
+      if (q.expectTotal === -1 && total < 1) throw new Error(`bench: ${q.name}: nothing found`);
+      const items = Array.isArray(last!.body.data) ? (last!.body.data as unknown[]).length : 1;
+      results.push({ name: q.name, path: q.path, total, items, requests, latencyMs: _stats(times) });
+      const r = results[results.length - 1]!;
+      progress(`${name}: ${q.name}: p50 ${r.latencyMs.p50.toFixed(1)} ms, p99 ${r.latencyMs.p99.toFixed(1)} ms (total ${total}, ${items} items)`);
+    }
+  } finally {
+    await agent.close();
+    await server.drain("bench");
+    payments.dispose();
+  }
+  return {
+    store: name,
+    accounts: count,
+    seedSeconds: seeded.seconds,
+    seedPerSecond: count / seeded.seconds,
+    counts: { ...c },
+    queries: results,
+  };
+}
+
+async function _seed(store: DocumentStore, count: number, concurrency: number, progress: (line: string) => void, collect: boolean): Promise<_Seeded> {
+  const realNow = Date.now();
+  const start = realNow - 30 * DAY;
+  const step = Math.max(1, Math.floor((30 * DAY - HOUR) / count));
+  let clockValue = start;
+  const service = createVirtualAccountService({ store, clock: () => clockValue });
+  const counts = { active: 0, inactive: 0, expired: 0, single_use: 0, multi_use: 0 };
+  const windowStartMs = Date.UTC(new Date(start).getUTCFullYear(), new Date(start).getUTCMonth(), new Date(start).getUTCDate()) + 10 * DAY;
+  const windowEndMs = windowStartMs + 3 * DAY - 1;
+  let windowCount = 0;
+  let windowActive = 0;
+  let rareCount = 0;
+  let sample: VirtualAccount | null = null;
+  const docs: VirtualAccount[] = [];
+  const t0 = performance.now();
+  let next = 0;
+  let lastReport = t0;
+
+  const one = async (i: number): Promise<void> => {
+    const createdAt = start + i * step;
+    const single = i % 5 < 2; // 40 %
+    let expiresAtMs = single ? createdAt + HOUR + (i % 23) * HOUR : null;
+    // No expiry during the run (the counts below must stay true while it lasts): move those back.
+    if (expiresAtMs !== null && expiresAtMs > realNow - 60_000 && expiresAtMs < realNow + 20 * 60_000) expiresAtMs = realNow - 2 * 60_000;
+    clockValue = createdAt; // read synchronously by create() before its first await
+    const a = await service.create(BUSINESS, {
+      accountType: single ? "single_use" : "multi_use",
+      accountName: `Customer ${String(i).padStart(6, "0")} ${i % 7 === 0 ? "Ventures" : "Stores"}`,
+      sourceReference: `bench-${i}`,
+      amountKobo: i % 3 === 0 ? 500_000 : null,
+      expiresAtMs,
+    });
+    let doc: VirtualAccount = a;
+    if (i % 20 === 7) {
+      clockValue = createdAt;
+      doc = (await store.collection<VirtualAccount>("collections_virtual_accounts").findOneAndUpdate({ _id: a._id }, { $set: { enabled: false } }))!;
+    } else if (single && i % 10 === 0 && expiresAtMs! > realNow) {
+      doc = (await service.consume(a._id, `bench-session-${i}`, createdAt))!;
+    }
+    if (collect) docs.push(doc);
+    const status = deriveStatus(doc, realNow);
+    counts[status]++;
+    counts[single ? "single_use" : "multi_use"]++;
+    if (createdAt >= windowStartMs && createdAt <= windowEndMs) {
+      windowCount++;
+      if (status === "active") windowActive++;
+    }
+    if (a.accountName.includes("Customer 0042")) rareCount++;
+    if (i === Math.floor(count / 2)) sample = a;
+  };
+
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        await one(i);
+        if (i % 5000 === 0 && performance.now() - lastReport > 5000) {
+          lastReport = performance.now();
+          progress(`  … ${i.toLocaleString("en-US")} accounts`);
+        }
+      }
+    }),
+  );
+  return {
+    counts,
+    rareName: "customer 0042",
+    rareCount,
+    sample: sample!,
+    window: { start: new Date(windowStartMs).toISOString().slice(0, 10), end: new Date(windowEndMs).toISOString().slice(0, 10), count: windowCount },
+    windowActive,
+    seconds: (performance.now() - t0) / 1000,
+    docs,
+  };
+}
+
+function _stats(times: number[]): QueryResult["latencyMs"] {
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return {
+    p50: at(50),
+    p99: at(99),
+    mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+    max: sorted[sorted.length - 1]!,
+  };
+}
+
+function _table(results: StoreResult[]): string {
+  const lines: string[] = [];
+  for (const r of results) {
+    lines.push(
+      `${r.store}: ${r.accounts.toLocaleString("en-US")} accounts seeded in ${r.seedSeconds.toFixed(1)} s (${Math.round(r.seedPerSecond).toLocaleString("en-US")}/s); ` +
+        `active ${r.counts.active}, inactive ${r.counts.inactive}, expired ${r.counts.expired}`,
+    );
+    const header = ["query", "total", "items", "p50 ms", "p99 ms", "mean ms", "max ms"];
+    const rows = r.queries.map((q) => [
+      q.name,
+      String(q.total),
+      String(q.items),
+      q.latencyMs.p50.toFixed(1),
+      q.latencyMs.p99.toFixed(1),
+      q.latencyMs.mean.toFixed(1),
+      q.latencyMs.max.toFixed(1),
+    ]);
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+    lines.push(line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line), "");
+  }
+  return lines.join("\n");
+}
+
+function _int(raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`bench: expected a positive integer, got "${raw}"`);
+  return n;
+}
+
+async function _main(): Promise<void> {
+  const count = _int(process.env.VA_BENCH_COUNT, 100_000);
+  const options: VirtualAccountsBenchOptions = {
+    count,
+    mongoCount: _int(process.env.VA_BENCH_MONGO_COUNT, Math.min(count, 20_000)),
+    requests: _int(process.env.VA_BENCH_REQUESTS, 30),
+    mongoRequests: _int(process.env.VA_BENCH_MONGO_REQUESTS, 10),
+    stores: (process.env.VA_BENCH_STORES ?? "memory,mongodb").split(",").map((x) => x.trim()) as Array<"memory" | "mongodb">,
+    progress: (line) => process.stdout.write(`  ${line}\n`),
+  };
+  for (const s of options.stores) if (s !== "memory" && s !== "mongodb") throw new Error(`bench: unknown store "${s}"`);
+  const startedAt = new Date().toISOString();
+  process.stdout.write(`virtual-accounts-100k: ${options.stores.join(" + ")}, ${options.requests} requests per query\n`);
+  const results = await runVirtualAccountsBench(options);
+  process.stdout.write("\n" + _table(results));
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `virtual-accounts-${startedAt.replaceAll(":", "-")}-${gitShortSha()}.json`);
+  writeFileSync(file, JSON.stringify({ scenario: "virtual-accounts-100k", startedAt, node: process.version, options: { ...options, progress: undefined }, results }, null, 2) + "\n");
+  process.stdout.write(`result written to ${file}\n`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  _main().catch((e: unknown) => {
+    process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = 1;
+  });
+}
