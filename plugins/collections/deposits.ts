@@ -278,15 +278,6 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
   };
 }
 
-/** Why a deposit into `account` is refunded (judged at the deposit's receivedAt), or null to settle. */
-function _refundReason(account: VirtualAccount, d: Deposit): RefundReason | null {
-  if (account.consumedBySessionId === d._id) return null; // this deposit already won the account
-  if (deriveStatus(account, d.receivedAt) === "expired") return account.consumed ? "account_used" : "account_expired";
-  if (!account.enabled) return "account_inactive";
-  if (account.amountKobo !== null && account.amountKobo !== d.amountKobo) return "amount_mismatch";
-  return null;
-}
-
 /**
  * A 30-digit NIP-style session id: institution code (6) + `yyMMddHHmmss` (UTC, 12) + 12 random
  * digits.
@@ -299,6 +290,15 @@ export function newSessionId(now: number): string {
 }
 
 // --- Internal helpers ---
+
+/** Why a deposit into `account` is refunded (judged at the deposit's receivedAt), or null to settle. */
+function _refundReason(account: VirtualAccount, d: Deposit): RefundReason | null {
+  if (account.consumedBySessionId === d._id) return null; // this deposit already won the account
+  if (deriveStatus(account, d.receivedAt) === "expired") return account.consumed ? "account_used" : "account_expired";
+  if (!account.enabled) return "account_inactive";
+  if (account.amountKobo !== null && account.amountKobo !== d.amountKobo) return "amount_mismatch";
+  return null;
+}
 
 const _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 

@@ -11,7 +11,6 @@ import { envelope, pageMeta } from "../../core/respond.ts";
 import { createCustomerService, type CustomerService } from "./customers.ts";
 import { createDepositService, type DepositService } from "./deposits.ts";
 import type { CollectionsServices } from "./routes.ts";
-import { parseInput } from "./schemas.ts";
 import {
   CreateCustomerBody,
   FindVirtualAccountQuery,
@@ -19,6 +18,7 @@ import {
   ToggleVirtualAccountBody,
   findInputFromQuery,
   listInputFromQuery,
+  parseBody,
   parseCreateVirtualAccount,
   parseDeposit,
 } from "./virtual-account-schemas.ts";
@@ -129,7 +129,7 @@ export function virtualAccountRoutes(s: VirtualAccountServices): RouteDeclaratio
       description: "Body: reference, activate (boolean). An inactive account refuses deposits (they are refunded). Expired accounts cannot change status (409).",
       responses: { 200: "The updated virtual account", 404: "No such account in this business", 409: "The account has expired", 422: "Validation errors" },
       async handler(ctx) {
-        const input = parseInput(ToggleVirtualAccountBody, ctx.body);
+        const input = parseBody(ToggleVirtualAccountBody, ctx.body);
         const account = await accounts.toggle(ctx.businessId!, input.reference, input.activate);
         return envelope(ctx, 200, input.activate ? "Virtual account activated." : "Virtual account deactivated.", accounts.view(account));
       },
@@ -143,7 +143,7 @@ export function virtualAccountRoutes(s: VirtualAccountServices): RouteDeclaratio
       description: "Body: first_name, last_name (1–100 characters), email, phone (7–15 digits, optional +), has_wallet (boolean, default false).",
       responses: { 201: "The customer (with its virtual account when has_wallet)", 422: "Validation errors" },
       async handler(ctx) {
-        const input = parseInput(CreateCustomerBody, ctx.body);
+        const input = parseBody(CreateCustomerBody, ctx.body);
         const created = await customers.create(ctx.businessId!, input);
         return envelope(ctx, 201, "Customer created successfully.", customers.view(created));
       },

@@ -8,7 +8,7 @@
 import * as v from "valibot";
 import { CollectionsError } from "../../core/errors/gateway-error.ts";
 import { MAX_AMOUNT_KOBO, ngnToKobo } from "./money.ts";
-import { VALIDATION_MESSAGE, issuesToErrors, type FieldErrors } from "./schemas.ts";
+import { VALIDATION_MESSAGE, issuesToErrors, parseInput, type FieldErrors } from "./schemas.ts";
 
 export const ACCOUNT_TYPES = ["single_use", "multi_use"] as const;
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
@@ -127,6 +127,7 @@ const _CREATE_ORDER = ["body", "account_type", "account_name", "source_reference
  * after `now` and at most 24 hours after it.
  */
 export function parseCreateVirtualAccount(body: unknown, now: number): CreateVirtualAccountInput {
+  requireJsonObject(body);
   const result = v.safeParse(CreateVirtualAccountShape, body, { abortEarly: false });
   const errors: FieldErrors = result.success ? [] : issuesToErrors(result.issues);
   const raw = (typeof body === "object" && body !== null && !Array.isArray(body) ? body : null) as Record<string, unknown> | null;
@@ -301,6 +302,7 @@ export interface DepositInput {
 }
 
 export function parseDeposit(body: unknown): DepositInput {
+  requireJsonObject(body);
   const result = v.safeParse(DepositShape, body, { abortEarly: false });
   if (!result.success) throw new CollectionsError(422, VALIDATION_MESSAGE, issuesToErrors(result.issues));
   const d = result.output;
@@ -309,6 +311,18 @@ export function parseDeposit(body: unknown): DepositInput {
     amountKobo: ngnToKobo(d.amount)!,
     sender: { accountName: d.sender_name, accountNumber: d.sender_account_number, bankName: d.sender_bank },
   };
+}
+
+/** Runs a body schema on a JSON object (an array or a scalar is refused as a whole: field `body`). */
+export function parseBody<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
+  requireJsonObject(body);
+  return parseInput(schema, body);
+}
+
+/** 422 `{ field: "body" }` unless the body is a JSON object (valibot's object schema admits arrays). */
+export function requireJsonObject(body: unknown): void {
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new CollectionsError(422, VALIDATION_MESSAGE, [{ field: "body", message: "must be a JSON object" }]);
 }
 
 // --- Internal helpers ---

@@ -391,7 +391,12 @@ test("real HTTP: create, read and list over a socket with a Host header", async 
 });
 
 test("the routes are in the route table and the OpenAPI document (query parameters included)", async () => {
-  const ids = h.tg.gateway.routes.routes().filter((r) => r.plugin === "collections").map((r) => r.id).sort();
+  // The payment-link part of the collections plugin (virtual accounts and customers have their own tests).
+  const ids = h.tg.gateway.routes
+    .routes()
+    .filter((r) => r.plugin === "collections" && /^\/(api\/v1\/(payment-link|balances)|pay)\b/.test(r.decl.path))
+    .map((r) => r.id)
+    .sort();
   assert.equal(ids, [
     "GET /api/v1/balances/transactions",
     "GET /api/v1/payment-link",
