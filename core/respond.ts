@@ -74,3 +74,24 @@ export function pageMeta(page: number, perPage: number, total: number): PageMeta
 export function collectionsTimestamp(date: Date = new Date()): string {
   return date.toISOString().replace("T", " ").replace("Z", "");
 }
+
+/** An upstream answer relayed as it came (status, content type, body, safe headers already filtered). */
+export interface RelayedAnswer {
+  status: number;
+  contentType: string;
+  body: Uint8Array;
+  headers: Record<string, string>;
+}
+
+export function relayed(ctx: RequestContext, res: RelayedAnswer): Response {
+  return new FastResponse(res.body as Uint8Array<ArrayBuffer>, {
+    status: res.status,
+    headers: {
+      ...res.headers,
+      "content-type": res.contentType,
+      "content-length": String(res.body.byteLength),
+      "cache-control": "no-store",
+      "x-request-id": ctx.requestId,
+    },
+  });
+}

@@ -6,8 +6,9 @@
 import type { RequestContext } from "../../core/context.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
+import { relayed } from "../../core/respond.ts";
 import { attemptNumber, idempotencyKey, subBusinessId } from "../../core/validation.ts";
-import type { RegulatorResponse, RegulatorState } from "../../adapters/regulator/port.ts";
+import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import {
   InvoiceDocumentBody,
   IrnParams,
@@ -57,7 +58,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
           attemptNumber: attempt,
           document: ctx.body as Record<string, unknown>,
         });
-        return passThrough(ctx, res);
+        return relayed(ctx, res);
       },
     },
     {
@@ -71,7 +72,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       async handler(ctx) {
         const sub = subBusinessId(ctx);
         idempotencyKey(ctx, false);
-        return passThrough(ctx, await service.validateInvoice(_caller(ctx), sub, ctx.body as Record<string, unknown>));
+        return relayed(ctx, await service.validateInvoice(_caller(ctx), sub, ctx.body as Record<string, unknown>));
       },
     },
     {
@@ -84,7 +85,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       async handler(ctx) {
         const sub = subBusinessId(ctx);
         idempotencyKey(ctx, false);
-        return passThrough(ctx, await service.validateIrn(_caller(ctx), sub, ctx.body as IrnValidationInput));
+        return relayed(ctx, await service.validateIrn(_caller(ctx), sub, ctx.body as IrnValidationInput));
       },
     },
     {
@@ -95,7 +96,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       summary: "A regulator resource list (currencies, invoice-types, tax-categories, …); unbilled",
       responses: { 200: "The regulator's answer, passed through" },
       async handler(ctx) {
-        return passThrough(ctx, await service.resource({ state: ctx.state as RegulatorState, requestId: ctx.requestId }, ctx.params.name!));
+        return relayed(ctx, await service.resource({ state: ctx.state as RegulatorState, requestId: ctx.requestId }, ctx.params.name!));
       },
     },
     {
@@ -107,7 +108,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       responses: { 200: "The regulator's answer, passed through" },
       async handler(ctx) {
         const sub = subBusinessId(ctx);
-        return passThrough(ctx, await service.byIrn(_caller(ctx), sub, ctx.params.irn!, { method: "GET", segment: "confirm" }));
+        return relayed(ctx, await service.byIrn(_caller(ctx), sub, ctx.params.irn!, { method: "GET", segment: "confirm" }));
       },
     },
     {
@@ -119,7 +120,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       responses: { 200: "The regulator's answer, passed through" },
       async handler(ctx) {
         const sub = subBusinessId(ctx);
-        return passThrough(ctx, await service.byIrn(_caller(ctx), sub, ctx.params.irn!, { method: "GET", segment: "download" }));
+        return relayed(ctx, await service.byIrn(_caller(ctx), sub, ctx.params.irn!, { method: "GET", segment: "download" }));
       },
     },
     {
@@ -133,7 +134,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
         const sub = subBusinessId(ctx);
         idempotencyKey(ctx, false);
         const body = ctx.body as Record<string, unknown>;
-        return passThrough(ctx, await service.byIrn(_caller(ctx), sub, ctx.params.irn!, { method: "PATCH", segment: "update", body }));
+        return relayed(ctx, await service.byIrn(_caller(ctx), sub, ctx.params.irn!, { method: "PATCH", segment: "update", body }));
       },
     },
     {
@@ -156,19 +157,6 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
 }
 
 /** The regulator's 2xx answer: its status, content type and body, plus the safe headers only. */
-export function passThrough(ctx: RequestContext, res: RegulatorResponse): Response {
-  return new Response(res.body as Uint8Array<ArrayBuffer>, {
-    status: res.status,
-    headers: {
-      ...res.headers,
-      "content-type": res.contentType,
-      "content-length": String(res.body.byteLength),
-      "cache-control": "no-store",
-      "x-request-id": ctx.requestId,
-    },
-  });
-}
-
 // --- Internal helpers ---
 
 function _caller(ctx: RequestContext): SignCaller {

@@ -1,8 +1,8 @@
 /** `POST /api/v1/invoice/transmit/:irn` (Pass-through): body `{}`, x-sub-business-id, optional x-idempotency-key. */
-import type { RequestContext } from "../../core/context.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
+import { relayed } from "../../core/respond.ts";
 import { idempotencyKey, subBusinessId } from "../../core/validation.ts";
-import type { RegulatorResponse, RegulatorState } from "../../adapters/regulator/port.ts";
+import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import { TransmitParams, checkEmptyBody } from "./schemas.ts";
 import type { TransmissionService } from "./service.ts";
 
@@ -32,21 +32,8 @@ export function transmissionRoutes(service: TransmissionService): RouteDeclarati
           ctx.params.irn!,
           key,
         );
-        return _passThrough(ctx, res);
+        return relayed(ctx, res);
       },
     },
   ];
-}
-
-function _passThrough(ctx: RequestContext, res: RegulatorResponse): Response {
-  return new Response(res.body as Uint8Array<ArrayBuffer>, {
-    status: res.status,
-    headers: {
-      ...res.headers,
-      "content-type": res.contentType,
-      "content-length": String(res.body.byteLength),
-      "cache-control": "no-store",
-      "x-request-id": ctx.requestId,
-    },
-  });
 }
