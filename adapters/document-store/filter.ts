@@ -73,26 +73,28 @@ export function matchesFilter(doc: Doc, filter: Filter): boolean {
   return compileFilter(filter)(doc);
 }
 
-/** A filter compiled once into a predicate (paths split, needles prepared); validate the filter first. */
+/**
+ * A filter compiled once into a predicate (paths split, `$in` sets built, `$contains` needles
+ * lower-cased, range tests specialised per operator and operand type); validate the filter first.
+ * Evaluating the predicate allocates no closures or regexes.
+ */
 export function compileFilter(filter: Filter): (doc: Doc) => boolean {
   const parts: Array<(doc: Doc) => boolean> = [];
   for (const key in filter) {
     const cond = filter[key];
     if (key === "$or") {
-      const subs = (cond as Filter[]).map(compileFilter);
-      parts.push((d) => subs.some((f) => f(d)));
+      parts.push(_anyOf((cond as Filter[]).map(compileFilter)));
+      continue;
+    }
+    const test = _compileCondition(cond);
+    if (key === "_id") {
+      parts.push((d) => test(d._id));
       continue;
     }
     const get = compilePath(key);
-    const test = _compileCondition(cond);
     parts.push((d) => test(get(d)));
   }
-  if (parts.length === 0) return () => true;
-  if (parts.length === 1) return parts[0]!;
-  return (d) => {
-    for (const p of parts) if (!p(d)) return false;
-    return true;
-  };
+  return _allOf(parts);
 }
 
 /** `getPath` with the path split once. */
@@ -100,9 +102,10 @@ export function compilePath(path: string): (doc: unknown) => unknown {
   if (!path.includes(".")) return (doc) => (doc as Record<string, unknown>)[path]; // documents are plain objects
   const segs = path.split(".");
   const numeric = segs.map((seg) => /^\d+$/.test(seg));
+  const n = segs.length;
   return (doc) => {
     let cur: unknown = doc;
-    for (let i = 0; i < segs.length; i++) {
+    for (let i = 0; i < n; i++) {
       const seg = segs[i]!;
       if (typeof cur !== "object" || cur === null) return undefined;
       if (!Array.isArray(cur)) {
@@ -110,8 +113,7 @@ export function compilePath(path: string): (doc: unknown) => unknown {
       } else if (numeric[i]) {
         cur = cur[Number(seg)];
       } else {
-        const vals = cur.map((e) => (_isPlainObject(e) ? e[seg] : undefined)).filter((v) => v !== undefined);
-        cur = vals.length > 0 ? vals : undefined;
+        cur = _collect(cur, seg);
       }
       if (cur === undefined) return undefined;
     }
@@ -125,6 +127,8 @@ export interface CompiledSort {
   keyOf(doc: Doc): unknown[];
   /** Orders a document against sort values without allocating. */
   compareDocToKey(doc: Doc, key: readonly unknown[]): number;
+  /** Orders two documents without allocating. */
+  compareDocs(a: Doc, b: Doc): number;
   compareKeys(a: readonly unknown[], b: readonly unknown[]): number;
 }
 
@@ -132,16 +136,43 @@ export interface CompiledSort {
 export function compileSort(sort: readonly SortSpec[]): CompiledSort {
   const getters = sort.map((s) => (s.field === "_id" ? (d: unknown) => (d as Doc)._id : compilePath(s.field)));
   const dirs = sort.map((s) => s.direction);
+  const n = getters.length;
+  let compareDocs: (a: Doc, b: Doc) => number;
+  if (n === 1 && sort[0]!.field === "_id") {
+    // [_id] alone (_id strings are unique)
+    const dir = dirs[0]!;
+    compareDocs = (a, b) => (a._id < b._id ? -dir : a._id > b._id ? dir : 0);
+  } else if (n === 2 && sort[1]!.field === "_id") {
+    // [field, _id]: the common shape, specialised
+    const get = getters[0]!;
+    const dir0 = dirs[0]!;
+    const dir1 = dirs[1]!;
+    compareDocs = (a, b) => {
+      const c = compareValues(get(a), get(b));
+      if (c !== 0) return dir0 === 1 ? c : -c;
+      return a._id < b._id ? -dir1 : a._id > b._id ? dir1 : 0;
+    };
+  } else {
+    compareDocs = (a, b) => {
+      for (let i = 0; i < n; i++) {
+        const g = getters[i]!;
+        const c = compareValues(g(a), g(b));
+        if (c !== 0) return dirs[i] === 1 ? c : -c;
+      }
+      return 0;
+    };
+  }
   return {
     sort,
     keyOf: (doc) => getters.map((g) => g(doc) ?? null),
     compareDocToKey(doc, key) {
-      for (let i = 0; i < getters.length; i++) {
-        const c = compareValues(getters[i]!(doc) ?? null, key[i]);
+      for (let i = 0; i < n; i++) {
+        const c = compareValues(getters[i]!(doc), key[i]); // missing and null sort equal
         if (c !== 0) return dirs[i] === 1 ? c : -c;
       }
       return 0;
     },
+    compareDocs,
     compareKeys: (a, b) => compareSortValues(a, b, sort),
   };
 }
@@ -155,8 +186,7 @@ export function getPath(doc: unknown, path: string): unknown {
       if (/^\d+$/.test(seg)) {
         cur = cur[Number(seg)];
       } else {
-        const vals = cur.map((e) => (_isPlainObject(e) ? e[seg] : undefined)).filter((v) => v !== undefined);
-        cur = vals.length > 0 ? vals : undefined;
+        cur = _collect(cur, seg);
       }
     } else if (_isPlainObject(cur)) {
       cur = cur[seg];
@@ -170,6 +200,8 @@ export function getPath(doc: unknown, path: string): unknown {
 
 /** MongoDB's cross-type order (see the module comment). */
 export function compareValues(a: unknown, b: unknown): number {
+  const ta = typeof a;
+  if (ta === typeof b && (ta === "string" || ta === "number")) return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
   const ra = _typeRank(a);
   const rb = _typeRank(b);
   if (ra !== rb) return ra < rb ? -1 : 1;
@@ -404,55 +436,149 @@ function _compileCondition(cond: unknown): (value: unknown) => boolean {
         tests.push((v) => !eq(v));
         break;
       }
-      case "$in": {
-        const eqs = (arg as unknown[]).map(_compileEquals);
-        tests.push((v) => eqs.some((eq) => eq(v)));
+      case "$in":
+        tests.push(_compileIn(arg as unknown[]));
         break;
-      }
       case "$gt":
-        tests.push((v) => _range(v, arg, (c) => c > 0));
-        break;
       case "$gte":
-        tests.push((v) => _range(v, arg, (c) => c >= 0));
-        break;
       case "$lt":
-        tests.push((v) => _range(v, arg, (c) => c < 0));
-        break;
       case "$lte":
-        tests.push((v) => _range(v, arg, (c) => c <= 0));
+        tests.push(_compileRange(op, arg as number | string));
         break;
       case "$exists":
-        tests.push((v) => (v !== undefined) === arg);
+        tests.push(arg ? (v) => v !== undefined : (v) => v === undefined);
         break;
-      case "$contains": {
-        const needle = (arg as string).toLowerCase();
-        const hit = (v: unknown): boolean => typeof v === "string" && v.toLowerCase().includes(needle);
-        tests.push((v) => hit(v) || (Array.isArray(v) && v.some(hit)));
+      case "$contains":
+        tests.push(_compileContains(arg as string));
         break;
-      }
       default:
         throw new InvalidQueryError(`unsupported operator ${op}`);
     }
   }
-  if (tests.length === 1) return tests[0]!;
-  return (v) => tests.every((t) => t(v));
+  // Each operator is tested on its own: on an array, different elements may satisfy different operators.
+  return _allOf(tests);
 }
 
+/** A conjunction of predicates, evaluated in order without allocating. */
+function _allOf<T>(tests: Array<(x: T) => boolean>): (x: T) => boolean {
+  const n = tests.length;
+  if (n === 0) return () => true;
+  if (n === 1) return tests[0]!;
+  if (n === 2) {
+    const [t0, t1] = tests as [(x: T) => boolean, (x: T) => boolean];
+    return (x) => t0(x) && t1(x);
+  }
+  return (x) => {
+    for (let i = 0; i < n; i++) if (!tests[i]!(x)) return false;
+    return true;
+  };
+}
+
+/** A disjunction of predicates, evaluated in order without allocating. */
+function _anyOf<T>(tests: Array<(x: T) => boolean>): (x: T) => boolean {
+  const n = tests.length;
+  if (n === 1) return tests[0]!;
+  return (x) => {
+    for (let i = 0; i < n; i++) if (tests[i]!(x)) return true;
+    return false;
+  };
+}
+
+/** Equality with `q`: the value itself or (for an array) any element; null also matches missing. */
 function _compileEquals(q: unknown): (value: unknown) => boolean {
   if (q === null) return (v) => v === undefined || v === null || (Array.isArray(v) && v.includes(null));
   if (typeof q !== "object") return (v) => v === q || (Array.isArray(v) && v.includes(q));
-  return (v) => _equals(v, q);
+  return (v) => {
+    if (_deepEqual(v, q)) return true;
+    if (!Array.isArray(v)) return false;
+    for (let i = 0; i < v.length; i++) if (_deepEqual(v[i], q)) return true;
+    return false;
+  };
 }
 
-function _equals(value: unknown, q: unknown): boolean {
-  if (q === null) return value === undefined || value === null || (Array.isArray(value) && value.includes(null));
-  if (_deepEqual(value, q)) return true;
-  return Array.isArray(value) && value.some((e) => _deepEqual(e, q));
+/**
+ * `$in`: equality with any listed value. Scalars go in a Set (SameValueZero, as `===`/`includes`
+ * for the JSON values documents hold), null is a flag, embedded documents and arrays are compared deeply.
+ */
+function _compileIn(list: readonly unknown[]): (value: unknown) => boolean {
+  const scalars = new Set<unknown>();
+  const objects: unknown[] = [];
+  let hasNull = false;
+  for (const q of list) {
+    if (q === null) hasNull = true;
+    else if (typeof q !== "object") scalars.add(q);
+    else objects.push(q);
+  }
+  const nObjects = objects.length;
+  const one = (e: unknown): boolean => {
+    if (typeof e !== "object") return scalars.has(e);
+    if (e === null) return hasNull;
+    for (let j = 0; j < nObjects; j++) if (_deepEqual(e, objects[j])) return true;
+    return false;
+  };
+  return (v) => {
+    if (v === undefined) return hasNull || scalars.has(undefined);
+    if (one(v)) return true;
+    if (!Array.isArray(v)) return false;
+    for (let i = 0; i < v.length; i++) if (one(v[i])) return true;
+    return false;
+  };
 }
 
-function _range(value: unknown, q: unknown, ok: (c: number) => boolean): boolean {
-  const one = (v: unknown): boolean => typeof v === typeof q && (typeof v === "number" || typeof v === "string") && ok(compareValues(v, q));
-  return one(value) || (Array.isArray(value) && value.some(one));
+/**
+ * A range operator against a number or a string operand (type brackets: numbers with numbers,
+ * strings with strings), matching the value or any array element. `$gte`/`$lte` are "not below" /
+ * "not above", as `compareValues(v, q) >= 0` / `<= 0` (the same for a NaN operand).
+ */
+function _compileRange(op: "$gt" | "$gte" | "$lt" | "$lte", q: number | string): (value: unknown) => boolean {
+  const type = typeof q;
+  let one: (v: unknown) => boolean;
+  switch (op) {
+    case "$gt":
+      one = (v) => typeof v === type && (v as number) > (q as number);
+      break;
+    case "$gte":
+      one = (v) => typeof v === type && !((v as number) < (q as number));
+      break;
+    case "$lt":
+      one = (v) => typeof v === type && (v as number) < (q as number);
+      break;
+    default:
+      one = (v) => typeof v === type && !((v as number) > (q as number));
+  }
+  return (v) => {
+    if (one(v)) return true;
+    if (!Array.isArray(v)) return false;
+    for (let i = 0; i < v.length; i++) if (one(v[i])) return true;
+    return false;
+  };
+}
+
+/** `$contains`: case-insensitive substring of a string value or of any string element. */
+function _compileContains(needle: string): (value: unknown) => boolean {
+  const lower = needle.toLowerCase();
+  return (v) => {
+    if (typeof v === "string") return v.toLowerCase().includes(lower);
+    if (!Array.isArray(v)) return false;
+    for (let i = 0; i < v.length; i++) {
+      const e = v[i];
+      if (typeof e === "string" && e.toLowerCase().includes(lower)) return true;
+    }
+    return false;
+  };
+}
+
+/** Through an array (non-index segment): the elements' values of `seg`, or undefined when none has one. */
+function _collect(arr: readonly unknown[], seg: string): unknown[] | undefined {
+  let vals: unknown[] | undefined;
+  for (let i = 0; i < arr.length; i++) {
+    const e = arr[i];
+    if (!_isPlainObject(e)) continue;
+    const v = e[seg];
+    if (v === undefined) continue;
+    (vals ??= []).push(v);
+  }
+  return vals;
 }
 
 function _deepEqual(a: unknown, b: unknown): boolean {
@@ -461,13 +587,19 @@ function _deepEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
     const bb = b as unknown[];
-    return a.length === bb.length && a.every((x, i) => _deepEqual(x, bb[i]));
+    if (a.length !== bb.length) return false;
+    for (let i = 0; i < a.length; i++) if (!_deepEqual(a[i], bb[i])) return false;
+    return true;
   }
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
   // Embedded documents are equal only with the same fields in the same order (MongoDB's rule).
-  return ka.every((k, i) => k === kb[i] && _deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i]!;
+    if (k !== kb[i] || !_deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
 }
 
 function _typeRank(v: unknown): number {

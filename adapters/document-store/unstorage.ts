@@ -16,7 +16,10 @@
  *   middle of a write can leave a truncated file: such files are skipped at load and counted in
  *   `loadReport()`.
  * - Queries scan the collection in memory (the `_id` and unique-index equalities are looked up
- *   directly), with a bounded top-k selection for sorted pages.
+ *   directly) with the filter compiled once per query. A sorted page keeps a bounded buffer of the
+ *   best candidates (O(n log k) in any scan order); a page in `_id` order stops scanning once full
+ *   while the collection's Map iterates in `_id` order (ids appended in ascending order, as
+ *   generated ids are, and always right after a load).
  * - TTL: a document whose `ttlField` is a number below `clock()` is invisible to every read and is
  *   removed lazily (when it blocks a unique key) and by a sweep every `sweepIntervalMs` (timer unref'd).
  * - Non-unique indexes of the spec are accepted and ignored (queries scan).
@@ -45,11 +48,11 @@ import {
   applyUpdate,
   cloneJson,
   compileFilter,
+  compilePath,
   compileSort,
   decodeCursor,
   encodeCursor,
   equalityFields,
-  getPath,
   indexName,
   isOperatorObject,
   newId,
@@ -83,8 +86,8 @@ const MAX_COLLECTION_NAME = 120;
 const MAX_KEY_SEGMENT = 200;
 /** Top-level key (no collection prefix; `@` never appears in an encoded collection name). */
 const PING_KEY = "@ping";
-/** Up to this many kept documents, `find` selects with a bounded heap; beyond, it sorts all matches. */
-const TOP_K_HEAP_MAX = 4096;
+/** Slack of the top-k buffer beyond k: it is compacted (sorted, cut to k) once it holds k + max(k, this). */
+const TOP_K_SLACK = 1024;
 
 export async function createUnstorageDocumentStore(options: UnstorageDocumentStoreOptions): Promise<UnstorageDocumentStore> {
   const kind = options.driver === "fs" ? "unstorage-fs" : "unstorage-memory";
@@ -162,8 +165,14 @@ interface _CollectionState {
   name: string;
   prefix: string;
   docs: Map<string, Doc>;
+  /** True while `docs` iterates in ascending `_id` order (every append so far had a larger _id). */
+  idOrdered: boolean;
+  /** The largest `_id` appended to `docs` since it was last known ordered (null: none). */
+  maxId: string | null;
   unique: _UniqueIndex[];
   ttlField?: string;
+  /** `ttlField` compiled. */
+  ttlGet?: (doc: unknown) => unknown;
   handle?: Collection<Doc>;
 }
 
@@ -180,12 +189,15 @@ interface _Deps {
 }
 
 function _newState(name: string): _CollectionState {
-  return { name, prefix: _encodeSegment(name), docs: new Map(), unique: [] };
+  return { name, prefix: _encodeSegment(name), docs: new Map(), idOrdered: true, maxId: null, unique: [] };
 }
 
 function _applySpec(st: _CollectionState, spec: CollectionSpec | undefined, now: number): void {
   if (!spec) return;
-  if (spec.ttlField) st.ttlField = spec.ttlField;
+  if (spec.ttlField && spec.ttlField !== st.ttlField) {
+    st.ttlField = spec.ttlField;
+    st.ttlGet = compilePath(spec.ttlField);
+  }
   for (const ix of spec.indexes ?? []) {
     if (!ix.unique) continue;
     if (!Array.isArray(ix.fields) || ix.fields.length === 0) throw new InvalidQueryError("an index needs at least one field");
@@ -243,7 +255,7 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
   const insertNow = (doc: Doc, now: number): Promise<void> => {
     const pending: Promise<void>[] = [];
     checkUnique(doc, null, now, pending);
-    st.docs.set(doc._id, doc);
+    _append(st, doc);
     _indexAdd(st, doc);
     pending.push(writer.persist(keyOf(doc._id), doc));
     return _all(pending);
@@ -303,18 +315,36 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
       const matches = compileFilter(filter);
       const order = compileSort(sort);
       const now = clock();
-      const top = _TopK.create(skip + limit + 1, order);
-      for (const doc of _candidates(st, filter)) {
-        if (_expired(st, doc, now) || !matches(doc)) continue;
-        if (after && order.compareDocToKey(doc, after) <= 0) continue;
-        top.offer(doc);
+      const k = skip + limit + 1;
+      const candidates = _candidates(st, filter);
+      let sorted: Doc[];
+      if (sort.length === 1 && (st.idOrdered || Array.isArray(candidates))) {
+        // `_id` order and candidates already in ascending `_id` order: stop once the page is full.
+        sorted = [];
+        const asc = sort[0]!.direction === 1;
+        const list = asc ? candidates : Array.isArray(candidates) ? candidates : Array.from(candidates);
+        const accept = (doc: Doc): boolean =>
+          !_expired(st, doc, now) && matches(doc) && !(after && order.compareDocToKey(doc, after) <= 0);
+        if (asc) {
+          for (const doc of list) if (accept(doc) && sorted.push(doc) >= k) break;
+        } else {
+          const arr = list as Doc[];
+          for (let i = arr.length - 1; i >= 0; i--) if (accept(arr[i]!) && sorted.push(arr[i]!) >= k) break;
+        }
+      } else {
+        const top = _topK(k, order.compareDocs);
+        for (const doc of candidates) {
+          if (_expired(st, doc, now) || !matches(doc)) continue;
+          if (after && order.compareDocToKey(doc, after) <= 0) continue;
+          top.offer(doc);
+        }
+        sorted = top.result();
       }
-      const sorted = top.result();
       const page = sorted.slice(skip, skip + limit);
       const last = page[page.length - 1];
       return {
-        items: page.map((e) => cloneJson(e.doc)),
-        nextCursor: sorted.length > skip + limit && last ? encodeCursor(sort, last.key) : null,
+        items: page.map((d) => cloneJson(d)),
+        nextCursor: sorted.length > skip + limit && last ? encodeCursor(sort, order.keyOf(last)) : null,
       };
     },
 
@@ -383,15 +413,15 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
       const order = compileSort(normalizeSort(sort));
       const matches = compileFilter(filter);
       const now = clock();
-      let best: _Entry | null = null;
+      let best: Doc | null = null;
       for (const doc of _candidates(st, filter)) {
         if (_expired(st, doc, now) || !_leaseFree(doc, now) || !matches(doc)) continue;
-        if (!best || order.compareDocToKey(doc, best.key) < 0) best = { doc, key: order.keyOf(doc) };
+        if (!best || order.compareDocs(doc, best) < 0) best = doc;
       }
       if (!best) return null;
       const lease: Lease = { owner, until: now + leaseMs };
-      const next = applyUpdate(best.doc, { $set: { lease } }, false);
-      const written = replaceNow(best.doc, next, now);
+      const next = applyUpdate(best, { $set: { lease } }, false);
+      const written = replaceNow(best, next, now);
       const out = cloneJson(next) as Doc & { lease: Lease };
       await written;
       return out;
@@ -410,15 +440,18 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
   return collection;
 }
 
-interface _Entry {
-  doc: Doc;
-  key: unknown[];
+function _expired(st: _CollectionState, doc: Doc, now: number): boolean {
+  if (!st.ttlGet) return false;
+  const v = st.ttlGet(doc);
+  return typeof v === "number" && v < now;
 }
 
-function _expired(st: _CollectionState, doc: Doc, now: number): boolean {
-  if (!st.ttlField) return false;
-  const v = getPath(doc, st.ttlField);
-  return typeof v === "number" && v < now;
+/** Adds a document whose `_id` is not in `docs` (Map order: appended last). */
+function _append(st: _CollectionState, doc: Doc): void {
+  const id = doc._id;
+  if (st.maxId === null || id > st.maxId) st.maxId = id;
+  else st.idOrdered = false;
+  st.docs.set(id, doc);
 }
 
 function _leaseFree(doc: Doc, now: number): boolean {
@@ -476,52 +509,34 @@ function _candidates(st: _CollectionState, filter: Filter): Iterable<Doc> {
 }
 
 /**
- * Keeps the k smallest documents in sort order: a bounded max-heap (worst kept entry on top) while
- * k is small (a page), one full sort at the end when k is large (deep skip).
+ * Keeps the k smallest documents by `compare` (a strict total order: the sort ends with `_id`).
+ * Offered documents go into a buffer unless they are not better than the k-th best known (one
+ * comparison); when the buffer holds k + max(k, TOP_K_SLACK) documents it is sorted and cut to k.
+ * Each compaction sorts O(k + slack) documents and admits at least max(k, slack) new ones, so any
+ * scan order costs O(n log k) comparisons; a scan in (or against) the sort order is cheaper still:
+ * the sort merges ordered runs in linear time, and a scan in order is rejected by the threshold.
+ * Nothing is allocated per document.
  */
-const _TopK = {
-  create(k: number, order: CompiledSort) {
-    const heap: _Entry[] = [];
-    const bounded = k <= TOP_K_HEAP_MAX;
-    const worse = (a: _Entry, b: _Entry): boolean => order.compareKeys(a.key, b.key) > 0;
-    const siftUp = (i: number): void => {
-      while (i > 0) {
-        const parent = (i - 1) >>> 1;
-        if (!worse(heap[i]!, heap[parent]!)) return;
-        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-        i = parent;
-      }
-    };
-    const siftDown = (i: number): void => {
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let top = i;
-        if (l < heap.length && worse(heap[l]!, heap[top]!)) top = l;
-        if (r < heap.length && worse(heap[r]!, heap[top]!)) top = r;
-        if (top === i) return;
-        [heap[i], heap[top]] = [heap[top]!, heap[i]!];
-        i = top;
-      }
-    };
-    return {
-      offer(doc: Doc): void {
-        if (!bounded) {
-          heap.push({ doc, key: order.keyOf(doc) });
-        } else if (heap.length < k) {
-          heap.push({ doc, key: order.keyOf(doc) });
-          siftUp(heap.length - 1);
-        } else if (order.compareDocToKey(doc, heap[0]!.key) < 0) {
-          heap[0] = { doc, key: order.keyOf(doc) };
-          siftDown(0);
-        }
-      },
-      result(): _Entry[] {
-        return heap.sort((a, b) => order.compareKeys(a.key, b.key)).slice(0, k);
-      },
-    };
-  },
-};
+function _topK(k: number, compare: (a: Doc, b: Doc) => number): { offer(doc: Doc): void; result(): Doc[] } {
+  const buf: Doc[] = [];
+  const cap = k + Math.max(k, TOP_K_SLACK);
+  let threshold: Doc | null = null; // the k-th best after the last compaction
+  const compact = (): void => {
+    buf.sort(compare);
+    if (buf.length > k) buf.length = k;
+    if (buf.length === k) threshold = buf[k - 1]!;
+  };
+  return {
+    offer(doc: Doc): void {
+      if (threshold !== null && compare(doc, threshold) >= 0) return;
+      if (buf.push(doc) >= cap) compact();
+    },
+    result(): Doc[] {
+      compact();
+      return buf;
+    },
+  };
+}
 
 function _sweep(st: _CollectionState, now: number, writer: _Writer): void {
   for (const doc of st.docs.values()) {
@@ -613,6 +628,8 @@ async function _load(
   for (const st of states.values()) {
     const sorted = [...st.docs.values()].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
     st.docs = new Map(sorted.map((d) => [d._id, d]));
+    st.idOrdered = true;
+    st.maxId = sorted.length > 0 ? sorted[sorted.length - 1]!._id : null;
   }
   return { documents, skipped };
 }

@@ -1,0 +1,218 @@
+/**
+ * The embedded store's query paths against a plain reference: compiled filters (ranges, `$in`,
+ * `$contains`, `$exists`, `$ne`, `$or`, arrays, null/missing, mixed types) and sorted pages (the
+ * bounded top-k buffer past its compaction size, the `_id`-order early exit, with ids appended in
+ * and out of order, skip, cursor pagination through every page, TTL). The reference matches by
+ * the module's stated semantics and sorts every match with `compareSortValues`.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { compareSortValues, compareValues, getPath, matchesFilter, normalizeSort, sortValues } from "../../adapters/document-store/filter.ts";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import type { Doc, Filter, SortSpec } from "../../adapters/ports.ts";
+
+// Deterministic pseudo-random numbers (mulberry32).
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = ["alpha", "Beta", "GAMMA", "delta", "Smith", "smithers", "omega"];
+
+function makeDoc(id: string, i: number, r: () => number): Doc {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const doc: Doc = { _id: id };
+  const n = r();
+  // `n`: numbers mostly, sometimes a string, null, an array or missing (cross-type order)
+  if (n < 0.7) doc.n = Math.floor(r() * 50);
+  else if (n < 0.78) doc.n = String(Math.floor(r() * 50));
+  else if (n < 0.84) doc.n = null;
+  else if (n < 0.92) doc.n = [Math.floor(r() * 50), Math.floor(r() * 50)];
+  if (r() < 0.9) doc.s = pick(WORDS) + (r() < 0.5 ? ` ${pick(WORDS)}` : "");
+  doc.status = pick(["open", "paid", "void", null]);
+  if (r() < 0.5) doc.tags = [pick(WORDS), pick(WORDS)];
+  doc.nested = { v: Math.floor(r() * 10), w: r() < 0.5 ? pick(WORDS) : null };
+  doc.seq = i;
+  if (r() < 0.3) doc.items = [{ k: pick(["a", "b"]) }, { k: pick(["b", "c"]) }];
+  return doc;
+}
+
+/** The reference matcher: one condition on one value, the module's semantics written out plainly. */
+function refCond(v: unknown, cond: unknown): boolean {
+  const isOps = typeof cond === "object" && cond !== null && !Array.isArray(cond) && Object.keys(cond).length > 0 && Object.keys(cond)[0]!.startsWith("$");
+  const anyOf = (f: (x: unknown) => boolean): boolean => f(v) || (Array.isArray(v) && v.some(f));
+  const eq = (q: unknown): boolean =>
+    q === null ? v === undefined || anyOf((x) => x === null) : anyOf((x) => JSON.stringify(x) === JSON.stringify(q) && typeof x === typeof q);
+  if (!isOps) return eq(cond);
+  return Object.entries(cond as Record<string, unknown>).every(([op, q]) => {
+    const range = (ok: (c: number) => boolean): boolean =>
+      anyOf((x) => typeof x === typeof q && (typeof x === "number" || typeof x === "string") && ok(compareValues(x, q)));
+    switch (op) {
+      case "$eq":
+        return eq(q);
+      case "$ne":
+        return !eq(q);
+      case "$in":
+        return (q as unknown[]).some(eq);
+      case "$gt":
+        return range((c) => c > 0);
+      case "$gte":
+        return range((c) => c >= 0);
+      case "$lt":
+        return range((c) => c < 0);
+      case "$lte":
+        return range((c) => c <= 0);
+      case "$exists":
+        return (v !== undefined) === q;
+      case "$contains":
+        return anyOf((x) => typeof x === "string" && x.toLowerCase().includes((q as string).toLowerCase()));
+      default:
+        throw new Error(op);
+    }
+  });
+}
+
+function refMatches(doc: Doc, filter: Filter): boolean {
+  return Object.entries(filter).every(([k, c]) => (k === "$or" ? (c as Filter[]).some((f) => refMatches(doc, f)) : refCond(getPath(doc, k), c)));
+}
+
+const FILTERS: Filter[] = [
+  {},
+  { n: { $gte: 10, $lt: 30 } },
+  { n: { $gt: "2" } },
+  { n: { $lte: 5 } },
+  { n: null },
+  { n: { $ne: null } },
+  { n: { $exists: false } },
+  { n: { $in: [1, 2, 3, "4", null] } },
+  { n: { $in: [[1, 2]] } },
+  { status: { $in: ["open", "paid"] }, n: { $gt: 20 } },
+  { status: "paid" },
+  { s: { $contains: "SMITH" } },
+  { tags: { $contains: "ALP" } },
+  { tags: "Beta" },
+  { "nested.v": { $gte: 3, $lte: 6 } },
+  { "nested.w": { $contains: "ga" } },
+  { nested: { v: 4, w: null } },
+  { "items.k": "c" },
+  { "items.k": { $in: ["a"] }, "items.0.k": "b" },
+  { $or: [{ s: { $contains: "omega" } }, { n: { $lt: 3 } }] },
+  { $or: [{ status: null }, { tags: { $exists: true } }], n: { $gte: 0 } },
+  { s: { $gte: "GAMMA", $lt: "smith" } },
+  { seq: { $gte: 100, $lt: 2900 }, status: { $ne: "void" } },
+];
+
+const SORTS: Array<SortSpec[] | undefined> = [
+  undefined,
+  [{ field: "_id", direction: -1 }],
+  [{ field: "n", direction: 1 }],
+  [{ field: "n", direction: -1 }],
+  [{ field: "seq", direction: -1 }],
+  [{ field: "seq", direction: 1 }],
+  [{ field: "status", direction: 1 }, { field: "n", direction: -1 }],
+  [{ field: "nested.w", direction: -1 }, { field: "_id", direction: -1 }],
+  [{ field: "s", direction: 1 }],
+];
+
+test("compiled filters match the reference on every document", () => {
+  const r = rng(7);
+  const docs = Array.from({ length: 600 }, (_, i) => makeDoc(`x${i}`, i, r));
+  for (const f of FILTERS) {
+    for (const d of docs) assert.is(matchesFilter(d, f), refMatches(d, f), `${JSON.stringify(f)} on ${JSON.stringify(d)}`);
+  }
+  // Edge operands: a NaN bound and `$in` with undefined keep their former meaning.
+  const d = { _id: "a", n: 3 };
+  assert.is(matchesFilter(d, { n: { $gte: Number.NaN } }), true);
+  assert.is(matchesFilter(d, { n: { $gt: Number.NaN } }), false);
+  assert.is(matchesFilter(d, { n: { $lte: Number.NaN } }), true);
+  assert.is(matchesFilter(d, { m: { $in: [undefined] } }), true);
+  assert.is(matchesFilter(d, { m: { $in: [null] } }), true);
+  assert.is(matchesFilter(d, { m: { $in: [0] } }), false);
+});
+
+for (const [label, ordered] of [
+  ["ids appended in order", true],
+  ["ids appended out of order", false],
+] as const) {
+  test(`find pages (skip, cursor, every sort) match the reference: ${label}`, async () => {
+    const r = rng(ordered ? 11 : 12);
+    const clock = { now: 1_000_000 };
+    const store = await createUnstorageDocumentStore({ driver: "memory", clock: () => clock.now });
+    try {
+      const col = store.collection("q", { ttlField: "expiresAt" });
+      const all: Doc[] = [];
+      const COUNT = 3000; // past the top-k buffer's compaction size
+      for (let i = 0; i < COUNT; i++) {
+        const id = ordered ? `id${String(i).padStart(6, "0")}` : `id${String((i * 7919) % COUNT).padStart(6, "0")}`;
+        const doc = makeDoc(id, i, r);
+        if (i % 17 === 0) doc.expiresAt = clock.now - 1; // expired: invisible
+        else if (i % 19 === 0) doc.expiresAt = clock.now + 1_000;
+        all.push(doc);
+        await col.insert(doc);
+      }
+      // A delete (keeps `_id` order); out of order, also a re-insert at the end of the Map.
+      await col.delete(all[5]!._id);
+      if (ordered) all.splice(5, 1);
+      else await col.insert(all[5]!);
+      const visible = all.filter((d) => !(typeof d.expiresAt === "number" && d.expiresAt < clock.now));
+      const byId = new Map(visible.map((d) => [d._id, d]));
+
+      for (const f of FILTERS) {
+        const matching = [...byId.values()].filter((d) => refMatches(d, f));
+        assert.is(await col.count(f), matching.length, `count ${JSON.stringify(f)}`);
+        for (const sortIn of SORTS) {
+          const sort = normalizeSort(sortIn);
+          const expected = matching
+            .map((d) => ({ d, k: sortValues(d, sort) }))
+            .sort((a, b) => compareSortValues(a.k, b.k, sort))
+            .map((e) => e.d._id);
+          const what = `${JSON.stringify(f)} sort ${JSON.stringify(sortIn)}`;
+          for (const limit of [1, 7, 50]) {
+            const first = await col.find(f, { sort: sortIn, limit });
+            assert.equal(first.items.map((d) => d._id), expected.slice(0, limit), `${what} limit ${limit}`);
+            assert.is(first.nextCursor !== null, expected.length > limit, `${what} limit ${limit} cursor`);
+            for (const skip of [3, 1200]) {
+              const page = await col.find(f, { sort: sortIn, limit, skip });
+              assert.equal(page.items.map((d) => d._id), expected.slice(skip, skip + limit), `${what} limit ${limit} skip ${skip}`);
+            }
+          }
+          // Every page through the cursor, 400 at a time.
+          const seen: string[] = [];
+          let cursor: string | null = null;
+          do {
+            const page: { items: Doc[]; nextCursor: string | null } = await col.find(f, { sort: sortIn, limit: 400, cursor });
+            seen.push(...page.items.map((d) => d._id));
+            cursor = page.nextCursor;
+          } while (cursor);
+          assert.equal(seen, expected, `${what} cursor pages`);
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+test("claim takes the first free document in sort order", async () => {
+  const store = await createUnstorageDocumentStore({ driver: "memory", clock: () => 1_000 });
+  try {
+    const col = store.collection("jobs");
+    for (let i = 0; i < 3000; i++) await col.insert({ _id: `j${String(i).padStart(5, "0")}`, prio: i % 10, seq: i });
+    const a = await col.claim({ prio: { $gte: 5 } }, "w", 1000, [{ field: "seq", direction: -1 }]);
+    assert.is(a?._id, "j02999");
+    const b = await col.claim({ prio: { $gte: 5 } }, "w", 1000, [{ field: "prio", direction: 1 }, { field: "seq", direction: -1 }]);
+    assert.is(b?._id, "j02995");
+    const c = await col.claim({}, "w", 1000);
+    assert.is(c?._id, "j00000");
+  } finally {
+    await store.close();
+  }
+});
+
+test.run();
