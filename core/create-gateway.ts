@@ -17,7 +17,6 @@ import { renderError } from "./errors/render.ts";
 import { describeError, type Logger } from "./log.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { PORT_NAMES, type GatewayPlugin, type PluginKit, type Ports, type RouteDeclaration, type Worker } from "./plugin.ts";
-import { json } from "./respond.ts";
 import { BootError, buildRouteTable, type RouteTable } from "./route-table.ts";
 import { Runtime } from "./runtime.ts";
 import { idempotencyKey, rejectServerManagedFields, validateInput } from "./validation.ts";
@@ -25,7 +24,6 @@ import { compilePipeline, type CompiledPipeline } from "../pipeline/stages.ts";
 import { readBody } from "../pipeline/protocol.ts";
 import { isStageName, type StageName } from "../pipeline/stage-names.ts";
 
-export { VERSION } from "./version.ts";
 import { VERSION } from "./version.ts";
 
 export interface GatewayOptions {
@@ -208,6 +206,8 @@ export function createGateway(options: GatewayOptions): Gateway {
 
 // --- Internal helpers ---
 
+const UTF8 = new TextDecoder();
+
 /** The route's own checks, after the pipeline: idempotency key, params, query, body. */
 async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number): Promise<void> {
   const route = ctx.route!;
@@ -216,15 +216,14 @@ async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number): Promis
   if (d.schemas?.params) ctx.params = validateInput(d.schemas.params, ctx.params, "path") as Record<string, string>;
   if (d.schemas?.query) {
     const query: Record<string, string> = {};
-    const url = new URL(ctx.req.url);
-    for (const [k, value] of url.searchParams) if (!(k in query)) query[k] = value;
+    for (const [k, value] of new URLSearchParams(ctx.search)) if (!(k in query)) query[k] = value;
     ctx.query = validateInput(d.schemas.query, query, "query") as Record<string, string>;
   }
   if (d.method === "GET" || d.method === "DELETE") return;
   const bytes = await readBody(ctx, route.bodyLimit, bodyTimeoutMs);
   let body: unknown = undefined;
   if (bytes.byteLength > 0) {
-    const text = new TextDecoder().decode(bytes);
+    const text = UTF8.decode(bytes);
     const type = (ctx.req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (type === "application/x-www-form-urlencoded") body = Object.fromEntries(new URLSearchParams(text));
     else {
@@ -250,5 +249,3 @@ function _withRequestId(res: Response, requestId: string): Response {
     return copy;
   }
 }
-
-export { json };

@@ -120,15 +120,15 @@ export function buildRouteTable(
   }
   if (problems.length > 0) throw new BootError(problems);
 
-  const lookupIn = (surface: Surface, method: string, path: string) => findRoute(routers[surface], "", path);
+  const lookupIn = (surface: Surface, path: string) => findRoute(routers[surface], "", path);
   return {
     lookup(hostKind, method, path) {
-      const anyHit = lookupIn("any", method, path);
-      const hit = anyHit ?? (hostKind === "unknown" ? undefined : lookupIn(hostKind, method, path));
+      const hit = lookupIn("any", path) ?? (hostKind === "unknown" ? undefined : lookupIn(hostKind, path));
       if (!hit) return { kind: "none" };
       const route = hit.data.methods.get(method === "HEAD" ? "GET" : method);
       if (!route) return { kind: "method", allow: hit.data.allow };
-      return { kind: "found", route, params: hit.params ? { ...hit.params } : {} };
+      // rou3 builds a fresh params object per match; the route stage reads it once and decodes.
+      return { kind: "found", route, params: hit.params ?? NO_PARAMS };
     },
     isAnyHostPath: (path) => findRoute(routers.any, "", path) !== undefined,
     routes: () => all,
@@ -136,6 +136,8 @@ export function buildRouteTable(
 }
 
 // --- Internal helpers ---
+
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 function _normalizePattern(path: string): string {
   return path.replace(/:[A-Za-z0-9_]+/g, ":");

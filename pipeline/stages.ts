@@ -1,9 +1,10 @@
 /**
- * STAGES: the ordered pipeline, the only place order lives (test/unit/pipeline-order.test.ts pins
- * it). `compilePipeline` folds every stage into one function that runs them in a plain loop
- * (ARCHITECTURE.md §8): stages a route skips are passed over; async stages are awaited.
+ * STAGES: the ordered pipeline, the only place order lives (test/pipeline/pipeline-order.test.ts
+ * pins it). `compilePipeline` folds every stage into one function that runs them in a plain loop
+ * (ARCHITECTURE.md §8), with each route's stage list (its skips removed) resolved at startup.
  */
 import type { RequestContext } from "../core/context.ts";
+import type { CompiledRoute } from "../core/route-table.ts";
 import { admissionStage } from "./admission.ts";
 import { authStage } from "./auth.ts";
 import { canonicalHostStage } from "./canonical-host.ts";
@@ -39,14 +40,22 @@ export function compilePipeline(deps: StageDeps, disabled: readonly StageName[] 
   const active = STAGES.filter((s) => !disabled.includes(s.name));
   const names = active.map((s) => s.name);
   const fns: StageFn[] = active.map((s) => s.create(deps));
-  const count = fns.length;
+  // Stages up to "route" run for every request (they find the route and cannot be skipped); the
+  // rest is planned once per route at startup, so a request never checks its route's skip list.
+  const split = names.indexOf("route") + 1;
+  const head = fns.slice(0, split);
+  const plans = new Map<CompiledRoute, StageFn[]>();
+  for (const route of deps.routes.routes())
+    plans.set(route, fns.slice(split).filter((_, i) => !route.skips.has(names[split + i]!)));
   return {
     names,
     async run(ctx) {
-      for (let i = 0; i < count; i++) {
-        const route = ctx.route;
-        if (route !== null && route.skips.has(names[i]!)) continue;
-        const pending = fns[i]!(ctx);
+      for (const fn of head) {
+        const pending = fn(ctx);
+        if (pending) await pending;
+      }
+      for (const fn of plans.get(ctx.route!)!) {
+        const pending = fn(ctx);
         if (pending) await pending;
       }
     },

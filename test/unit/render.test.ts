@@ -10,7 +10,7 @@ import * as v from "valibot";
 import { createRequestContext, type RequestContext } from "../../core/context.ts";
 import { CATALOG, docsUrl, type GwCode } from "../../core/errors/catalog.ts";
 import { CollectionsError, gwError, type Violation } from "../../core/errors/gateway-error.ts";
-import { MAX_DETAIL, MAX_VIOLATIONS, renderError } from "../../core/errors/render.ts";
+import { MAX_DETAIL, MAX_VIOLATIONS, renderError, type ProblemBody as Problem } from "../../core/errors/render.ts";
 import { definePlugin } from "../../core/plugin.ts";
 import { envelope, json } from "../../core/respond.ts";
 import { health } from "../../plugins/health/plugin.ts";
@@ -105,23 +105,6 @@ test.after(async () => {
   await tg.close();
 });
 
-interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  statusCode: number;
-  detail: string;
-  message: string;
-  instance: string;
-  code: string;
-  requestId: string;
-  timestamp: string;
-  action: { code: string; description: string; documentation: string };
-  retry: { strategy: string; sameIdempotencyKey: boolean; afterSeconds?: number };
-  errors?: Violation[];
-  operationId?: string;
-  path: string;
-}
 
 /** Reads a problem response and checks every §2.4 field, its type and the three headers. */
 async function problemOf(res: Response, code: GwCode, path: string): Promise<{ body: Problem; text: string }> {
