@@ -19,6 +19,7 @@ import type { EmailSender } from "../adapters/ports.ts";
 import { plugins as defaultPlugins } from "../plugins/index.ts";
 import { createGateway, type Gateway } from "./create-gateway.ts";
 import type { TenantDirectory } from "./directory.ts";
+import { ngnTextToKobo } from "./money.ts";
 import type { LogFields, Logger } from "./log.ts";
 
 /** Implementations that run inside the gateway process. */
@@ -97,7 +98,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
         createDocumentLedger({
           store: documentStore,
           openingBalances: Object.fromEntries(
-            config.businesses.map((b) => [b.id, _ngnTextToKobo(b.gateway?.wallet.openingBalance ?? "0.00")]),
+            config.businesses.map((b) => [b.id, ngnTextToKobo(b.gateway?.wallet.openingBalance ?? "0.00")]),
           ),
         }),
     },
@@ -150,10 +151,3 @@ export async function openEmail(config: Config): Promise<EmailSender> {
   });
 }
 
-// --- Internal helpers ---
-
-/** Config NGN text ("1000000.00", validated by the schema) → integer kobo, without floating point. */
-function _ngnTextToKobo(text: string): number {
-  const [whole, frac = "00"] = text.split(".");
-  return Number(whole) * 100 + Number(frac.padEnd(2, "0").slice(0, 2));
-}

@@ -97,9 +97,7 @@ async function _answerClientError(err: NodeJS.ErrnoException, socket: Duplex, lo
       ? "GW_REQUEST_BODY_INCOMPLETE"
       : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
         ? "GW_REQUEST_BODY_TIMEOUT"
-        : err.code === "HPE_HEADER_OVERFLOW"
-          ? "GW_REQUEST_HEADER_INVALID"
-          : "GW_REQUEST_HEADER_INVALID";
+        : "GW_REQUEST_HEADER_INVALID"; // a malformed request line or headers (incl. overflow)
   const ctx = createRequestContext(new Request("http://gateway.invalid/"), randomUUID(), new URL("http://gateway.invalid/"));
   const detail = code === "GW_REQUEST_BODY_INCOMPLETE" ? "The connection ended before the whole body arrived." : "The request could not be read.";
   const { response } = renderError(ctx, gwError(code, { detail }));
