@@ -48,6 +48,7 @@ export interface GuardOptions {
 
 export function guardDocumentStore(store: DocumentStore, policy: DependencyPolicy, options: GuardOptions = {}): DocumentStore {
   const call = _caller(policy, options);
+  const ping = call("ping");
   const wrapped = new WeakMap<object, Collection<Doc>>();
 
   return {
@@ -62,15 +63,8 @@ export function guardDocumentStore(store: DocumentStore, policy: DependencyPolic
       return guarded;
     },
 
-    ping: () => call("ping", () => store.ping()),
-
-    async close(): Promise<void> {
-      try {
-        await store.close();
-      } catch (error) {
-        throw _translate(policy, "close", error);
-      }
-    },
+    ping: () => ping(() => store.ping()),
+    close: () => _close(store, policy),
   };
 }
 
@@ -80,20 +74,19 @@ export function guardCoordination(
   options: GuardOptions = {},
 ): CoordinationStore {
   const call = _caller(policy, options);
+  const takePermit = call("takePermit");
+  const acquireLease = call("acquireLease");
+  const releaseLease = call("releaseLease");
+  const adjustInFlight = call("adjustInFlight");
+  const ping = call("ping");
   return {
     kind: store.kind,
-    takePermit: (key, limit, windowMs) => call("takePermit", () => store.takePermit(key, limit, windowMs)),
-    acquireLease: (key, owner, ttlMs) => call("acquireLease", () => store.acquireLease(key, owner, ttlMs)),
-    releaseLease: (key, owner) => call("releaseLease", () => store.releaseLease(key, owner)),
-    adjustInFlight: (key, delta, ttlMs) => call("adjustInFlight", () => store.adjustInFlight(key, delta, ttlMs)),
-    ping: () => call("ping", () => store.ping()),
-    async close(): Promise<void> {
-      try {
-        await store.close();
-      } catch (error) {
-        throw _translate(policy, "close", error);
-      }
-    },
+    takePermit: (key, limit, windowMs) => takePermit(() => store.takePermit(key, limit, windowMs)),
+    acquireLease: (key, owner, ttlMs) => acquireLease(() => store.acquireLease(key, owner, ttlMs)),
+    releaseLease: (key, owner) => releaseLease(() => store.releaseLease(key, owner)),
+    adjustInFlight: (key, delta, ttlMs) => adjustInFlight(() => store.adjustInFlight(key, delta, ttlMs)),
+    ping: () => ping(() => store.ping()),
+    close: () => _close(store, policy),
   };
 }
 
@@ -124,35 +117,57 @@ export function safeErrorMessage(error: unknown): string {
 
 // --- Internal helpers ---
 
-type _Call = <T>(operation: string, fn: () => Promise<T>) => Promise<T>;
+/** Runs one call of an operation through the policy. */
+type _OperationCall = <T>(fn: () => Promise<T>) => Promise<T>;
+/** Binds an operation name once, when the store or collection is wrapped (nothing per call beyond the call itself). */
+type _Call = (operation: string) => _OperationCall;
 
 function _caller(policy: DependencyPolicy, options: GuardOptions): _Call {
   const { onCall } = options;
-  return async function guardedCall<T>(operation: string, fn: () => Promise<T>): Promise<T> {
-    const observe = onCall ? (report: CallReport) => onCall(_toEvent(report, operation)) : undefined;
-    try {
-      return await policy.execute(() => fn(), observe ? { observe } : {});
-    } catch (error) {
-      throw _translate(policy, operation, error);
-    }
+  return (operation) => {
+    const executeOptions = onCall ? { observe: (report: CallReport) => onCall(_toEvent(report, operation)) } : undefined;
+    return async function guardedCall<T>(fn: () => Promise<T>): Promise<T> {
+      try {
+        return await policy.execute(fn, executeOptions);
+      } catch (error) {
+        throw _translate(policy, operation, error);
+      }
+    };
   };
 }
 
+async function _close(store: { close(): Promise<void> }, policy: DependencyPolicy): Promise<void> {
+  try {
+    await store.close();
+  } catch (error) {
+    throw _translate(policy, "close", error);
+  }
+}
+
 function _guardCollection<T extends Doc>(inner: Collection<T>, call: _Call): Collection<T> {
-  const op = (method: string): string => `${inner.name}.${method}`;
+  const op = (method: string): _OperationCall => call(`${inner.name}.${method}`);
+  const insert = op("insert");
+  const get = op("get");
+  const findOne = op("findOne");
+  const find = op("find");
+  const count = op("count");
+  const findOneAndUpdate = op("findOneAndUpdate");
+  const del = op("delete");
+  const deleteMany = op("deleteMany");
+  const claim = op("claim");
+  const release = op("release");
   return {
     name: inner.name,
-    insert: (doc) => call(op("insert"), () => inner.insert(doc)),
-    get: (id) => call(op("get"), () => inner.get(id)),
-    findOne: (filter) => call(op("findOne"), () => inner.findOne(filter)),
-    find: (filter, options) => call(op("find"), () => inner.find(filter, options)),
-    count: (filter) => call(op("count"), () => inner.count(filter)),
-    findOneAndUpdate: (filter, update, options) =>
-      call(op("findOneAndUpdate"), () => inner.findOneAndUpdate(filter, update, options)),
-    delete: (id) => call(op("delete"), () => inner.delete(id)),
-    deleteMany: (filter) => call(op("deleteMany"), () => inner.deleteMany(filter)),
-    claim: (filter, owner, leaseMs, sort) => call(op("claim"), () => inner.claim(filter, owner, leaseMs, sort)),
-    release: (id, owner) => call(op("release"), () => inner.release(id, owner)),
+    insert: (doc) => insert(() => inner.insert(doc)),
+    get: (id) => get(() => inner.get(id)),
+    findOne: (filter) => findOne(() => inner.findOne(filter)),
+    find: (filter, options) => find(() => inner.find(filter, options)),
+    count: (filter) => count(() => inner.count(filter)),
+    findOneAndUpdate: (filter, update, options) => findOneAndUpdate(() => inner.findOneAndUpdate(filter, update, options)),
+    delete: (id) => del(() => inner.delete(id)),
+    deleteMany: (filter) => deleteMany(() => inner.deleteMany(filter)),
+    claim: (filter, owner, leaseMs, sort) => claim(() => inner.claim(filter, owner, leaseMs, sort)),
+    release: (id, owner) => release(() => inner.release(id, owner)),
   };
 }
 

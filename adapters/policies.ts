@@ -224,6 +224,8 @@ export class SlidingWindowCircuit {
   private epoch = 0;
   private probeInFlight = false;
   private openedAtMs = 0;
+  /** The admission of every call while closed in this epoch (shared: admissions are read-only). */
+  private closedAdmission: Admission = { epoch: 0, probe: false };
 
   constructor(
     private readonly clock: Clock,
@@ -273,7 +275,7 @@ export class SlidingWindowCircuit {
   /** Null when the call must be refused (open, or half-open with the probe already out). */
   admit(): Admission | null {
     const state = this.state;
-    if (state === "closed") return { epoch: this.epoch, probe: false };
+    if (state === "closed") return this.closedAdmission;
     if (state === "open" || this.probeInFlight) return null;
     this.probeInFlight = true;
     return { epoch: this.epoch, probe: true };
@@ -304,6 +306,7 @@ export class SlidingWindowCircuit {
   private transition(next: CircuitState): void {
     this.innerState = next;
     this.epoch += 1;
+    this.closedAdmission = { epoch: this.epoch, probe: false };
     this.probeInFlight = false;
     if (next === "open") this.openedAtMs = this.clock.now();
     if (next === "closed") {
@@ -365,27 +368,35 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
     circuit.record(admission, verdict);
   }
 
-  async function execute<T>(fn: (signal: AbortSignal) => Promise<T>, opts: ExecuteOptions<T> = {}): Promise<T> {
+  /** Hands one call's report to `observe` (when given); what the observer throws is ignored. */
+  function report(
+    observe: ((report: CallReport) => void) | undefined,
+    startedAt: number,
+    outcome: CallReport["outcome"],
+    failureClass?: string,
+  ): void {
+    if (!observe) return;
+    try {
+      observe({
+        dependency,
+        outcome,
+        ...(failureClass === undefined ? {} : { failureClass }),
+        latencyMs: Math.max(0, clock.now() - startedAt),
+        circuitState: circuit.state,
+      });
+    } catch {
+      // Logging must not change the call's outcome.
+    }
+  }
+
+  async function execute<T>(fn: (signal: AbortSignal) => Promise<T>, opts?: ExecuteOptions<T>): Promise<T> {
     const startedAt = clock.now();
-    const report = (outcome: CallReport["outcome"], failureClass?: string): void => {
-      if (!opts.observe) return;
-      try {
-        opts.observe({
-          dependency,
-          outcome,
-          ...(failureClass === undefined ? {} : { failureClass }),
-          latencyMs: Math.max(0, clock.now() - startedAt),
-          circuitState: circuit.state,
-        });
-      } catch {
-        // Logging must not change the call's outcome.
-      }
-    };
+    const observe = opts?.observe;
 
     const admission = circuit.admit();
     if (!admission) {
       totals.refused += 1;
-      report("refused", "circuit_open");
+      report(observe, startedAt, "refused", "circuit_open");
       throw new DependencyUnavailableError(dependency, "circuit open", "circuit_open");
     }
     totals.calls += 1;
@@ -397,19 +408,19 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
       // The deadline passed: a timeout, even when fn honoured the abort signal and failed first.
       if (_isTaskCancelledError(error)) {
         settle(admission, "failure", "timeout");
-        report("failure", "timeout");
+        report(observe, startedAt, "failure", "timeout");
         throw new DependencyUnavailableError(dependency, `timed out after ${timeoutMs}ms`, "timeout");
       }
       const c = classify(error);
       const failureClass = c.verdict === "failure" ? c.failureClass : undefined;
       settle(admission, c.verdict, failureClass);
-      report(c.verdict, failureClass);
+      report(observe, startedAt, c.verdict, failureClass);
       throw error;
     }
 
-    const v = _resultVerdict(opts.classify, result);
+    const v = _resultVerdict(opts?.classify, result);
     settle(admission, v.verdict, v.failureClass);
-    report(v.verdict, v.failureClass);
+    report(observe, startedAt, v.verdict, v.failureClass);
     return result;
   }
 
@@ -464,11 +475,13 @@ export function createPolicyRegistry(defaults: PolicyRegistryDefaults = {}): Pol
 
 // --- Internal helpers ---
 
+const SUCCESS: { readonly verdict: "success" } = { verdict: "success" };
+
 function _resultVerdict<T>(
   classify: ((result: T) => ResultVerdict) | undefined,
   result: T,
 ): { verdict: CallVerdict; failureClass?: string } {
-  if (!classify) return { verdict: "success" };
+  if (!classify) return SUCCESS;
   const v = classify(result);
   if (typeof v === "object") return { verdict: "failure", failureClass: v.failureClass };
   return v === "failure" ? { verdict: "failure", failureClass: "server_error" } : { verdict: v };

@@ -22,7 +22,7 @@ import { randomBytes } from "node:crypto";
 import type { Doc, Filter, SortSpec, Update } from "../ports.ts";
 
 /** The largest page `find` returns; also the default page size. */
-export const MAX_PAGE_SIZE = 1000;
+const MAX_PAGE_SIZE = 1000;
 
 import { InvalidQueryError } from "../ports.ts";
 export { InvalidQueryError, isInvalidQueryError } from "../ports.ts";
@@ -312,6 +312,31 @@ export function equalityFields(filter: Filter): Record<string, unknown> {
   return out;
 }
 
+/** Throws InvalidQueryError unless `doc` is an object with a string `_id` (what `insert` accepts). */
+export function assertDocument(doc: Doc): void {
+  if (typeof doc !== "object" || doc === null || typeof doc._id !== "string") throw new InvalidQueryError("a document needs a string _id");
+}
+
+/** The document an upsert inserts: {equality fields of the filter, $setOnInsert, $set, $inc, minus $unset}, `_id` first. */
+export function upsertDocument(filter: Filter, update: Update): Doc {
+  const built = applyUpdate(applyUpdate({ _id: "" }, { $set: equalityFields(filter) }, false), update, true);
+  if (built._id === "") built._id = newId();
+  if (typeof built._id !== "string") throw new InvalidQueryError("a document needs a string _id");
+  const { _id, ...rest } = built;
+  return { _id, ...rest };
+}
+
+/** Throws InvalidQueryError unless `claim`'s owner and lease length are usable. */
+export function validateLease(owner: string, leaseMs: number): void {
+  if (typeof owner !== "string" || owner === "") throw new InvalidQueryError("a lease owner must be a non-empty string");
+  if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs <= 0) throw new InvalidQueryError("leaseMs must be a positive number");
+}
+
+/** Throws InvalidQueryError unless an index spec names at least one field. */
+export function validateIndexFields(fields: unknown): void {
+  if (!Array.isArray(fields) || fields.length === 0) throw new InvalidQueryError("an index needs at least one field");
+}
+
 /**
  * Applies a validated update to a copy of `doc` (`inserting`: an upsert's insert, so `$setOnInsert`
  * applies). Never mutates `doc`. Throws InvalidQueryError for `$inc` on a non-number or a path
@@ -332,7 +357,7 @@ export function applyUpdate(doc: Doc, update: Update, inserting: boolean): Doc {
 }
 
 /** Sets a dotted path, creating intermediate objects. */
-export function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
   const segs = path.split(".");
   let cur: Record<string, unknown> | unknown[] = obj;
   for (let i = 0; i < segs.length - 1; i++) {

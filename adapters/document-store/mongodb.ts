@@ -68,9 +68,10 @@ import {
 import {
   InvalidQueryError,
   applyUpdate,
+  assertDocument,
+  cloneJson,
   decodeCursor,
   encodeCursor,
-  equalityFields,
   getPath,
   indexName,
   isOperatorObject,
@@ -80,7 +81,10 @@ import {
   pageSkip,
   sortValues,
   uniqueKey,
+  upsertDocument,
   validateFilter,
+  validateIndexFields,
+  validateLease,
   validateUpdate,
 } from "./filter.ts";
 
@@ -261,8 +265,8 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
     name,
 
     async insert(doc: Doc): Promise<Doc> {
-      if (typeof doc !== "object" || doc === null || typeof doc._id !== "string") throw new InvalidQueryError("a document needs a string _id");
-      const out = JSON.parse(JSON.stringify(doc)) as Doc;
+      assertDocument(doc);
+      const out = cloneJson(doc);
       _assertNoHiddenFields(out);
       const stored = toStored(out);
       return run(async () => {
@@ -347,8 +351,7 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
 
     async claim(filter: Filter, owner: string, leaseMs: number, sort?: SortSpec[]): Promise<(Doc & { lease: Lease }) | null> {
       const q = _toMongoFilter(filter);
-      if (typeof owner !== "string" || owner === "") throw new InvalidQueryError("a lease owner must be a non-empty string");
-      if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs <= 0) throw new InvalidQueryError("leaseMs must be a positive number");
+      validateLease(owner, leaseMs);
       const order: Sort = normalizeSort(sort).map((s) => [s.field, s.direction] as const);
       return run(async () => {
         for (let attempt = 1; ; attempt++) {
@@ -381,7 +384,7 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
         pendingIndexes.push({ keys: { [TTL_MIRROR]: 1 }, options: { name: `${TTL_MIRROR}_ttl`, expireAfterSeconds: 0 } });
       }
       for (const ix of spec.indexes ?? []) {
-        if (!Array.isArray(ix.fields) || ix.fields.length === 0) throw new InvalidQueryError("an index needs at least one field");
+        validateIndexFields(ix.fields);
         const ixName = indexName(ix.fields);
         if (opened.has(ixName)) continue;
         opened.add(ixName);
@@ -464,14 +467,11 @@ function _toMongoUpdate(update: Update, hiddenSet: Document, hiddenUnset: string
   return out;
 }
 
-/** The document an upsert inserts: {equality fields of the filter, $setOnInsert, $set, $inc, minus $unset}. */
+/** `upsertDocument`, refusing the reserved field names. */
 function _upsertDocument(filter: Filter, update: Update): Doc {
-  const built = applyUpdate(applyUpdate({ _id: "" }, { $set: equalityFields(filter) }, false), update, true);
-  if (built._id === "") built._id = newId();
-  if (typeof built._id !== "string") throw new InvalidQueryError("a document needs a string _id");
+  const built = upsertDocument(filter, update);
   _assertNoHiddenFields(built);
-  const { _id, ...rest } = built;
-  return { _id, ...rest };
+  return built;
 }
 
 function _isEmptyUpdate(update: Update): boolean {

@@ -46,23 +46,24 @@ import {
 import {
   InvalidQueryError,
   applyUpdate,
+  assertDocument,
   cloneJson,
   compileFilter,
   compilePath,
   compileSort,
   decodeCursor,
   encodeCursor,
-  equalityFields,
   indexName,
   isOperatorObject,
-  newId,
   normalizeSort,
   pageLimit,
   pageSkip,
   uniqueKey,
+  upsertDocument,
   validateFilter,
+  validateIndexFields,
+  validateLease,
   validateUpdate,
-  type CompiledSort,
 } from "./filter.ts";
 
 export interface UnstorageDocumentStoreOptions {
@@ -200,7 +201,7 @@ function _applySpec(st: _CollectionState, spec: CollectionSpec | undefined, now:
   }
   for (const ix of spec.indexes ?? []) {
     if (!ix.unique) continue;
-    if (!Array.isArray(ix.fields) || ix.fields.length === 0) throw new InvalidQueryError("an index needs at least one field");
+    validateIndexFields(ix.fields);
     const name = indexName(ix.fields);
     if (st.unique.some((u) => u.name === name)) continue;
     const idx: _UniqueIndex = { name, fields: [...ix.fields], sparse: ix.sparse === true, map: new Map() };
@@ -284,7 +285,7 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
 
     async insert(doc: Doc): Promise<Doc> {
       assertOpen();
-      if (typeof doc !== "object" || doc === null || typeof doc._id !== "string") throw new InvalidQueryError("a document needs a string _id");
+      assertDocument(doc);
       const stored = cloneJson(doc);
       const written = insertNow(stored, clock());
       const out = cloneJson(stored);
@@ -371,12 +372,7 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
         result = applyUpdate(target, update, false);
         written = replaceNow(target, result, now);
       } else if (options.upsert) {
-        const base = applyUpdate({ _id: "" }, { $set: equalityFields(filter) }, false);
-        const built = applyUpdate(base, update, true);
-        if (built._id === "") built._id = newId();
-        if (typeof built._id !== "string") throw new InvalidQueryError("a document needs a string _id");
-        const { _id, ...rest } = built;
-        result = { _id, ...rest };
+        result = upsertDocument(filter, update);
         written = insertNow(result, now);
       } else {
         return null;
@@ -409,7 +405,7 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
     async claim(filter: Filter, owner: string, leaseMs: number, sort?: SortSpec[]): Promise<(Doc & { lease: Lease }) | null> {
       assertOpen();
       validateFilter(filter);
-      _validateLease(owner, leaseMs);
+      validateLease(owner, leaseMs);
       const order = compileSort(normalizeSort(sort));
       const matches = compileFilter(filter);
       const now = clock();
@@ -457,11 +453,6 @@ function _append(st: _CollectionState, doc: Doc): void {
 function _leaseFree(doc: Doc, now: number): boolean {
   const lease = doc.lease as Partial<Lease> | null | undefined;
   return lease === undefined || lease === null || (typeof lease.until === "number" && lease.until < now);
-}
-
-function _validateLease(owner: string, leaseMs: number): void {
-  if (typeof owner !== "string" || owner === "") throw new InvalidQueryError("a lease owner must be a non-empty string");
-  if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs <= 0) throw new InvalidQueryError("leaseMs must be a positive number");
 }
 
 function _indexAdd(st: _CollectionState, doc: Doc): void {

@@ -18,6 +18,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { killAndWait, trackChild } from "./child-process.ts";
 
 export interface MongoServerHandle {
   uri: string;
@@ -32,7 +33,7 @@ export interface MongoServerSkip {
   skip: string;
 }
 
-export const JONGODB_BIN = fileURLToPath(
+const JONGODB_BIN = fileURLToPath(
   new URL("../../node_modules/@jongodb/memory-server-bin-linux-x64-gnu/bin/jongodb", import.meta.url),
 );
 
@@ -54,7 +55,7 @@ export async function startMongoServer(): Promise<MongoServerHandle | MongoServe
     uri,
     owned: true,
     dbName: _uniqueDbName,
-    stop: () => _killAndWait(child),
+    stop: () => killAndWait(child),
   };
 }
 
@@ -66,42 +67,16 @@ export function isMongoSkip(x: MongoServerHandle | MongoServerSkip): x is MongoS
 
 const READY_TIMEOUT_MS = 10_000;
 const _RUN_ID = `${process.pid}_${randomBytes(3).toString("hex")}`;
-const _live = new Set<ChildProcess>();
 let _dbCounter = 0;
-let _exitHookInstalled = false;
 
 function _uniqueDbName(): string {
   return `gatehouse_test_${_RUN_ID}_${++_dbCounter}`;
 }
 
-function _installExitHook(): void {
-  if (_exitHookInstalled) return;
-  _exitHookInstalled = true;
-  const killAll = (): void => {
-    for (const c of _live) {
-      try {
-        c.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-    _live.clear();
-  };
-  process.on("exit", killAll);
-  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.once(sig, () => {
-      killAll();
-      process.exit(128 + (sig === "SIGINT" ? 2 : sig === "SIGTERM" ? 15 : 1));
-    });
-  }
-}
-
 async function _spawnJongodb(bin: string): Promise<{ child: ChildProcess; uri: string }> {
-  _installExitHook();
   const args = ["--port=0", "--topology-profile=singleNodeReplicaSet", "--replica-set-name=rs0"];
   const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
-  _live.add(child);
-  child.once("exit", () => _live.delete(child));
+  trackChild(child);
 
   let output = "";
   let timer: NodeJS.Timeout | undefined;
@@ -131,7 +106,7 @@ async function _spawnJongodb(bin: string): Promise<{ child: ChildProcess; uri: s
     (child.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
     return { child, uri: _withParam(uri, "serverMonitoringMode", "poll") };
   } catch (e) {
-    await _killAndWait(child);
+    await killAndWait(child);
     throw e;
   } finally {
     clearTimeout(timer);
@@ -140,14 +115,4 @@ async function _spawnJongodb(bin: string): Promise<{ child: ChildProcess; uri: s
 
 function _withParam(uri: string, key: string, value: string): string {
   return `${uri}${uri.includes("?") ? "&" : "?"}${key}=${value}`;
-}
-
-function _killAndWait(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    // The child is unref'd while it runs; hold the event loop open until its exit is seen.
-    child.ref();
-    child.once("exit", () => resolve());
-    child.kill("SIGKILL");
-  });
 }

@@ -14,6 +14,7 @@ import { accessSync, constants } from "node:fs";
 import { createServer, connect } from "node:net";
 import { delimiter, join } from "node:path";
 import { suite } from "uvu";
+import { killAndWait, trackChild } from "./child-process.ts";
 
 export interface RedisServerHandle {
   url: string;
@@ -53,7 +54,7 @@ export async function startRedisServer(): Promise<RedisServerHandle | RedisServe
   const killChild = async (): Promise<void> => {
     const c = child;
     child = null;
-    if (c) await _killAndWait(c);
+    if (c) await killAndWait(c);
   };
 
   return {
@@ -93,30 +94,6 @@ export function reportRedisSkip(what: string, reason: string): void {
 // --- Internal helpers ---
 
 const READY_TIMEOUT_MS = 10_000;
-const _live = new Set<ChildProcess>();
-let _exitHookInstalled = false;
-
-function _installExitHook(): void {
-  if (_exitHookInstalled) return;
-  _exitHookInstalled = true;
-  const killAll = (): void => {
-    for (const c of _live) {
-      try {
-        c.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-    _live.clear();
-  };
-  process.on("exit", killAll);
-  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.once(sig, () => {
-      killAll();
-      process.exit(128 + (sig === "SIGINT" ? 2 : sig === "SIGTERM" ? 15 : 1));
-    });
-  }
-}
 
 function _externalHandle(url: string): RedisServerHandle {
   const parsed = new URL(url);
@@ -162,11 +139,9 @@ function _freePort(): Promise<number> {
 }
 
 async function _spawnRedis(bin: string, port: number): Promise<ChildProcess> {
-  _installExitHook();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"];
   const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
-  _live.add(child);
-  child.once("exit", () => _live.delete(child));
+  trackChild(child);
 
   let output = "";
   const ready = new Promise<void>((resolve, reject) => {
@@ -194,7 +169,7 @@ async function _spawnRedis(bin: string, port: number): Promise<ChildProcess> {
   try {
     await Promise.race([ready, pinged, timeout]);
   } catch (e) {
-    await _killAndWait(child);
+    await killAndWait(child);
     throw e;
   } finally {
     clearTimeout(timer);
@@ -230,13 +205,5 @@ function _pingOnce(port: number): Promise<boolean> {
       buf += d.toString();
       if (buf.includes("\r\n")) done(buf.startsWith("+PONG"));
     });
-  });
-}
-
-function _killAndWait(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    child.kill("SIGKILL");
   });
 }

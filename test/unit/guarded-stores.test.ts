@@ -15,6 +15,7 @@ import {
   type DocumentStore,
   type FindPage,
 } from "../../adapters/ports.ts";
+import { manualClock } from "../support/manual-clock.ts";
 
 const SECRET_URI = "mongodb://gatehouse:s3cretPassw0rd@db.internal:27017/gatehouse?authSource=admin";
 
@@ -111,11 +112,6 @@ function tinyStore(): { store: DocumentStore; fault: { error: unknown; hang: boo
     },
   };
   return { store, fault, touched };
-}
-
-function manualClock(start = 1_700_000_000_000): { now(): number; advance(ms: number): void } {
-  let t = start;
-  return { now: () => t, advance: (ms) => void (t += ms) };
 }
 
 function storePolicy(clock = manualClock(), timeoutMs = 2_000): DependencyPolicy {

@@ -10,18 +10,9 @@ import {
   type DependencyPolicyOptions,
 } from "../../adapters/policies.ts";
 import { DependencyUnavailableError, DuplicateKeyError, isDependencyUnavailableError } from "../../adapters/ports.ts";
+import { manualClock, type ManualClock } from "../support/manual-clock.ts";
 
 const T0 = 1_700_000_000_000; // a whole second, so 1 s buckets line up with the test's arithmetic
-
-interface ManualClock {
-  now(): number;
-  advance(ms: number): void;
-}
-
-function manualClock(start = T0): ManualClock {
-  let t = start;
-  return { now: () => t, advance: (ms) => void (t += ms) };
-}
 
 interface Harness {
   clock: ManualClock;
@@ -34,7 +25,7 @@ interface Harness {
 }
 
 function harness(overrides: Partial<DependencyPolicyOptions> = {}): Harness {
-  const clock = manualClock();
+  const clock = manualClock(T0);
   const changes: CircuitState[] = [];
   const calls = { n: 0 };
   const policy = createDependencyPolicy({
@@ -535,7 +526,7 @@ reporting("invalid options are refused at construction", () => {
 });
 
 reporting("registry: one policy per name, snapshots sorted by name", async () => {
-  const clock = manualClock();
+  const clock = manualClock(T0);
   const changes: string[] = [];
   const registry = createPolicyRegistry({ clock, onStateChange: (s, d) => changes.push(`${d}:${s}`) });
   const live = registry.create({ dependency: "regulator:LIVE", timeoutMs: 1_000 });
