@@ -156,7 +156,6 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
   ];
 }
 
-/** The regulator's 2xx answer: its status, content type and body, plus the safe headers only. */
 // --- Internal helpers ---
 
 function _caller(ctx: RequestContext): SignCaller {

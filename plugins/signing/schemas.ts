@@ -5,36 +5,7 @@
  */
 import * as v from "valibot";
 import { gwError } from "../../core/errors/gateway-error.ts";
-
-/** `{InvoiceNo}-{ServiceID}-{YYYYMMDD}`: letters/digits, 8 letters/digits, a real calendar date. */
-const IRN = /^([A-Za-z0-9]{1,64})-([A-Za-z0-9]{8})-(\d{4})(\d{2})(\d{2})$/;
-
-export interface ParsedIrn {
-  irn: string;
-  invoiceNumber: string;
-  serviceId: string;
-}
-
-/** The IRN's parts, or null when malformed (including an impossible date). */
-export function parseIrn(irn: unknown): ParsedIrn | null {
-  if (typeof irn !== "string") return null;
-  const m = IRN.exec(irn);
-  if (!m) return null;
-  const [, invoiceNumber, serviceId, y, mo, d] = m;
-  const date = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
-  if (date.getUTCFullYear() !== Number(y) || date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d)) return null;
-  return { irn, invoiceNumber: invoiceNumber!, serviceId: serviceId! };
-}
-
-/** Does the IRN follow the represented business's template (`{{invoice_id}}-94ND90NR-{{YYYYMMDD}}`)? */
-export function irnMatchesTemplate(irn: string, template: string | null): boolean {
-  if (!template) return false;
-  const parts = template.split(/(\{\{invoice_id\}\}|\{\{YYYYMMDD\}\})/);
-  const source = parts
-    .map((p) => (p === "{{invoice_id}}" ? "[A-Za-z0-9]+" : p === "{{YYYYMMDD}}" ? "\\d{8}" : p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
-    .join("");
-  return new RegExp(`^${source}$`).test(irn);
-}
+import { irnMatchesTemplate, parseIrn, type ParsedIrn } from "../../adapters/regulator/irn.ts";
 
 /**
  * The IRN, checked: well-formed (400 GW_INVOICE_IRN_INVALID) and bound to the represented business,

@@ -21,10 +21,11 @@ import {
   type RegulatorResponse,
   type RegulatorState,
 } from "../../adapters/regulator/port.ts";
+import type { ParsedIrn } from "../../adapters/regulator/irn.ts";
 import type { GwCode } from "../../core/errors/catalog.ts";
 import { gwError, isGatewayError, type GatewayError, type Violation } from "../../core/errors/gateway-error.ts";
 import type { Logger } from "../../core/log.ts";
-import { checkIrn, type IrnValidationInput, type ParsedIrn } from "./schemas.ts";
+import { checkIrn, type IrnValidationInput } from "./schemas.ts";
 import { canonicalJson, keyedHash, type RepresentedBusiness, type SignRecord, type SigningStore, type StoredAnswer } from "./store.ts";
 
 export const SIGN_ROUTE = "POST /api/v1/invoice/sign";

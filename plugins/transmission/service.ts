@@ -171,7 +171,7 @@ export function createTransmissionService(o: TransmissionOptions) {
     });
   }
 
-  return { transmit, claims };
+  return { transmit };
 }
 
 export type TransmissionService = ReturnType<typeof createTransmissionService>;

@@ -6,6 +6,8 @@
  */
 import { request } from "node:http";
 import * as assert from "uvu/assert";
+import { CATALOG, type GwCode } from "../../core/errors/catalog.ts";
+import { expectProblem as supportExpectProblem } from "../support/assertions.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Doc, DocumentStore } from "../../adapters/ports.ts";
 import type { RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
@@ -163,14 +165,9 @@ export async function startOnboardingHarness(options: HarnessOptions = {}): Prom
   };
 }
 
-/** Asserts a problem+json answer with that status and code; returns the body. */
+/** `expectProblem` of test/support with the catalog's retry strategy for `code`; returns the body. */
 export async function expectProblem(res: Response, status: number, code: string): Promise<any> {
-  const text = await res.text();
-  assert.is(res.headers.get("content-type"), "application/problem+json", `content type of ${code}: ${text}`);
-  const body = JSON.parse(text);
-  assert.is(body.code, code, `expected ${code}, got ${body.code}: ${body.detail}`);
-  assert.is(res.status, status, `status of ${code}`);
-  return body;
+  return supportExpectProblem(res, status, code, CATALOG[code as GwCode].strategy);
 }
 
 export async function expectJson(res: Response, status: number): Promise<any> {

@@ -5,6 +5,8 @@
  * onboarded through the gateway (the demo taxpayer).
  */
 import * as assert from "uvu/assert";
+import { CATALOG, type GwCode } from "../../core/errors/catalog.ts";
+import { expectProblem as supportExpectProblem } from "../support/assertions.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { createDocumentLedger } from "../../adapters/billing/ledger.ts";
 import { createFaultInjectingLedger, type FaultInjectingLedger } from "../../adapters/billing/faults.ts";
@@ -118,11 +120,7 @@ export function invoice(no: string, overrides: Record<string, unknown> = {}) {
 
 export const irnOf = (no: string) => `${no}-94ND90NR-20240611`;
 
+/** `expectProblem` of test/support with the catalog's retry strategy for `code`; returns the body. */
 export async function expectProblem(res: Response, status: number, code: string): Promise<any> {
-  const text = await res.text();
-  assert.is(res.headers.get("content-type"), "application/problem+json", `content type of ${code}: ${res.status} ${text}`);
-  const body = JSON.parse(text);
-  assert.is(body.code, code, `expected ${code}, got ${body.code}: ${body.detail}`);
-  assert.is(res.status, status, `status of ${code}`);
-  return body;
+  return supportExpectProblem(res, status, code, CATALOG[code as GwCode].strategy);
 }
