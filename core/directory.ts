@@ -7,6 +7,7 @@
  */
 import { hash } from "node:crypto";
 import type { BusinessConfig, Config, DomainConfig } from "../config/schema.ts";
+import { ngnTextToKobo } from "./money.ts";
 
 export type Mode = "passthrough" | "stored";
 export type BusinessState = "TEST" | "LIVE";
@@ -18,6 +19,8 @@ export interface DomainRecord {
   mode: Mode | null;
   state: BusinessState;
   approved: boolean;
+  /** The domain's sign fee in integer kobo (resolved once from config). */
+  signFeeKobo: number;
   config: DomainConfig;
 }
 
@@ -67,7 +70,15 @@ export function createConfigDirectory(config: Config): TenantDirectory {
   for (const b of config.businesses) {
     businesses.set(b.id, b);
     for (const d of b.gateway?.domains ?? []) {
-      domains.set(d.host, { host: d.host, businessId: b.id, mode: d.mode, state: b.state, approved: d.approved, config: d });
+      domains.set(d.host, {
+        host: d.host,
+        businessId: b.id,
+        mode: d.mode,
+        state: b.state,
+        approved: d.approved,
+        signFeeKobo: ngnTextToKobo(d.signFee),
+        config: d,
+      });
     }
     for (const c of b.gateway?.apiKeys ?? []) add("apiKey", b.id, c);
     for (const c of b.collections?.apiKeys ?? []) add("bearer", b.id, c);

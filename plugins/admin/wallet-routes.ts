@@ -17,6 +17,7 @@ import type { RequestContext } from "../../core/context.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { PluginKit, RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
+import { koboToNgn, ngnToKobo } from "../../core/money.ts";
 
 export const WALLET_PATHS = {
   wallet: "/admin/wallets/:businessId",
@@ -34,7 +35,7 @@ export const CreditBody = v.strictObject({
   amount: v.pipe(
     v.number("must be a number"),
     v.check((n) => Number.isFinite(n) && n > 0 && n <= MAX_CREDIT_NGN, `must be above 0 and at most ${MAX_CREDIT_NGN}`),
-    v.check((n) => nairaToKobo(n) !== null, "at most two decimals"),
+    v.check((n) => ngnToKobo(n) !== null, "at most two decimals"),
   ),
   reference: v.pipe(v.string("must be a string"), v.minLength(1, "1 to 128 characters"), v.maxLength(128, "1 to 128 characters")),
 });
@@ -43,18 +44,6 @@ export type CreditInput = v.InferOutput<typeof CreditBody>;
 export const WalletQuery = v.object({
   limit: v.optional(v.pipe(v.string(), v.regex(/^([1-9]\d{0,2}|1000)$/, "an integer from 1 to 1000"))),
 });
-
-/** A wire NGN number → integer kobo; null when not finite or with more than two decimals. */
-export function nairaToKobo(amount: number): number | null {
-  if (!Number.isFinite(amount)) return null;
-  const kobo = Math.round(amount * 100);
-  return Math.abs(amount * 100 - kobo) < 1e-6 ? kobo : null;
-}
-
-/** Integer kobo → NGN number with two decimals at most. */
-export function koboToNaira(kobo: number): number {
-  return Number((kobo / 100).toFixed(2));
-}
 
 const COMMON = {
   service: "gateway",
@@ -87,7 +76,7 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
         return json(ctx, 200, {
           businessId: w.businessId,
           currency: w.currency,
-          balance: koboToNaira(w.balanceKobo),
+          balance: koboToNgn(w.balanceKobo),
           entries: w.entries.map(_entryView),
         });
       },
@@ -104,14 +93,14 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
       async handler(ctx) {
         const businessId = knownBusiness(ctx);
         const body = ctx.body as CreditInput;
-        const amountKobo = nairaToKobo(body.amount)!;
+        const amountKobo = ngnToKobo(body.amount)!;
         const r = await _call(() => ledger.credit(businessId, amountKobo, body.reference));
         const w = await _call(() => ledger.wallet(businessId, 1));
         return json(ctx, r.created ? 201 : 200, {
           businessId,
           currency: "NGN",
-          balance: koboToNaira(w.balanceKobo),
-          credit: { id: r.entryId, amount: koboToNaira(amountKobo), reference: body.reference, created: r.created },
+          balance: koboToNgn(w.balanceKobo),
+          credit: { id: r.entryId, amount: koboToNgn(amountKobo), reference: body.reference, created: r.created },
         });
       },
     },
@@ -121,7 +110,7 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
 // --- Internal helpers ---
 
 function _entryView(e: BillingEntry): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: e.id, type: e.type, amount: koboToNaira(e.amountKobo) };
+  const out: Record<string, unknown> = { id: e.id, type: e.type, amount: koboToNgn(e.amountKobo) };
   if (e.billingIdentity) out.billingIdentity = e.billingIdentity;
   if (e.reference !== undefined) out.reference = e.reference;
   out.createdAt = e.createdAt;

@@ -15,7 +15,8 @@
  * Never stored: taxpayer passwords, taxpayer e-mails (only their HMAC inside a fingerprint), raw
  * idempotency keys (only their HMAC).
  */
-import { createHmac, hash, hkdfSync } from "node:crypto";
+import { hash } from "node:crypto";
+import { deriveKey, keyedHash } from "../../core/keyed-hash.ts";
 import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import type { RegulatorIdentity } from "./identity.ts";
@@ -204,12 +205,10 @@ export function identityKeyOf(state: RegulatorState, regulatorBusinessId: string
  * like an expired intent: spec §7.2 exception 2).
  */
 export function deriveIdempotencySecret(deploymentSecret: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", deploymentSecret, "gatehouse", "onboarding-idempotency-v1", 32));
+  return deriveKey(deploymentSecret, "onboarding-idempotency-v1");
 }
 
-export function keyedHash(secret: Buffer, value: string): string {
-  return createHmac("sha256", secret).update(value, "utf8").digest("base64url");
-}
+export { keyedHash };
 
 /** `${scope}|${route}|${HMAC(key)}`: the idempotency record id; the raw key is never stored. */
 export function idempotencyId(secret: Buffer, scope: string, route: string, key: string): string {

@@ -15,7 +15,6 @@ import {
   IrnValidationBody,
   PaymentUpdateBody,
   ResourceParams,
-  nairaToKobo,
   type IrnValidationInput,
 } from "./schemas.ts";
 import type { SignCaller, SigningService } from "./service.ts";
@@ -164,7 +163,7 @@ function _caller(ctx: RequestContext): SignCaller {
     businessId: ctx.businessId!,
     state: ctx.state as RegulatorState,
     domain: ctx.domain!.host,
-    feeKobo: nairaToKobo(ctx.domain!.config.signFee),
+    feeKobo: ctx.domain!.signFeeKobo,
   };
 }
 

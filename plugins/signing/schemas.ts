@@ -49,9 +49,3 @@ export const InvoiceDocumentBody = v.pipe(
   v.record(v.string(), v.unknown(), "the invoice document must be a JSON object"),
 );
 
-/** "50.00" → 5000 (integer kobo). */
-export function nairaToKobo(amount: string): number {
-  const m = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(amount);
-  if (!m) throw new RangeError("fee is not an NGN amount");
-  return Number(m[1]) * 100 + Number((m[2] ?? "0").padEnd(2, "0"));
-}

@@ -10,7 +10,7 @@
  * Represented businesses are read (never written) from onboarding's collection
  * `onboarding_sub_businesses` through the document-store port (docs/onboarding.md "Storage").
  */
-import { createHmac, hkdfSync } from "node:crypto";
+import { deriveKey } from "../../core/keyed-hash.ts";
 import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
 
 export const SIGNING_COLLECTIONS = {
@@ -75,21 +75,8 @@ export function openSigningStore(store: DocumentStore): SigningStore {
 
 /** HMAC key for idempotency keys and fingerprints, derived from the deployment secret (same in every process). */
 export function deriveSigningSecret(deploymentSecret: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", deploymentSecret, "gatehouse", "signing-idempotency-v1", 32));
+  return deriveKey(deploymentSecret, "signing-idempotency-v1");
 }
 
-export function keyedHash(secret: Buffer, value: string): string {
-  return createHmac("sha256", secret).update(value, "utf8").digest("base64url");
-}
+export { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
 
-/** Deterministic JSON: object keys sorted at every level. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const obj = value as Record<string, unknown>;
-  return `{${Object.keys(obj)
-    .sort()
-    .filter((k) => obj[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-    .join(",")}}`;
-}

@@ -11,7 +11,8 @@
  * binding itself; an x-idempotency-key, when sent, is recorded only as its HMAC. Without a key the
  * legacy identity is derived from the request binding (business + sub-business + IRN, spec §7.11).
  */
-import { createHmac, hkdfSync, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import { deriveKey, keyedHash } from "../../core/keyed-hash.ts";
 import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
 import { isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
 import { mapRegulatorFailure, type RegulatorClient, type RegulatorResponse, type RegulatorState } from "../../adapters/regulator/port.ts";
@@ -67,7 +68,7 @@ export function createTransmissionService(o: TransmissionOptions) {
     indexes: [{ fields: ["businessId", "state", "subBusinessId"] }],
   });
   const subs = o.store.collection<RepresentedBusiness>("onboarding_sub_businesses");
-  const secret = Buffer.from(hkdfSync("sha256", o.deploymentSecret, "gatehouse", "transmission-idempotency-v1", 32));
+  const secret = deriveKey(o.deploymentSecret, "transmission-idempotency-v1");
 
   async function db<T>(fn: () => Promise<T>): Promise<T> {
     try {
@@ -88,7 +89,7 @@ export function createTransmissionService(o: TransmissionOptions) {
     checkTransmitIrn(irn, sub.identity.irnTemplate);
 
     const id = `${caller.businessId}|${caller.state}|${subBusinessId}|${irn}`;
-    const keyHash = key === null ? null : createHmac("sha256", secret).update(`${caller.businessId}\u0000${key}`).digest("base64url");
+    const keyHash = key === null ? null : keyedHash(secret, `${caller.businessId}\u0000${key}`);
     const startedAtMs = now();
     const claim: ClaimDoc = {
       _id: id,
