@@ -9,6 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createTransport } from "nodemailer";
 import { DependencyUnavailableError, type EmailMessage, type EmailSender } from "../ports.ts";
+import { validateEmailMessage } from "./message.ts";
 
 export interface FolderEmailSenderOptions {
   /** Folder the `.eml` files are written to; created when missing. */
@@ -35,7 +36,7 @@ export function createFolderEmailSender(options: FolderEmailSenderOptions): Fold
     kind: "folder",
     dir,
     async send(message: EmailMessage): Promise<{ messageId: string }> {
-      _validate(message);
+      validateEmailMessage(message);
       const now = clock();
       const info = await composer.sendMail({
         from,
@@ -64,13 +65,6 @@ export function createFolderEmailSender(options: FolderEmailSenderOptions): Fold
 }
 
 // --- Internal helpers ---
-
-function _validate(m: EmailMessage): void {
-  if (!Array.isArray(m?.to) || m.to.length === 0 || m.to.some((a) => typeof a !== "string" || a.trim() === "")) {
-    throw new TypeError("an e-mail needs at least one recipient");
-  }
-  if (typeof m.subject !== "string" || typeof m.text !== "string") throw new TypeError("an e-mail needs a subject and a text body");
-}
 
 function _code(e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code;

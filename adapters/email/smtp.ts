@@ -8,6 +8,7 @@
 import { createTransport } from "nodemailer";
 import { DependencyUnavailableError, type EmailMessage, type EmailSender } from "../ports.ts";
 import { describeError, type Logger } from "../../core/log.ts";
+import { validateEmailMessage } from "./message.ts";
 
 export interface SmtpEmailSenderOptions {
   host: string;
@@ -44,7 +45,7 @@ export function createSmtpEmailSender(options: SmtpEmailSenderOptions): SmtpEmai
   return {
     kind: "smtp",
     async send(message: EmailMessage): Promise<{ messageId: string }> {
-      _validate(message);
+      validateEmailMessage(message);
       try {
         const info = await transport.sendMail({
           from: options.from,
@@ -69,13 +70,6 @@ export function createSmtpEmailSender(options: SmtpEmailSenderOptions): SmtpEmai
 }
 
 // --- Internal helpers ---
-
-function _validate(m: EmailMessage): void {
-  if (!Array.isArray(m?.to) || m.to.length === 0 || m.to.some((a) => typeof a !== "string" || a.trim() === "")) {
-    throw new TypeError("an e-mail needs at least one recipient");
-  }
-  if (typeof m.subject !== "string" || typeof m.text !== "string") throw new TypeError("an e-mail needs a subject and a text body");
-}
 
 function _details(e: unknown): { code: string; responseCode: number | null } {
   const err = e as { code?: unknown; responseCode?: unknown } | null;

@@ -29,7 +29,6 @@ import { performance } from "node:perf_hooks";
 import { Agent, request } from "undici";
 import {
   isDuplicateKeyError,
-  type Collection,
   type Doc,
   type DocumentStore,
   type Filter,

@@ -15,7 +15,7 @@
  *   document per session), the refund is idempotent per session at the processor, and the webhook
  *   enqueue is idempotent on `${eventType}:${sessionId}`.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type {
   Collection,
   Doc,
@@ -30,6 +30,7 @@ import { describeError, type Logger } from "../../core/log.ts";
 import { CURRENCY, koboToNgn, split, type FeeBearer, type FeePolicy } from "./money.ts";
 import type { CheckoutInput, ListTransactionsInput, SandboxOutcome } from "./schemas.ts";
 import type { PaymentLink } from "./service.ts";
+import { findPage, newReference, webhookEndpointOf } from "./shared.ts";
 import { formatTime, formatTimeOrNull } from "./time.ts";
 import type { CollectionWallet } from "./wallet.ts";
 
@@ -157,11 +158,6 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
     completedAt: formatTimeOrNull(s.completedAt),
   });
 
-  const endpointOf = (businessId: string) => {
-    const hook = directory.business(businessId)?.collections?.webhook;
-    return hook ? { url: hook.url, secret: hook.secret } : null;
-  };
-
   /** Runs the idempotent effects of the session's state, then clears `effectsPending`. */
   const effects = async (s: CheckoutSession): Promise<void> => {
     if (s.status === "pending") return;
@@ -191,7 +187,7 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
         payload: { event_type: eventType, data: view(current) },
         idempotencyKey: `${eventType}:${current._id}`,
       },
-      endpointOf(current.businessId),
+      webhookEndpointOf(directory, current.businessId),
     );
     if (current.effectsPending)
       await sessions.findOneAndUpdate({ _id: current._id, status: current.status, effectsPending: true }, { $set: { effectsPending: false } });
@@ -282,7 +278,7 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
         linkReference: link.reference,
         sourceReference: link.sourceReference,
         linkName: link.linkName,
-        reference: _newTransactionReference(),
+        reference: newReference("PLT-"),
         ...(input.token ? { formToken: input.token } : {}),
         amountKobo: parts.amountKobo,
         feeKobo: parts.feeKobo,
@@ -386,15 +382,7 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
       if (query.status) filter.status = query.status;
       const search = query.search?.trim();
       if (search) filter.reference = { $contains: search };
-      const [page, total] = await Promise.all([
-        sessions.find(filter, {
-          sort: [{ field: "createdAt", direction: -1 }],
-          skip: (query.page - 1) * query.limit,
-          limit: query.limit,
-        }),
-        sessions.count(filter),
-      ]);
-      return { items: page.items, total };
+      return findPage(sessions, filter, { field: "createdAt", direction: -1 }, query.page, query.limit);
     },
 
     view,
@@ -454,13 +442,4 @@ function _decide(s: CheckoutSession, report: PaymentReport, now: number): (Parti
     };
   }
   return { status: "successful", ...paid };
-}
-
-const _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-
-/** `PLT-` + 16 characters of an unambiguous alphabet. */
-function _newTransactionReference(): string {
-  let out = "";
-  for (const b of randomBytes(16)) out += _ALPHABET[b & 31];
-  return `PLT-${out}`;
 }

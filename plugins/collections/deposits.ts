@@ -22,11 +22,12 @@
  *   `IN_FLOW_SUCCESS_EVENT:<sessionId>`; `effectsPending` stays true until both are done, and the
  *   worker (`redrive`) finishes deposits left `received` or with pending effects by a crash.
  */
-import { randomBytes, randomInt } from "node:crypto";
+import { randomInt } from "node:crypto";
 import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type WebhookOutbox } from "../../adapters/ports.ts";
 import type { TenantDirectory } from "../../core/directory.ts";
 import { describeError, type Logger } from "../../core/log.ts";
 import { CURRENCY, koboToNgn } from "./money.ts";
+import { newReference, webhookEndpointOf } from "./shared.ts";
 import { formatTime, formatTimeOrNull } from "./time.ts";
 import type { AccountType, DepositInput } from "./virtual-account-schemas.ts";
 import { deriveStatus, type VirtualAccount, type VirtualAccountService } from "./virtual-accounts.ts";
@@ -110,11 +111,6 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
     ],
   });
 
-  const endpointOf = (businessId: string) => {
-    const hook = directory.business(businessId)?.collections?.webhook;
-    return hook ? { url: hook.url, secret: hook.secret } : null;
-  };
-
   const eventBody = (d: Deposit): Record<string, unknown> => ({
     event_type: IN_FLOW_SUCCESS_EVENT,
     data: {
@@ -141,7 +137,7 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
     if (created) log.event("collections_wallet_credited", { businessId: d.businessId, sessionId: d._id, amountKobo: d.amountKobo });
     await webhooks.enqueue(
       { businessId: d.businessId, eventType: IN_FLOW_SUCCESS_EVENT, payload: eventBody(d), idempotencyKey: `${IN_FLOW_SUCCESS_EVENT}:${d._id}` },
-      endpointOf(d.businessId),
+      webhookEndpointOf(directory, d.businessId),
     );
     return (
       (await deposits.findOneAndUpdate({ _id: d._id, status: "settled", effectsPending: true }, { $set: { effectsPending: false } })) ?? {
@@ -167,7 +163,7 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
           : {
               status: "refunded",
               refundedAt: now,
-              refund: { amountKobo: d.amountKobo, reason, refundReference: _newReference("VAR-") },
+              refund: { amountKobo: d.amountKobo, reason, refundReference: newReference("VAR-") },
               updatedAt: now,
             };
       const updated = await deposits.findOneAndUpdate({ _id: d._id, status: "received" }, { $set: set });
@@ -223,7 +219,7 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
       let d: Deposit = {
         _id: newSessionId(now),
         businessId: account.businessId,
-        reference: _newReference("VAT-"),
+        reference: newReference("VAT-"),
         virtualAccountId: account._id,
         virtualAccountReference: account.reference,
         sourceReference: account.sourceReference,
@@ -248,7 +244,7 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
         } catch (e) {
           // A session id or reference clash (vanishingly rare): draw new ones.
           if (!isDuplicateKeyError(e) || attempt >= 3) throw e;
-          d = { ...d, _id: newSessionId(now), reference: _newReference("VAT-") };
+          d = { ...d, _id: newSessionId(now), reference: newReference("VAT-") };
         }
       }
       return finish(d);
@@ -298,12 +294,4 @@ function _refundReason(account: VirtualAccount, d: Deposit): RefundReason | null
   if (!account.enabled) return "account_inactive";
   if (account.amountKobo !== null && account.amountKobo !== d.amountKobo) return "amount_mismatch";
   return null;
-}
-
-const _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-
-function _newReference(prefix: string): string {
-  let out = prefix;
-  for (const b of randomBytes(16)) out += _ALPHABET[b & 31];
-  return out;
 }

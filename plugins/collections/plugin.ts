@@ -14,6 +14,7 @@ import { createCheckoutService } from "./checkout.ts";
 import { configNgnToKobo } from "./money.ts";
 import { collectionsRoutes, type CollectionsServices } from "./routes.ts";
 import { createPaymentLinkService } from "./service.ts";
+import { intervalWorker } from "./shared.ts";
 import { createCollectionWallet } from "./wallet.ts";
 import { depositWorker, virtualAccountRoutes, virtualAccountServices } from "./virtual-account-routes.ts";
 
@@ -91,9 +92,7 @@ function _build(kit: PluginKit, options: CollectionsPluginOptions): CollectionsS
 
 /** Abandons sessions past 30 minutes and completes unfinished effects; safe in every process. */
 function _sweeper(s: CollectionsServices, intervalMs: number): Worker {
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-  const run = async () => {
+  return intervalWorker("collections-checkout-sweeper", intervalMs, async () => {
     try {
       const abandoned = await s.checkout.expireStale();
       const redriven = await s.checkout.redrive();
@@ -101,20 +100,5 @@ function _sweeper(s: CollectionsServices, intervalMs: number): Worker {
     } catch (e) {
       s.kit.log.warn("collections_checkout_sweep_failed", { error: describeError(e) });
     }
-  };
-  return {
-    name: "collections-checkout-sweeper",
-    start() {
-      if (timer) return; // startWorkers may run more than once (tests listen after composing)
-      timer = setInterval(() => {
-        running ??= run().finally(() => (running = null));
-      }, intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
-      await running;
-    },
-  };
+  });
 }

@@ -81,8 +81,6 @@ export function collectionsRoutes(s: CollectionsServices): RouteDeclaration[] {
     }
   };
 
-  const listMeta = (page: number, limit: number, total: number) => pageMeta(page, limit, total);
-
   return [
     // -----------------------------------------------------------------------
     // Payment-link API (Bearer)
@@ -113,7 +111,7 @@ export function collectionsRoutes(s: CollectionsServices): RouteDeclaration[] {
       async handler(ctx) {
         const q = ctx.query as unknown as ListLinksInput;
         const { items, total } = await links.list(ctx.businessId!, q);
-        return envelope(ctx, 200, "Payment links retrieved successfully.", items.map(links.view), listMeta(q.page, q.limit, total));
+        return envelope(ctx, 200, "Payment links retrieved successfully.", items.map(links.view), pageMeta(q.page, q.limit, total));
       },
     },
     {
@@ -190,7 +188,7 @@ export function collectionsRoutes(s: CollectionsServices): RouteDeclaration[] {
       async handler(ctx) {
         const q = ctx.query as unknown as PageInput;
         const { items, total } = await wallet.transactions(ctx.businessId!, q.page, q.limit);
-        return envelope(ctx, 200, "Wallet transactions retrieved successfully.", items.map(walletEntryView), listMeta(q.page, q.limit, total));
+        return envelope(ctx, 200, "Wallet transactions retrieved successfully.", items.map(walletEntryView), pageMeta(q.page, q.limit, total));
       },
     },
 
@@ -285,7 +283,7 @@ export function collectionsRoutes(s: CollectionsServices): RouteDeclaration[] {
   async function transactionsOf(ctx: RequestContext, link: PaymentLink): Promise<Response> {
     const q = ctx.query as unknown as ListTransactionsInput;
     const { items, total } = await checkout.transactions(ctx.businessId!, link._id, q);
-    return envelope(ctx, 200, "Payment link transactions retrieved successfully.", items.map(checkout.view), listMeta(q.page, q.limit, total));
+    return envelope(ctx, 200, "Payment link transactions retrieved successfully.", items.map(checkout.view), pageMeta(q.page, q.limit, total));
   }
 
   function outcomeResponse(ctx: RequestContext, link: PaymentLink, view: PageLink, session: CheckoutSession, amountKobo: number): Response {

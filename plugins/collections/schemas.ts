@@ -22,7 +22,7 @@ export type SandboxOutcome = (typeof SANDBOX_OUTCOMES)[number];
 // ---------------------------------------------------------------------------
 
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+export const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** A required, trimmed, non-empty single-line text of at most `max` characters. */
 const text = (max: number) =>
@@ -34,7 +34,7 @@ const text = (max: number) =>
     v.check((s) => !CONTROL.test(s), "must not contain control characters"),
   );
 
-const EMAIL = v.pipe(
+export const EMAIL = v.pipe(
   v.string("must be a string"),
   v.trim(),
   v.nonEmpty("must not be empty"),
@@ -125,13 +125,13 @@ export const ToggleStatusBody = v.object(
   },
   "must be a JSON object",
 );
-export type ToggleStatusInput = v.InferOutput<typeof ToggleStatusBody>;
 
 // ---------------------------------------------------------------------------
 // Query strings (route declarations)
 // ---------------------------------------------------------------------------
 
-const positiveInt = (max: number, fallback: string, message: string) =>
+/** An optional query integer from 1 to `max` (sent as text), `fallback` when absent. */
+export const positiveInt = (max: number, fallback: string, message: string) =>
   v.optional(
     v.pipe(
       v.string(message),
@@ -142,9 +142,9 @@ const positiveInt = (max: number, fallback: string, message: string) =>
     fallback,
   );
 
-const PAGE = positiveInt(1_000_000, "1", "must be an integer from 1");
+export const PAGE = positiveInt(1_000_000, "1", "must be an integer from 1");
 const LIMIT = positiveInt(MAX_PAGE_LIMIT, "15", `must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
-const SEARCH = v.optional(v.pipe(v.string("must be a string"), v.maxLength(100, "must be at most 100 characters")));
+export const SEARCH = v.optional(v.pipe(v.string("must be a string"), v.maxLength(100, "must be at most 100 characters")));
 
 export const ListLinksQuery = v.object({
   page: PAGE,
@@ -217,7 +217,7 @@ export function parseCheckoutForm(
   }
   const email = typeof raw.email === "string" ? raw.email.trim() : "";
   if (errors.length > 0 || !result.success || amountKobo === null) {
-    return { ok: false, errors: _order(errors), email, amount: amountText };
+    return { ok: false, errors: orderedErrors(errors, _FORM_ORDER), email, amount: amountText };
   }
   return {
     ok: true,
@@ -254,6 +254,17 @@ export function issuesToErrors(issues: readonly v.BaseIssue<unknown>[]): FieldEr
   return out;
 }
 
+/** The first error of each field, in `order` (fields not listed go last). */
+export function orderedErrors(errors: FieldErrors, order: readonly string[]): FieldErrors {
+  const seen = new Set<string>();
+  const unique = errors.filter((e) => (seen.has(e.field) ? false : (seen.add(e.field), true)));
+  const rank = (f: string) => {
+    const i = order.indexOf(f);
+    return i < 0 ? order.length : i;
+  };
+  return unique.sort((a, b) => rank(a.field) - rank(b.field));
+}
+
 // --- Internal helpers ---
 
 function _message(issue: v.BaseIssue<unknown>): string {
@@ -263,10 +274,3 @@ function _message(issue: v.BaseIssue<unknown>): string {
 }
 
 const _FORM_ORDER = ["amount", "email", "outcome", "checkout_token"];
-function _order(errors: FieldErrors): FieldErrors {
-  const unique = new Map<string, string>();
-  for (const e of errors) if (!unique.has(e.field)) unique.set(e.field, e.message);
-  return [...unique.entries()]
-    .map(([field, message]) => ({ field, message }))
-    .sort((a, b) => _FORM_ORDER.indexOf(a.field) - _FORM_ORDER.indexOf(b.field));
-}

@@ -5,7 +5,7 @@
  * Every API lookup carries the Bearer key's business in its filter: another business's link is
  * simply not found.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type EmailSender, type Filter } from "../../adapters/ports.ts";
 import { CollectionsError } from "../../core/errors/gateway-error.ts";
 import type { TenantDirectory } from "../../core/directory.ts";
@@ -13,6 +13,7 @@ import { describeError, type Logger } from "../../core/log.ts";
 import { linkEmail } from "./checkout-page.ts";
 import { CURRENCY, koboToNgn, ngnToKobo, type FeeBearer } from "./money.ts";
 import type { CreatePaymentLinkInput, ListLinksInput } from "./schemas.ts";
+import { findPage, newReference } from "./shared.ts";
 import { formatTime, formatTimeOrNull, parseWindowEdge } from "./time.ts";
 
 export const LINKS_COLLECTION = "collections_payment_links";
@@ -120,7 +121,7 @@ export function createPaymentLinkService(options: PaymentLinkServiceOptions): Pa
         updatedAt: now,
       };
       for (let attempt = 1; ; attempt++) {
-        const link: PaymentLink = { _id: randomUUID(), reference: _newReference(), ...base };
+        const link: PaymentLink = { _id: randomUUID(), reference: newReference("PL-"), ...base };
         try {
           await links.insert(link);
           sendLinkEmails(link);
@@ -154,15 +155,7 @@ export function createPaymentLinkService(options: PaymentLinkServiceOptions): Pa
       if (query.status) filter.status = query.status;
       const search = query.search?.trim();
       if (search) filter.$or = [{ linkName: { $contains: search } }, { reference: { $contains: search } }];
-      const [page, total] = await Promise.all([
-        links.find(filter, {
-          sort: [{ field: "createdAt", direction: -1 }],
-          skip: (query.page - 1) * query.limit,
-          limit: query.limit,
-        }),
-        links.count(filter),
-      ]);
-      return { items: page.items, total };
+      return findPage(links, filter, { field: "createdAt", direction: -1 }, query.page, query.limit);
     },
 
     async toggle(businessId, linkId, activate) {
@@ -209,16 +202,6 @@ export function createPaymentLinkService(options: PaymentLinkServiceOptions): Pa
 }
 
 // --- Internal helpers ---
-
-const _BASE32 = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-
-/** `PL-` + 16 characters of an unambiguous alphabet (80 bits of randomness). */
-function _newReference(): string {
-  const bytes = randomBytes(16);
-  let out = "";
-  for (const b of bytes) out += _BASE32[b & 31];
-  return `PL-${out}`;
-}
 
 function _uniqueEmails(emails: readonly string[]): string[] {
   const seen = new Set<string>();

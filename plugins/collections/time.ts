@@ -13,6 +13,7 @@ export function formatTimeOrNull(ms: number | null | undefined): string | null {
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const FULL_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 /**
@@ -42,6 +43,26 @@ export function parseWindowEdge(text: string, edge: "start" | "end"): number | n
   if (hours > 23 || minutes > 59) return null;
   const offset = (hours * 60 + minutes) * 60_000;
   return z[1] === "+" ? base - offset : base + offset;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC) → epoch ms; null when not exactly that format or not a real time. */
+export function parseFullTime(text: string): number | null {
+  const m = FULL_TIME.exec(text);
+  if (!m) return null;
+  return _utc(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]), 0);
+}
+
+/**
+ * A virtual-account list date filter: `YYYY-MM-DD` (a whole UTC day: `start` → its first
+ * millisecond, `end` → its last) or `YYYY-MM-DD HH:MM:SS` (`start` → that second, `end` → the last
+ * millisecond of that second, so an account shown with that `createdAt` is included). Null when
+ * neither.
+ */
+export function parseDateFilter(text: string, edge: "start" | "end"): number | null {
+  if (DATE.test(text)) return parseWindowEdge(text, edge);
+  const t = parseFullTime(text);
+  if (t === null) return null;
+  return edge === "start" ? t : t + 999;
 }
 
 // --- Internal helpers ---

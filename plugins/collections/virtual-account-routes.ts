@@ -10,6 +10,7 @@ import { describeError } from "../../core/log.ts";
 import { envelope, pageMeta } from "../../core/respond.ts";
 import { createCustomerService, type CustomerService } from "./customers.ts";
 import { createDepositService, type DepositService } from "./deposits.ts";
+import { intervalWorker } from "./shared.ts";
 import type { CollectionsServices } from "./routes.ts";
 import {
   CreateCustomerBody,
@@ -205,29 +206,12 @@ export function virtualAccountRoutes(s: VirtualAccountServices): RouteDeclaratio
 
 /** Finishes deposits a crash left undecided or with pending effects; safe in every process. */
 export function depositWorker(s: VirtualAccountServices, intervalMs: number): Worker {
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-  const run = async () => {
+  return intervalWorker("collections-deposit-redriver", intervalMs, async () => {
     try {
       const done = await s.deposits.redrive();
       if (done > 0) s.base.kit.log.debug("collections_deposits_redriven", { done });
     } catch (e) {
       s.base.kit.log.warn("collections_deposit_sweep_failed", { error: describeError(e) });
     }
-  };
-  return {
-    name: "collections-deposit-redriver",
-    start() {
-      if (timer) return;
-      timer = setInterval(() => {
-        running ??= run().finally(() => (running = null));
-      }, intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
-      await running;
-    },
-  };
+  });
 }

@@ -8,7 +8,19 @@
 import * as v from "valibot";
 import { CollectionsError } from "../../core/errors/gateway-error.ts";
 import { MAX_AMOUNT_KOBO, ngnToKobo } from "./money.ts";
-import { VALIDATION_MESSAGE, issuesToErrors, parseInput, type FieldErrors } from "./schemas.ts";
+import { parseDateFilter, parseFullTime } from "./time.ts";
+import {
+  CONTROL,
+  EMAIL,
+  PAGE,
+  SEARCH,
+  VALIDATION_MESSAGE,
+  issuesToErrors,
+  orderedErrors,
+  parseInput,
+  positiveInt,
+  type FieldErrors,
+} from "./schemas.ts";
 
 export const ACCOUNT_TYPES = ["single_use", "multi_use"] as const;
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
@@ -22,42 +34,8 @@ export const MAX_ACCOUNT_PAGE = 1000;
 export const DEFAULT_ACCOUNT_PAGE = 1000;
 
 // ---------------------------------------------------------------------------
-// Times: `YYYY-MM-DD HH:MM:SS` (UTC) and `YYYY-MM-DD` (whole UTC days)
-// ---------------------------------------------------------------------------
-
-const FULL_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** `YYYY-MM-DD HH:MM:SS` (UTC) → epoch ms; null when not exactly that format or not a real time. */
-export function parseFullTime(text: string): number | null {
-  const m = FULL_TIME.exec(text);
-  if (!m) return null;
-  return _utc(+m[1]!, +m[2]!, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
-}
-
-/**
- * A list date filter: `YYYY-MM-DD` (a whole UTC day: `start` → its first millisecond, `end` → its
- * last) or `YYYY-MM-DD HH:MM:SS` (`start` → that second, `end` → the last millisecond of that
- * second, so an account shown with that `createdAt` is included). Null when neither.
- */
-export function parseDateFilter(text: string, edge: "start" | "end"): number | null {
-  const d = DAY.exec(text);
-  if (d) {
-    const start = _utc(+d[1]!, +d[2]!, +d[3]!, 0, 0, 0);
-    if (start === null) return null;
-    return edge === "start" ? start : start + 86_400_000 - 1;
-  }
-  const t = parseFullTime(text);
-  if (t === null) return null;
-  return edge === "start" ? t : t + 999;
-}
-
-// ---------------------------------------------------------------------------
 // Building blocks
 // ---------------------------------------------------------------------------
-
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Trimmed single-line text of `min`..`max` characters. */
 const text = (min: number, max: number) =>
@@ -79,14 +57,6 @@ const AMOUNT = v.pipe(
 );
 
 const ACCOUNT_NUMBER = v.pipe(v.string("must be a string"), v.regex(/^\d{10}$/, "must be exactly 10 digits"));
-
-const EMAIL = v.pipe(
-  v.string("must be a string"),
-  v.trim(),
-  v.nonEmpty("must not be empty"),
-  v.maxLength(254, "must be at most 254 characters"),
-  v.email("must be a valid e-mail address"),
-);
 
 const PHONE = v.pipe(
   v.string("must be a string"),
@@ -130,9 +100,9 @@ export function parseCreateVirtualAccount(body: unknown, now: number): CreateVir
   requireJsonObject(body);
   const result = v.safeParse(CreateVirtualAccountShape, body, { abortEarly: false });
   const errors: FieldErrors = result.success ? [] : issuesToErrors(result.issues);
-  const raw = (typeof body === "object" && body !== null && !Array.isArray(body) ? body : null) as Record<string, unknown> | null;
+  const raw = body as Record<string, unknown>; // a JSON object: requireJsonObject passed
   let expiresAtMs: number | null = null;
-  if (raw && !errors.some((e) => e.field === "expires_at")) {
+  if (!errors.some((e) => e.field === "expires_at")) {
     const type = raw.account_type;
     const given = raw.expires_at !== undefined && raw.expires_at !== null;
     const fail = (message: string) => errors.push({ field: "expires_at", message });
@@ -147,7 +117,7 @@ export function parseCreateVirtualAccount(body: unknown, now: number): CreateVir
     }
   }
   if (errors.length > 0 || !result.success) {
-    throw new CollectionsError(422, VALIDATION_MESSAGE, _ordered(errors, _CREATE_ORDER));
+    throw new CollectionsError(422, VALIDATION_MESSAGE, orderedErrors(errors, _CREATE_ORDER));
   }
   const out = result.output;
   return {
@@ -162,9 +132,6 @@ export function parseCreateVirtualAccount(body: unknown, now: number): CreateVir
 // ---------------------------------------------------------------------------
 // GET /api/v1/virtual-account (query)
 // ---------------------------------------------------------------------------
-
-const positiveInt = (max: number, fallback: string, message: string) =>
-  v.optional(v.pipe(v.string(message), v.regex(/^[1-9][0-9]{0,8}$/, message), v.transform(Number), v.maxValue(max, message)), fallback);
 
 const DATE_FILTER = v.optional(
   v.pipe(
@@ -181,12 +148,12 @@ export const ListVirtualAccountsQuery = v.object({
   currency: v.optional(
     v.pipe(v.string("must be a string"), v.regex(/^[A-Za-z]{3}$/, "must be a 3-letter currency code"), v.toUpperCase()),
   ),
-  search: v.optional(v.pipe(v.string("must be a string"), v.maxLength(100, "must be at most 100 characters"))),
+  search: SEARCH,
   startDate: DATE_FILTER,
   endDate: DATE_FILTER,
   sort: v.optional(v.pipe(v.string("must be ASC or DESC"), v.toUpperCase(), v.picklist(["ASC", "DESC"], "must be ASC or DESC")), "DESC"),
   limit: positiveInt(MAX_ACCOUNT_PAGE, String(DEFAULT_ACCOUNT_PAGE), `must be an integer from 1 to ${MAX_ACCOUNT_PAGE}`),
-  page: positiveInt(1_000_000, "1", "must be an integer from 1"),
+  page: PAGE,
 });
 type _ListQueryOutput = v.InferOutput<typeof ListVirtualAccountsQuery>;
 
@@ -302,10 +269,7 @@ export interface DepositInput {
 }
 
 export function parseDeposit(body: unknown): DepositInput {
-  requireJsonObject(body);
-  const result = v.safeParse(DepositShape, body, { abortEarly: false });
-  if (!result.success) throw new CollectionsError(422, VALIDATION_MESSAGE, issuesToErrors(result.issues));
-  const d = result.output;
+  const d = parseBody(DepositShape, body);
   return {
     accountNumber: d.account_number,
     amountKobo: ngnToKobo(d.amount)!,
@@ -323,24 +287,4 @@ export function parseBody<S extends v.GenericSchema>(schema: S, body: unknown): 
 export function requireJsonObject(body: unknown): void {
   if (typeof body !== "object" || body === null || Array.isArray(body))
     throw new CollectionsError(422, VALIDATION_MESSAGE, [{ field: "body", message: "must be a JSON object" }]);
-}
-
-// --- Internal helpers ---
-
-function _ordered(errors: FieldErrors, order: readonly string[]): FieldErrors {
-  const seen = new Set<string>();
-  const unique = errors.filter((e) => (seen.has(e.field) ? false : (seen.add(e.field), true)));
-  const rank = (f: string) => {
-    const i = order.indexOf(f);
-    return i < 0 ? order.length : i;
-  };
-  return unique.sort((a, b) => rank(a.field) - rank(b.field));
-}
-
-function _utc(y: number, mo: number, d: number, h: number, mi: number, s: number): number | null {
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return null;
-  const t = Date.UTC(y, mo - 1, d, h, mi, s, 0);
-  const back = new Date(t);
-  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return null;
-  return t;
 }

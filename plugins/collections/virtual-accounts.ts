@@ -21,11 +21,12 @@
  * `accountNumber` system-wide (a clash draws another number), `(businessId, reference)`,
  * `(businessId, sourceReference)` (409 on reuse), and `customerId` (sparse: one DVA per customer).
  */
-import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
+import { createHash, randomInt, randomUUID } from "node:crypto";
 import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type Filter } from "../../adapters/ports.ts";
 import type { TenantDirectory } from "../../core/directory.ts";
 import { CollectionsError } from "../../core/errors/gateway-error.ts";
 import { CURRENCY, formatNgn, koboToNgn } from "./money.ts";
+import { findPage, newReference } from "./shared.ts";
 import { formatTime, formatTimeOrNull } from "./time.ts";
 import type { AccountStatus, AccountType, CreateVirtualAccountInput, ListVirtualAccountsInput } from "./virtual-account-schemas.ts";
 
@@ -165,7 +166,7 @@ export function createVirtualAccountService(options: VirtualAccountServiceOption
         const account: VirtualAccount = {
           _id: randomUUID(),
           businessId,
-          reference: _newReference("VA-"),
+          reference: newReference("VA-"),
           sourceReference,
           accountNumber: drawNumber(),
           accountName: input.accountName,
@@ -220,15 +221,8 @@ export function createVirtualAccountService(options: VirtualAccountServiceOption
     async list(businessId, query) {
       const now = clock();
       const filter = listFilter(businessId, query, now);
-      const [page, total] = await Promise.all([
-        accounts.find(filter, {
-          sort: [{ field: "createdAt", direction: query.sort === "ASC" ? 1 : -1 }],
-          skip: (query.page - 1) * query.limit,
-          limit: query.limit,
-        }),
-        accounts.count(filter),
-      ]);
-      return { items: page.items, total, now };
+      const { items, total } = await findPage(accounts, filter, { field: "createdAt", direction: query.sort === "ASC" ? 1 : -1 }, query.page, query.limit);
+      return { items, total, now };
     },
 
     async toggle(businessId, reference, activate) {
@@ -354,22 +348,11 @@ export function newAccountNumber(): string {
 
 /** The generated source reference of a customer's dedicated account. */
 export function dedicatedSourceReference(): string {
-  return _newReference("DVA-");
+  return newReference("DVA-");
 }
 
 export function customerHasAccountError(): CollectionsError {
   return new CollectionsError(409, "This customer already has a virtual account.", [
     { field: "customer", message: "already has a dedicated virtual account" },
   ]);
-}
-
-// --- Internal helpers ---
-
-const _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-
-/** `prefix` + 16 characters of an unambiguous alphabet (80 bits). */
-function _newReference(prefix: string): string {
-  let out = prefix;
-  for (const b of randomBytes(16)) out += _ALPHABET[b & 31];
-  return out;
 }

@@ -10,6 +10,7 @@
  */
 import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore } from "../../adapters/ports.ts";
 import { CURRENCY, koboToNgn } from "./money.ts";
+import { findPage } from "./shared.ts";
 import { formatTime } from "./time.ts";
 
 export const WALLET_COLLECTION = "collections_wallet_entries";
@@ -99,14 +100,7 @@ export function createCollectionWallet(options: CollectionWalletOptions): Collec
       return sum;
     },
 
-    async transactions(businessId, page, limit) {
-      const filter = { businessId };
-      const [found, total] = await Promise.all([
-        entries.find(filter, { sort: [{ field: "createdAt", direction: -1 }], skip: (page - 1) * limit, limit }),
-        entries.count(filter),
-      ]);
-      return { items: found.items, total };
-    },
+    transactions: (businessId, page, limit) => findPage(entries, { businessId }, { field: "createdAt", direction: -1 }, page, limit),
   };
 }
 
