@@ -1,6 +1,6 @@
 /**
- * Money of the collections service: held as integer kobo, shown as NGN numbers (two decimals at
- * most). Conversions never go through floating-point arithmetic on the kobo side.
+ * Money of the collections service: limits, fees and the split between merchant and customer, in
+ * integer kobo (conversions from core/money.ts).
  */
 
 export const CURRENCY = "NGN";
@@ -9,38 +9,8 @@ export const MIN_AMOUNT_KOBO = 100_00;
 /** Largest amount a link or a payment may carry: NGN 100,000,000.00. */
 export const MAX_AMOUNT_KOBO = 100_000_000_00;
 
-/** A JSON number of NGN → kobo; null when it has more than two decimals or is not finite. */
-export function ngnToKobo(amount: number): number | null {
-  if (!Number.isFinite(amount)) return null;
-  const kobo = Math.round(amount * 100);
-  return Math.abs(amount * 100 - kobo) < 1e-6 ? kobo : null;
-}
-
-/** "1,500.5" / "1500" / "1500.50" (a form field) → kobo; null when not such a number. */
-export function parseNgnText(text: string): number | null {
-  const t = text.trim().replaceAll(",", "");
-  const m = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(t);
-  if (!m) return null;
-  return Number(m[1]) * 100 + Number((m[2] ?? "").padEnd(2, "0"));
-}
-
-/** Config amounts ("2000.00") → kobo. */
-export function configNgnToKobo(text: string): number {
-  const kobo = parseNgnText(text);
-  if (kobo === null) throw new RangeError("not an NGN amount");
-  return kobo;
-}
-
-/** kobo → the NGN number shown in JSON (1500.5 for 150050). */
-export function koboToNgn(kobo: number): number {
-  return kobo / 100;
-}
-
-/** kobo → "1,500.50" (pages, e-mails). */
-export function formatNgn(kobo: number): string {
-  const whole = Math.floor(kobo / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return `${whole}.${String(kobo % 100).padStart(2, "0")}`;
-}
+// The conversions are the project's own (core/money.ts); collections adds its limits and fees.
+export { formatNgn, koboToNgn, ngnTextToKobo, ngnToKobo, parseNgnText } from "../../core/money.ts";
 
 export interface FeePolicy {
   /** Percent of the amount, e.g. 1.5. */

@@ -11,7 +11,7 @@
 import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
 import { describeError } from "../../core/log.ts";
 import { createCheckoutService } from "./checkout.ts";
-import { configNgnToKobo } from "./money.ts";
+import { ngnTextToKobo } from "./money.ts";
 import { collectionsRoutes, type CollectionsServices } from "./routes.ts";
 import { createPaymentLinkService } from "./service.ts";
 import { intervalWorker } from "./shared.ts";
@@ -57,7 +57,7 @@ function _build(kit: PluginKit, options: CollectionsPluginOptions): CollectionsS
   const clock = options.clock ?? Date.now;
   const store = kit.ports.documentStore;
   const payments = requirePort(kit, "payments");
-  const fee = { percent: kit.config.collections.feePercent, capKobo: configNgnToKobo(kit.config.collections.feeCap) };
+  const fee = { percent: kit.config.collections.feePercent, capKobo: ngnTextToKobo(kit.config.collections.feeCap) };
   const publicBaseUrl = (kit.config.server.publicBaseUrl ?? `http://localhost:${kit.config.server.port}`).replace(/\/+$/, "");
   const wallet = createCollectionWallet({ store, clock });
   const links = createPaymentLinkService({
