@@ -17,16 +17,8 @@ import { CREDENTIALS } from "../simulator/simulator-helpers.ts";
 
 export const CTX = { requestId: "req-test-0001" };
 
-export interface ManualClock {
-  now(): number;
-  advance(ms: number): void;
-}
-
-/** Starts on a whole second so the circuit's 1 s buckets line up. */
-export function manualClock(start = 1_700_000_000_000): ManualClock {
-  let t = start;
-  return { now: () => t, advance: (ms) => void (t += ms) };
-}
+import { manualClock, type ManualClock } from "../support/manual-clock.ts";
+export { manualClock, type ManualClock };
 
 export interface ClientHarness {
   client: HttpRegulatorClient;
