@@ -13,10 +13,14 @@
  *   the per-call deadline (`timeoutMs`, default 10 s) and the §3.5 circuit. The whole exchange, body
  *   included, runs inside the deadline; the policy's AbortSignal aborts the undici request.
  * - one `gateway_dependency_call` log event per call (never bodies, credentials, paths or queries),
- *   plus `regulator_credentials_rejected` (error level, an immediate alert signal, spec §6) whenever
- *   the regulator rejects the deployment's credentials.
+ *   plus `regulator_credentials_rejected` (error level, `alert: "immediate"`: the immediate signal of
+ *   spec §6, raised in `call()` below) whenever the regulator rejects the deployment's credentials.
  *
- * Classification, failure mapping and the outcome rules are in ./port.ts and docs/regulator-client.md.
+ * Failures are classified from what the real API sends (docs/regulator-client.md, with sources): the
+ * HTTP status, the envelope's structure (`{ code, data: null, message, error: { id, handler, details,
+ * public_message } }`, or the router's un-enveloped `{ code: 404, message }`), and message text only
+ * where nothing better exists ("unable to validate api key", the webhook precondition). Never from
+ * `error.id`: the real one is a per-request UUID. The mapping to public codes is in ./port.ts.
  */
 import { Pool } from "undici";
 import type { CallReport, DependencyPolicy, PolicyRegistry, ResultVerdict } from "../policies.ts";
@@ -24,6 +28,7 @@ import { isDependencyUnavailableError } from "../ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { Logger, LogFields } from "../../core/log.ts";
 import { HOP_HEADER } from "../../pipeline/routing-loop.ts";
+import { serviceIdOfTemplate } from "./irn.ts";
 import {
   ENTITY_LIMITS,
   REGULATOR_CONTRACT_VERSION,
@@ -43,7 +48,6 @@ import type {
   RegulatorEntity,
   RegulatorFailure,
   RegulatorOperation,
-  RegulatorProblem,
   RegulatorRejection,
   RegulatorResponse,
   RegulatorState,
@@ -176,11 +180,13 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
       outcome: report?.outcome,
     });
     if (!result.ok && result.failure.kind === "credentials_rejected") {
+      // The immediate signal (spec §6 "rejected internal credentials"): the alert engine hooks
+      // `alert: "immediate"` records of the log.
       log.error("regulator_credentials_rejected", {
         requestId: ctx.requestId,
         dependency: target.dependency,
         operation: logOperation,
-        upstreamStatus: 401,
+        upstreamStatus: result.failure.upstreamStatus,
         alert: "immediate",
       });
     }
@@ -263,8 +269,10 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
 const JSON_TYPE = "application/json";
 const OPERATION_NAME = /^[A-Za-z0-9._:-]{1,64}$/;
 const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-const ERROR_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
-const PROBLEM_CODE = /^[A-Z][A-Z_]{0,31}$/;
+/** The regulator's wording when it refuses the deployment's key or secret ("unable to validate api key"). */
+const API_KEY_TEXT = /\bapi[\s_-]?(?:key|secret)\b/i;
+/** The transmission precondition ("webhook url is not setup"). */
+const WEBHOOK_TEXT = /\bwebhook\b/i;
 /** Response headers that may be passed through to the caller (spec §4.2 rule 3). */
 const SAFE_RESPONSE_HEADERS = ["content-disposition", "content-language", "etag", "last-modified"] as const;
 /** Error codes that prove the request never left: the connection was never established. */
@@ -467,7 +475,12 @@ function _interpretEntity(raw: RawResponse, requestedId: string): Interpreted<Re
   return { ok: true, value: parsed };
 }
 
-/** The fields the gateway needs, checked one by one; "invalid" wins over "unsupported". */
+/**
+ * The fields the gateway needs, checked one by one; "invalid" wins over "unsupported". The real answer
+ * (`id, reference, custom_settings, created_at, updated_at, businesses[], is_active, app_reference`;
+ * per business `id, reference, name?, …, tin, sector, annual_turnover, support_peppol, …, irn_template,
+ * is_active`) carries no `service_id`: it is derived from the template.
+ */
 function _parseEntity(d: Record<string, unknown>, requestedId: string): RegulatorEntity | "invalid" | "unsupported" {
   const L = ENTITY_LIMITS;
   let invalid = false;
@@ -503,15 +516,19 @@ function _parseEntity(d: Record<string, unknown>, requestedId: string): Regulato
       if (seen.has(bid)) invalid = true;
       seen.add(bid);
       let irnTemplate: string | null = null;
+      let serviceId: string | null = null;
       if (b.irn_template !== undefined && b.irn_template !== null && b.irn_template !== "") {
         irnTemplate = str(b.irn_template, L.irnTemplateLength, true);
+        // The service ID lives in the template; a template the IRN check cannot use is malformed metadata.
+        serviceId = serviceIdOfTemplate(irnTemplate);
+        if (serviceId === null && typeof b.irn_template === "string" && b.irn_template.length <= L.irnTemplateLength) invalid = true;
       }
       businesses.push({
         id: bid,
-        name: str(b.name, L.businessNameLength, false),
+        name: b.name === undefined || b.name === null ? "" : str(b.name, L.businessNameLength, false),
         tin: str(b.tin, L.tinLength, true),
         irnTemplate,
-        serviceId: str(b.service_id, L.serviceIdLength, true),
+        serviceId,
         active: bool(b.is_active),
       });
     }
@@ -521,46 +538,71 @@ function _parseEntity(d: Record<string, unknown>, requestedId: string): Regulato
   return { id, reference, active, businesses };
 }
 
-/** A non-2xx answer → the failure. `op` "authenticate" tells the taxpayer's 401 from the deployment's. */
+/**
+ * A non-2xx answer → the failure, from the status, the envelope's structure and (two cases) its text.
+ * `op` "authenticate": a 401/403 whose message does not name the API key is the taxpayer's login, not
+ * the deployment's credentials.
+ */
 function _errorFailure(raw: RawResponse, op: "authenticate" | "other"): RegulatorFailure {
   const s = raw.status;
   if (s >= 300 && s <= 399) return { kind: "redirect", upstreamStatus: s };
   if (s >= 500 && s <= 599) return { kind: "server_error", upstreamStatus: s };
   if (s === 429) return { kind: "rate_limited", retryAfterSeconds: _retryAfter(raw.headers["retry-after"]) };
   if (s === 408) return { kind: "timeout", upstreamStatus: s };
-  if (s === 401 && op !== "authenticate") return { kind: "credentials_rejected" };
-  if (s >= 400 && s <= 499) {
-    const err = _errorEnvelope(raw);
-    if (s === 401) {
-      if (err?.errorId === "api_credentials_invalid") return { kind: "credentials_rejected" };
-      if (err?.errorId === "invalid_credentials") return { kind: "rejected", status: s, errorId: err.errorId, details: err.details };
-      return { kind: "invalid_response", reason: "unrecognized_error", upstreamStatus: s };
-    }
-    if (err) return { kind: "rejected", status: s, errorId: err.errorId, details: err.details };
-    // A 413 without the regulator's envelope comes from something in front of it: not processed.
-    if (s === 413) return { kind: "rejected", status: s, errorId: "payload_too_large", details: [] };
-    return { kind: "invalid_response", reason: "unrecognized_error", upstreamStatus: s };
-  }
-  return { kind: "invalid_response", reason: "unrecognized_envelope", upstreamStatus: s };
+  if (s < 400 || s > 499) return { kind: "invalid_response", reason: "unrecognized_envelope", upstreamStatus: s };
+  const answer = _errorAnswer(raw);
+  if (answer !== null && API_KEY_TEXT.test(answer.text)) return { kind: "credentials_rejected", upstreamStatus: s };
+  if ((s === 401 || s === 403) && op !== "authenticate") return { kind: "credentials_rejected", upstreamStatus: s };
+  if (answer?.shape === "router" && (s === 404 || s === 405)) return { kind: "route_not_found", upstreamStatus: s };
+  // A 413 without the regulator's envelope comes from something in front of it: not processed.
+  if (s === 413 && answer?.shape !== "envelope") return { kind: "rejected", status: s, reason: "payload_too_large", errorId: null };
+  if (answer?.shape !== "envelope") return { kind: "invalid_response", reason: "unrecognized_error", upstreamStatus: s };
+  return { kind: "rejected", status: s, reason: _rejectionReason(s, answer.text), errorId: answer.errorId };
 }
 
-/** The regulator's `{ error: { id, details } }`, or null when the answer is not that envelope. */
-function _errorEnvelope(raw: RawResponse): { errorId: string; details: RegulatorProblem[] } | null {
+function _rejectionReason(status: number, text: string): RegulatorRejection["reason"] {
+  if (WEBHOOK_TEXT.test(text)) return "webhook_not_configured";
+  switch (status) {
+    case 401:
+      return "unauthorized";
+    case 403:
+      return "forbidden";
+    case 404:
+      return "not_found";
+    case 409:
+      return "conflict";
+    case 413:
+      return "payload_too_large";
+    default:
+      return "bad_request";
+  }
+}
+
+interface ErrorAnswer {
+  /** "envelope": an `error` object (the API's errors); "router": `{ code, message }` without one (unknown path). */
+  shape: "envelope" | "router";
+  /** `error.id` when it is a safe token (a per-request UUID on the real API): correlation only. */
+  errorId: string | null;
+  /** `error.public_message` and `message`, for the two text rules only; never logged or returned. */
+  text: string;
+}
+
+/** The regulator's error answer, or null when the body is not one of its two JSON shapes. */
+function _errorAnswer(raw: RawResponse): ErrorAnswer | null {
   if (raw.tooLarge) return null;
   const parsed = _parse(raw);
-  if (parsed.kind !== "ok" || !_isObject(parsed.value) || !_isObject(parsed.value.error)) return null;
-  const { id, details } = parsed.value.error;
-  if (typeof id !== "string" || !ERROR_ID.test(id)) return null;
-  const problems: RegulatorProblem[] = [];
-  if (Array.isArray(details)) {
-    for (const d of details) {
-      if (problems.length >= 50) break;
-      if (!_isObject(d) || typeof d.pointer !== "string" || typeof d.code !== "string") continue;
-      if (d.pointer.length > 256 || (d.pointer !== "" && !d.pointer.startsWith("/"))) continue;
-      problems.push({ pointer: d.pointer, code: PROBLEM_CODE.test(d.code) ? d.code : "FORMAT" });
-    }
+  if (parsed.kind !== "ok" || !_isObject(parsed.value)) return null;
+  const v = parsed.value;
+  const message = typeof v.message === "string" ? v.message : "";
+  if (_isObject(v.error)) {
+    const e = v.error;
+    const publicMessage = typeof e.public_message === "string" ? e.public_message : "";
+    if (typeof e.id !== "string" && publicMessage === "") return null;
+    const errorId = typeof e.id === "string" && REQUEST_ID.test(e.id) ? e.id : null;
+    return { shape: "envelope", errorId, text: `${publicMessage}\n${message}` };
   }
-  return { errorId: id, details: problems };
+  if (typeof v.code === "number" && message !== "") return { shape: "router", errorId: null, text: message };
+  return null;
 }
 
 /** Retry-After in seconds (delta or HTTP date), at least 1, at most 3600; 1 when absent or unreadable. */
@@ -593,7 +635,7 @@ function _response(raw: RawResponse): RegulatorResponse {
 
 function _validation(r: Interpreted<RegulatorResponse>, operation: RegulatorOperation): ValidationOutcome {
   if (r.ok) return { kind: "valid", response: r.value };
-  if (r.failure.kind === "rejected" && !regulatorFailureCounts(r.failure)) return r.failure;
+  if (r.failure.kind === "rejected") return r.failure;
   throw mapRegulatorFailure(r.failure, operation);
 }
 
@@ -601,7 +643,8 @@ type MutationDisposition = { kind: "rejected"; rejection: RegulatorRejection } |
 
 /**
  * sign / transmit failures: a rejection, an ambiguous result, or (throwing) "certainly not performed":
- * nothing called (no base URL, circuit open), no connection, the deployment's credentials refused, throttled.
+ * nothing called (no base URL, circuit open), no connection, the deployment's credentials refused, the
+ * regulator's router knows no such path, throttled.
  */
 function _disposition(f: RegulatorFailure): MutationDisposition {
   switch (f.kind) {
@@ -610,6 +653,7 @@ function _disposition(f: RegulatorFailure): MutationDisposition {
     case "not_configured":
     case "circuit_open":
     case "credentials_rejected":
+    case "route_not_found":
     case "rate_limited":
       return { kind: "not_performed" };
     case "transport":
@@ -723,10 +767,11 @@ function _logCall<T>(log: Logger, c: CallLog<T>): void {
     contractVersion: REGULATOR_CONTRACT_VERSION,
   };
   if (failure) fields.failureClass = regulatorFailureClass(failure);
-  if (failure?.kind === "rejected") fields.upstreamErrorId = failure.errorId;
+  if (failure?.kind === "rejected") fields.rejectionReason = failure.reason;
   if (failure?.kind === "invalid_response") fields.invalidReason = failure.reason;
   if (c.mutation) fields.result = failure ? _disposition(failure).kind : "succeeded";
-  const correlation = c.raw?.headers["x-request-id"];
+  // The regulator's per-request error.id when it sent one, else its x-request-id header.
+  const correlation = failure?.kind === "rejected" && failure.errorId !== null ? failure.errorId : c.raw?.headers["x-request-id"];
   if (typeof correlation === "string" && REQUEST_ID.test(correlation)) fields.providerCorrelationId = correlation;
   if (c.circuitState !== undefined) fields.circuitState = c.circuitState;
   try {

@@ -8,21 +8,26 @@
  *   validateIrn, validateInvoice     `{ kind: "valid" }` or `{ kind: "rejected" }`; dependency problems throw
  *   sign, transmit                   a classified outcome, never a guess:
  *                                      succeeded  HTTP 2xx AND body `code` as required AND `data.ok === true`
- *                                      rejected   a 4xx business rejection carrying the regulator's `error.id`
+ *                                      rejected   a 4xx business rejection in the regulator's error envelope
  *                                      ambiguous  anything after dispatch that proves neither (malformed,
  *                                                 empty, renamed or ok:false success envelope, timeout,
  *                                                 connection lost, 5xx, 3xx, unrecognised 4xx)
  *                                    and they THROW only when the regulator certainly did not perform the
  *                                    operation: no base URL for the state, circuit open, connection never
- *                                    established, deployment credentials rejected (401), throttled (429).
+ *                                    established, deployment credentials rejected (400 "unable to validate
+ *                                    api key", 401, 403), the regulator's router knows no such route (its
+ *                                    un-enveloped 404), throttled (429).
+ *
+ * The real regulator sends no stable machine-readable reason: its `error.id` is a per-request UUID
+ * (kept for correlation only) and `error.details` is free text. Failures are therefore classified from
+ * the HTTP status, the envelope's structure and, where nothing better exists, its message text
+ * (docs/regulator-client.md, "Real API behaviour → gateway outcome", with sources).
  *
  * Every thrown regulator error is a GatewayError carrying `dependencyFailure` (and `failureClass` when
  * it counts against the circuit), so `classifyError` in adapters/policies.ts reads it correctly.
  * Nothing here ever holds a taxpayer password, the deployment secret or an upstream body.
  */
-import type { Violation } from "../../core/errors/gateway-error.ts";
 import { gwError, type GatewayError } from "../../core/errors/gateway-error.ts";
-import type { GwCode } from "../../core/errors/catalog.ts";
 
 // ---------------------------------------------------------------------------
 // Inputs
@@ -35,6 +40,24 @@ export const REGULATOR_STATES: readonly RegulatorState[] = ["TEST", "LIVE"];
 
 /** Regulator interface documentation version the adapter implements (spec §9). */
 export const REGULATOR_CONTRACT_VERSION = "1.1.6";
+
+/**
+ * Resource lists the regulator serves at `GET /api/v1/invoice/resources/{name}` (no credentials needed).
+ * countries, currencies, invoice-types, services-codes, vat-exemptions: recorded answers in
+ * FIRS-MBS_E-Invoicing_Documentation.md; tax-categories, payment-means: E_Invoice_Collection.md (the
+ * Postman collection); hs-codes: DECISIONS.md's direct routes. Any other name is a path the regulator's
+ * router does not know (its un-enveloped 404), so the gateway refuses it before calling.
+ */
+export const REGULATOR_RESOURCES: ReadonlySet<string> = new Set([
+  "countries",
+  "currencies",
+  "invoice-types",
+  "services-codes",
+  "vat-exemptions",
+  "tax-categories",
+  "payment-means",
+  "hs-codes",
+]);
 
 /** Correlation for logs: the gateway's authoritative request id. */
 export interface RegulatorCallContext {
@@ -106,11 +129,13 @@ export interface RegulatorAuthResult {
 
 export interface RegulatorBusiness {
   id: string;
+  /** "" when the regulator sends none (the real answer may omit it). */
   name: string;
   tin: string;
   /** null when the regulator has none (key absent, null or ""). */
   irnTemplate: string | null;
-  serviceId: string;
+  /** Derived from the IRN template (the real answer has no `service_id`); null when there is no template. */
+  serviceId: string | null;
   active: boolean;
 }
 
@@ -134,26 +159,38 @@ export const ENTITY_LIMITS = {
   businessIdLength: 255,
   businessNameLength: 255,
   tinLength: 64,
-  serviceIdLength: 64,
   irnTemplateLength: 255,
 } as const;
 
-/** One item of the regulator's `error.details`: where and what, never the message (it may echo values). */
-export interface RegulatorProblem {
-  /** RFC 6901 JSON Pointer into the request body ("" = the whole body). */
-  pointer: string;
-  /** The regulator's code: REQUIRED, TYPE, FORMAT, RANGE, LENGTH, MISMATCH, UNKNOWN_VALUE, … */
-  code: string;
-}
+/**
+ * Why the regulator refused, classified by the client from what the real API sends: the HTTP status
+ * and, for one case, the message text. The operation decides the public code (`mapRegulatorFailure`).
+ */
+export type RejectionReason =
+  /** 400 (the real API's "validation failed: …", which also covers duplicates), 422 or another 4xx. */
+  | "bad_request"
+  /** 401 on the taxpayer login (its message does not name the API key): the taxpayer's credentials. */
+  | "unauthorized"
+  /** 403 on the taxpayer login (its message does not name the API key): this application not linked. */
+  | "forbidden"
+  /** 404 in the error envelope: the IRN, business, entity or user does not exist. */
+  | "not_found"
+  | "conflict"
+  /** 413 (with or without envelope: refused before processing). */
+  | "payload_too_large"
+  /** Message text names the webhook ("webhook url is not setup"): a transmission prerequisite. */
+  | "webhook_not_configured";
 
 /** A 4xx business rejection; the regulator certainly did not perform the operation. */
 export interface RegulatorRejection {
   kind: "rejected";
   status: number;
-  /** The regulator's machine-readable `error.id` ("duplicate_irn", "validation_failed", …). */
-  errorId: string;
-  /** At most 50 items. */
-  details: RegulatorProblem[];
+  reason: RejectionReason;
+  /**
+   * The regulator's `error.id` as sent: a per-request UUID on the real API, for correlation with the
+   * regulator's support only, never for decisions. null when absent or not a safe token.
+   */
+  errorId: string | null;
 }
 
 /** Why the result of a mutation cannot be proved. */
@@ -233,8 +270,10 @@ export type RegulatorFailure =
   | { kind: "transport"; dispatched: boolean }
   | { kind: "server_error"; upstreamStatus: number }
   | { kind: "rate_limited"; retryAfterSeconds: number }
-  /** 401 for the deployment's own x-api-key / x-api-secret. */
-  | { kind: "credentials_rejected" }
+  /** The deployment's own x-api-key / x-api-secret refused (400 "unable to validate api key", 401, 403). */
+  | { kind: "credentials_rejected"; upstreamStatus: number }
+  /** The regulator's router knows no such path (its un-enveloped 404): nothing was processed. */
+  | { kind: "route_not_found"; upstreamStatus: number }
   /** A 3xx: redirects are never followed (a contract failure). */
   | { kind: "redirect"; upstreamStatus: number }
   /** The answer breaks the dependency contract (envelope, body, unrecognised error answer). */
@@ -256,9 +295,6 @@ export type RegulatorFailureClass =
   | "metadata_invalid"
   | "rejected";
 
-/** Regulator error.id values that mean "the adapter called something the regulator does not serve". */
-export const CONTRACT_ERROR_IDS: ReadonlySet<string> = new Set(["route_not_found", "method_not_allowed"]);
-
 /**
  * How a failure counts for the circuit (spec §3.5): timeouts, transport errors, 5xx, rejected deployment
  * credentials and invalid dependency contracts (bad envelope, 3xx, unrecognised error answer, a
@@ -272,11 +308,11 @@ export function regulatorFailureCounts(failure: RegulatorFailure): boolean {
     case "server_error":
     case "credentials_rejected":
     case "redirect":
+    case "route_not_found":
     case "invalid_response":
     case "circuit_open":
       return true;
     case "rejected":
-      return CONTRACT_ERROR_IDS.has(failure.errorId);
     case "not_configured":
     case "rate_limited":
     case "entity_metadata":
@@ -287,11 +323,10 @@ export function regulatorFailureCounts(failure: RegulatorFailure): boolean {
 export function regulatorFailureClass(failure: RegulatorFailure): RegulatorFailureClass {
   switch (failure.kind) {
     case "redirect":
+    case "route_not_found":
       return "invalid_response";
     case "entity_metadata":
       return "metadata_invalid";
-    case "rejected":
-      return CONTRACT_ERROR_IDS.has(failure.errorId) ? "invalid_response" : "rejected";
     default:
       return failure.kind;
   }
@@ -338,43 +373,7 @@ export function mapRegulatorFailure(failure: RegulatorFailure, operation: Regula
   return Object.assign(err, marks);
 }
 
-/**
- * The regulator's `error.details` as §7.3 violations (at most 20, location "body"), with a fixed detail
- * text per code: never the regulator's message, which may repeat the rejected value.
- */
-export function toViolations(details: readonly RegulatorProblem[]): Violation[] {
-  const out: Violation[] = [];
-  for (const d of details) {
-    if (out.length >= 20) break;
-    const code = VIOLATION_CODES[d.code] ?? "FORMAT";
-    out.push({ location: "body", pointer: d.pointer, code, detail: VIOLATION_DETAIL[code] });
-  }
-  return out;
-}
-
 // --- Internal helpers ---
-
-const VIOLATION_CODES: Record<string, Violation["code"]> = {
-  REQUIRED: "REQUIRED",
-  TYPE: "TYPE",
-  FORMAT: "FORMAT",
-  RANGE: "RANGE",
-  LENGTH: "LENGTH",
-  MISMATCH: "MISMATCH",
-  UNKNOWN_VALUE: "FORMAT",
-  UNKNOWN_FIELD: "UNKNOWN_FIELD",
-};
-
-const VIOLATION_DETAIL: Record<Violation["code"], string> = {
-  REQUIRED: "The regulator requires this value.",
-  TYPE: "The regulator expects another type here.",
-  FORMAT: "The regulator rejected the format or value.",
-  RANGE: "The regulator rejected the value as out of range.",
-  LENGTH: "The regulator rejected the length.",
-  MISMATCH: "The regulator found this value inconsistent with the business or invoice.",
-  UNKNOWN_FIELD: "The regulator does not accept this field.",
-  IMMUTABLE_FIELD: "The regulator does not allow this value to change.",
-};
 
 function _mapped(failure: RegulatorFailure, operation: RegulatorOperation, verification: boolean): GatewayError {
   switch (failure.kind) {
@@ -405,6 +404,12 @@ function _mapped(failure: RegulatorFailure, operation: RegulatorOperation, verif
         detail: "The regulator is throttling requests; wait before retrying.",
         retryAfterSeconds: failure.retryAfterSeconds,
       });
+    case "route_not_found":
+      // The integration calls a path the regulator does not serve: verification is unusable (§7.6),
+      // an ordinary call got an answer it cannot use (§7.10).
+      return verification
+        ? gwError("GW_REG_VERIFICATION_UNAVAILABLE", { detail: "Regulator verification is unavailable." })
+        : gwError("GW_UPSTREAM_RESPONSE_INVALID", { detail: "The regulator's answer could not be used." });
     case "redirect":
     case "invalid_response": {
       const detail = "The regulator's answer could not be used.";
@@ -422,53 +427,36 @@ function _mapped(failure: RegulatorFailure, operation: RegulatorOperation, verif
 }
 
 function _rejection(r: RegulatorRejection, operation: RegulatorOperation): GatewayError {
-  if (CONTRACT_ERROR_IDS.has(r.errorId)) {
-    return operation === "authenticate" || operation === "getEntity"
-      ? gwError("GW_REG_VERIFICATION_UNAVAILABLE", { detail: "Regulator verification is unavailable." })
-      : gwError("GW_UPSTREAM_RESPONSE_INVALID", { detail: "The regulator's answer could not be used." });
-  }
+  const reason = r.reason;
   if (operation === "authenticate") {
-    const code: GwCode =
-      AUTH_REJECTIONS[r.errorId] ?? (r.status === 400 ? "GW_REG_CREDENTIALS_REJECTED" : "GW_REG_AUTH_RESPONSE_INVALID");
-    return gwError(code);
+    // The taxpayer login (§7.6): 401 wrong password, 403 application not linked, anything else
+    // (400 validation, 404 unknown user) a refusal of the taxpayer's credentials.
+    if (reason === "unauthorized") return gwError("GW_REG_LOGIN_INVALID");
+    if (reason === "forbidden") return gwError("GW_REG_APPLICATION_NOT_LINKED");
+    return gwError("GW_REG_CREDENTIALS_REJECTED");
   }
   if (operation === "getEntity") {
-    if (r.errorId === "app_not_linked") return gwError("GW_REG_APPLICATION_NOT_LINKED");
-    return r.status === 404 ? gwError("GW_REG_ENTITY_NOT_FOUND") : gwError("GW_REG_BUSINESS_METADATA_INVALID");
+    // 404, and the real 400 "validation failed" for an entity id it cannot read (e.g. "invalid UUID length"):
+    // no usable entity under the id the login returned.
+    if (reason === "not_found" || reason === "bad_request") {
+      return gwError("GW_REG_ENTITY_NOT_FOUND", { detail: "The regulator has no usable taxpayer entity for this login." });
+    }
+    return gwError("GW_REG_BUSINESS_METADATA_INVALID", { detail: "The regulator refused the entity read." });
   }
-  if (r.errorId === "validation_failed") {
-    const violations = toViolations(r.details);
-    return gwError("GW_REQUEST_VALIDATION_FAILED", {
-      detail: "The regulator rejected the request.",
-      ...(violations.length > 0 ? { violations } : {}),
-    });
+  switch (reason) {
+    case "webhook_not_configured":
+      return gwError("GW_INVOICE_NOT_TRANSMITTABLE", {
+        detail: "The regulator refused the transmission: the business's webhook URL is not set up at the regulator.",
+      });
+    case "not_found":
+      return gwError("GW_INVOICE_NOT_FOUND", { detail: "The regulator has no invoice (or business) for this request." });
+    case "conflict":
+      return gwError("GW_INVOICE_STATE_CONFLICT", { detail: "The regulator refused the change in the invoice's current state." });
+    case "payload_too_large":
+      return gwError("GW_REQUEST_BODY_TOO_LARGE");
+    default:
+      return operation === "validateIrn"
+        ? gwError("GW_INVOICE_IRN_INVALID", { detail: "The regulator rejected the IRN." })
+        : gwError("GW_REQUEST_VALIDATION_FAILED", { detail: `The regulator rejected the request (HTTP ${r.status}).` });
   }
-  const code = REJECTIONS[r.errorId];
-  if (code) return gwError(code);
-  if (r.status === 413) return gwError("GW_REQUEST_BODY_TOO_LARGE");
-  if (r.status === 409) return gwError("GW_INVOICE_STATE_CONFLICT", { detail: "The regulator refused the change in the invoice's current state." });
-  return gwError("GW_REQUEST_VALIDATION_FAILED", { detail: `The regulator rejected the request (HTTP ${r.status}).` });
 }
-
-/** authenticate: the taxpayer-login outcomes (docs/regulator-simulator.md). */
-const AUTH_REJECTIONS: Record<string, GwCode> = {
-  invalid_credentials: "GW_REG_LOGIN_INVALID",
-  user_not_found: "GW_REG_CREDENTIALS_REJECTED",
-  app_not_linked: "GW_REG_APPLICATION_NOT_LINKED",
-  validation_failed: "GW_REG_CREDENTIALS_REJECTED",
-};
-
-/** Ordinary calls: the regulator's error.id → the public code. */
-const REJECTIONS: Record<string, GwCode> = {
-  invalid_json: "GW_REQUEST_INVALID_JSON",
-  payload_too_large: "GW_REQUEST_BODY_TOO_LARGE",
-  irn_invalid: "GW_INVOICE_IRN_INVALID",
-  irn_not_found: "GW_INVOICE_NOT_FOUND",
-  business_not_found: "GW_REG_ENTITY_NOT_FOUND",
-  business_inactive: "GW_REG_BUSINESS_INACTIVE",
-  irn_template_missing: "GW_REG_IRN_TEMPLATE_MISSING",
-  duplicate_irn: "GW_INVOICE_STATE_CONFLICT",
-  already_transmitted: "GW_INVOICE_STATE_CONFLICT",
-  app_not_linked: "GW_REG_APPLICATION_NOT_LINKED",
-  resource_not_found: "GW_ROUTE_NOT_FOUND",
-};

@@ -10,6 +10,7 @@ import { relayed } from "../../core/respond.ts";
 import { attemptNumber, idempotencyKey, subBusinessId } from "../../core/validation.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import {
+  checkResourceName,
   InvoiceDocumentBody,
   IrnParams,
   IrnValidationBody,
@@ -95,6 +96,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       summary: "A regulator resource list (currencies, invoice-types, tax-categories, …); unbilled",
       responses: { 200: "The regulator's answer, passed through" },
       async handler(ctx) {
+        checkResourceName(ctx.params.name!);
         return relayed(ctx, await service.resource({ state: ctx.state as RegulatorState, requestId: ctx.requestId }, ctx.params.name!));
       },
     },

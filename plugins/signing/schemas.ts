@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { irnMatchesTemplate, parseIrn, type ParsedIrn } from "../../adapters/regulator/irn.ts";
+import { REGULATOR_RESOURCES } from "../../adapters/regulator/port.ts";
 
 /**
  * The IRN, checked: well-formed (400 GW_INVOICE_IRN_INVALID) and bound to the represented business,
@@ -32,6 +33,15 @@ export const IrnParams = v.object({ irn: v.pipe(v.string(), v.minLength(1), v.ma
 export const ResourceParams = v.object({
   name: v.pipe(v.string(), v.regex(/^[a-z][a-z-]{0,63}$/, "a resource name (lower-case letters and -)")),
 });
+
+/**
+ * A resource list the regulator serves; any other name is no route at the regulator either (its
+ * router answers an un-enveloped 404, a contract failure if sent), so it is answered here: 404.
+ */
+export function checkResourceName(name: string): void {
+  if (!REGULATOR_RESOURCES.has(name))
+    throw gwError("GW_ROUTE_NOT_FOUND", { detail: `No regulator resource list is named so; known: ${[...REGULATOR_RESOURCES].join(", ")}.` });
+}
 
 /** Body of the IRN validation: the regulator's three fields (other fields are refused). */
 export const IrnValidationBody = v.strictObject({

@@ -14,13 +14,7 @@
 import { randomUUID } from "node:crypto";
 import type { BillingIdentity, BillingLedger } from "../../adapters/ports.ts";
 import { isBillingError, isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
-import {
-  mapRegulatorFailure,
-  toViolations,
-  type RegulatorClient,
-  type RegulatorResponse,
-  type RegulatorState,
-} from "../../adapters/regulator/port.ts";
+import { mapRegulatorFailure, type RegulatorClient, type RegulatorResponse, type RegulatorState } from "../../adapters/regulator/port.ts";
 import type { ParsedIrn } from "../../adapters/regulator/irn.ts";
 import type { GwCode } from "../../core/errors/catalog.ts";
 import { gwError, isGatewayError, type GatewayError, type Violation } from "../../core/errors/gateway-error.ts";
@@ -279,7 +273,6 @@ export function createSigningService(o: SigningServiceOptions) {
     if (outcome.kind === "rejected") {
       const err = gwError("GW_SIGN_REJECTED", {
         detail: "The regulator rejected the invoice; the fee was reversed. A new attempt needs the next x-attempt-number and a new key.",
-        violations: toViolations(outcome.details),
         operationId,
       });
       return _reverseAndAnswer(rec, caller, identity, { ...base, upstreamErrorId: outcome.errorId }, err, "rejected");

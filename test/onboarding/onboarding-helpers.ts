@@ -179,7 +179,10 @@ export async function expectJson(res: Response, status: number): Promise<any> {
 
 export const credentials = (email: string, password: string) => ({ regulatorCredentials: { email, password } });
 
-/** A regulator entity answer (the simulator's v1.1.6 envelope) for a `custom` fault on route "entity". */
+/**
+ * A regulator entity answer in the real GetEntity shape (no `service_id`: it lives in the template),
+ * for a `custom` fault on route "entity".
+ */
 export function entityAnswer(entity: {
   id: string;
   reference: string;
@@ -194,16 +197,22 @@ export function entityAnswer(entity: {
       data: {
         id: entity.id,
         reference: entity.reference,
-        name: "Simulated Entity",
-        is_active: entity.active ?? true,
+        custom_settings: null,
+        created_at: "2025-01-01T00:00:00Z",
+        updated_at: "2025-01-01T00:00:00Z",
         businesses: entity.businesses.map((b) => ({
           id: b.id,
+          reference: b.id.slice(0, 8),
           name: b.name,
           tin: b.tin,
-          service_id: b.serviceId,
+          sector: "General Commerce",
+          annual_turnover: "1 million - 50 million",
+          support_peppol: false,
           irn_template: b.irnTemplate === undefined ? `{{invoice_id}}-${b.serviceId}-{{YYYYMMDD}}` : b.irnTemplate,
           is_active: b.active ?? true,
         })),
+        is_active: entity.active ?? true,
+        app_reference: "gatehouse",
       },
     },
   };
@@ -230,7 +239,11 @@ export function demoEntity(changes: Partial<{ id: string; reference: string; act
 
 /** A regulator authentication answer naming another entity (entity-ID drift). */
 export function authAnswer(entityId: string) {
-  return { kind: "custom" as const, status: 200, body: { code: 200, data: { entity_id: entityId, user: { email: "someone", name: "Someone" } } } };
+  return {
+    kind: "custom" as const,
+    status: 200,
+    body: { code: 200, data: { entity_id: entityId, id: "812ac36c-8677-4e8b-bcb9-4c432ed7858f", message: "User logged in", received_at: "2025-01-01T00:00:00Z", status: "200 OK" } },
+  };
 }
 
 export interface HttpResult {

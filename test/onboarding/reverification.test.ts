@@ -107,7 +107,7 @@ test("additive drift (name) → review_created / additive; the same drift again 
 });
 
 test("another change while a review is pending → 409 GW_IDENTITY_REVIEW_CONFLICT", async () => {
-  h.sim.faults.set("entity", demoEntity({ name: NEW_NAME, irnTemplate: "{{invoice_id}}-94ND90NR-{{YYYYMMDD}}-X" }));
+  h.sim.faults.set("entity", demoEntity({ name: NEW_NAME, irnTemplate: "{{invoice_id(e.g:INV00XXX)}}-94ND90NR-{{YYYYMMDD(e.g:20250629)}}" }));
   const p = await expectProblem(await reverify(), 409, "GW_IDENTITY_REVIEW_CONFLICT");
   assert.is(p.retry.strategy, "AFTER_CORRECTION");
   h.sim.faults.clear("entity");

@@ -66,7 +66,7 @@ auth("empty password or email → GW_REG_CREDENTIALS_REQUIRED without calling th
   assert.is(sim.state.calls("authenticate"), 0);
 });
 
-auth("deployment credentials rejected → GW_REG_VERIFICATION_UNAVAILABLE 503 (never a customer 401) + alert event", async () => {
+auth("deployment credentials rejected (400 \"unable to validate api key\") → GW_REG_VERIFICATION_UNAVAILABLE 503 (never a customer error) + alert event", async () => {
   sim.faults.set("authenticate", { kind: "reject_credentials", times: 1 });
   const e = await gwFailure(login(DEMO.email, DEMO.password));
   assertGw(e, "GW_REG_VERIFICATION_UNAVAILABLE", 503, true);
@@ -76,6 +76,8 @@ auth("deployment credentials rejected → GW_REG_VERIFICATION_UNAVAILABLE 503 (n
   assert.is(alerts[0]!.level, "error");
   assert.is(alerts[0]!.dependency, "regulator:TEST");
   assert.is(alerts[0]!.requestId, CTX.requestId);
+  assert.is(alerts[0]!.alert, "immediate");
+  assert.is(alerts[0]!.upstreamStatus, 400);
 });
 
 auth("a client with the wrong deployment secret → the same dependency failure", async () => {
@@ -141,7 +143,7 @@ auth("no error detail carries the password, the secret or the upstream message",
     assert.not.ok(text.includes(secretPassword), text);
     assert.not.ok(text.includes("test_api_secret"), text);
     assert.not.ok(text.includes("upstream-internal-message"), text);
-    assert.not.ok(text.includes("Invalid email or password"), text);
+    assert.not.ok(text.includes("invalid email or password"), text);
   }
 });
 
@@ -246,9 +248,44 @@ entity("long metadata (reference 600, name 1024, id 299 chars) → GW_REG_ENTITY
   assertGw(e, "GW_REG_ENTITY_METADATA_UNSUPPORTED", 502, false);
 });
 
-entity("malformed business fields (service_id null, tin number, is_active 'yes') → GW_REG_BUSINESS_METADATA_INVALID, neutral", async () => {
+entity("malformed business fields (tin a number, is_active 'yes') → GW_REG_BUSINESS_METADATA_INVALID, neutral", async () => {
   const e = await gwFailure(tst.client.getEntity("TEST", "e1000000-0000-4000-8000-000000000009", CTX));
   assertGw(e, "GW_REG_BUSINESS_METADATA_INVALID", 502, false);
+});
+
+entity("the real template form: the service ID is derived from `{{invoice_id(e.g:…)}}-EXMP0001-{{YYYYMMDD(e.g:…)}}`", async () => {
+  const { entityId } = await tst.client.authenticate("TEST", { email: "example-template@test.ng", password: "test-password-example" }, CTX);
+  const e = await tst.client.getEntity("TEST", entityId, CTX);
+  assert.equal(e.businesses[0], {
+    id: "b1000000-0000-4000-8000-000000001001",
+    name: "Example Template Ltd",
+    tin: "10000010-0001",
+    irnTemplate: "{{invoice_id(e.g:INV00XXX)}}-EXMP0001-{{YYYYMMDD(e.g:20250629)}}",
+    serviceId: "EXMP0001",
+    active: true,
+  });
+});
+
+entity("a template without a service ID in the supported place → GW_REG_BUSINESS_METADATA_INVALID, neutral", async () => {
+  const e = await gwFailure(tst.client.getEntity("TEST", "e1000000-0000-4000-8000-000000000012", CTX));
+  assertGw(e, "GW_REG_BUSINESS_METADATA_INVALID", 502, false);
+});
+
+entity("no `name` on a business (the real answer may omit it) → name \"\"", async () => {
+  const b = { id: "b1", tin: "T", irn_template: "{{invoice_id}}-ABCD1234-{{YYYYMMDD}}", is_active: true };
+  demoSim.faults.set("entity", {
+    kind: "custom",
+    status: 200,
+    body: { code: 200, data: { id: DEMO.entityId, reference: "R", is_active: true, businesses: [b] } },
+    times: 1,
+  });
+  const e = await demo.client.getEntity("TEST", DEMO.entityId, CTX);
+  assert.equal(e.businesses[0], { id: "b1", name: "", tin: "T", irnTemplate: b.irn_template, serviceId: "ABCD1234", active: true });
+});
+
+entity("the real 400 for an entity id it cannot read (\"invalid UUID length: 13\") → GW_REG_ENTITY_NOT_FOUND, neutral", async () => {
+  const e = await gwFailure(demo.client.getEntity("TEST", "31569955-0001", CTX));
+  assertGw(e, "GW_REG_ENTITY_NOT_FOUND", 404, false);
 });
 
 entity("login succeeds but the entity does not exist (ghost) → GW_REG_ENTITY_NOT_FOUND 404", async () => {
@@ -262,7 +299,6 @@ entity("more than 100 businesses → GW_REG_ENTITY_METADATA_UNSUPPORTED", async 
     id: `b-${i}`,
     name: "n",
     tin: `T-${i}`,
-    service_id: "ABCD1234",
     irn_template: null,
     is_active: true,
   }));
@@ -276,7 +312,7 @@ entity("more than 100 businesses → GW_REG_ENTITY_METADATA_UNSUPPORTED", async 
 });
 
 entity("an answer for another entity id, or duplicate business ids → GW_REG_BUSINESS_METADATA_INVALID", async () => {
-  const b = { id: "b1", name: "n", tin: "T", service_id: "ABCD1234", is_active: true };
+  const b = { id: "b1", name: "n", tin: "T", is_active: true };
   demoSim.faults.set("entity", {
     kind: "custom",
     status: 200,

@@ -80,7 +80,8 @@ test("failures: warn level, normalized failureClass, upstream status; one event 
   ]);
   assert.is(events[2]!.result, "ambiguous");
   assert.is(events[2]!.invalidReason, "malformed_body");
-  assert.is(events[3]!.upstreamErrorId, "irn_not_found");
+  assert.is(events[3]!.rejectionReason, "not_found");
+  assert.match(String(events[3]!.providerCorrelationId), /^[0-9a-f-]{36}$/, "the regulator's per-request error.id, for correlation");
   assert.is(events[4]!.dependency, "regulator:LIVE");
 });
 
@@ -113,7 +114,9 @@ test("no captured record contains a password, a deployment credential, a body, a
     marker,
     queryMarker,
     "UPSTREAM-MESSAGE-5e2d",
-    "Invalid email or password",
+    "invalid email or password",
+    "an invoice with this irn already exists",
+    "webhook url",
     `LK1-${DEMO.serviceId}`,
     DEMO.email,
     DEMO.tin,

@@ -7,11 +7,12 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Fault } from "../../adapters/regulator/simulator/faults.ts";
 import type { RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
-import type { AmbiguousReason, SignOutcome } from "../../adapters/regulator/port.ts";
-import { DEMO, demoInvoice, startDemoSimulator } from "../simulator/simulator-helpers.ts";
+import { mapRegulatorFailure, type AmbiguousReason, type SignOutcome } from "../../adapters/regulator/port.ts";
+import { DEMO, demoInvoice, startDemoSimulator, startTestSimulator } from "../simulator/simulator-helpers.ts";
 import { assertGw, bytesToText, closedPortUrl, CTX, gwFailure, makeClient, type ClientHarness } from "./regulator-helpers.ts";
 
 const irnOf = (invoiceNo: string) => `${invoiceNo}-${DEMO.serviceId}-20240611`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let sim: RegulatorSimulator;
 let h: ClientHarness;
@@ -106,31 +107,71 @@ sign("an ambiguous sign counts against the circuit", async () => {
   assert.is(h.policies.get("regulator:TEST")!.snapshot().totalFailures, before + 1);
 });
 
-sign("duplicate IRN → rejected 409 duplicate_irn (not counted as a dependency failure)", async () => {
+sign("duplicate IRN → the real API's 400 \"validation failed … not a duplicate request\": rejected bad_request (not counted)", async () => {
   const no = fresh();
   assert.is((await h.client.sign("TEST", demoInvoice(no), CTX)).kind, "signed");
   const before = h.policies.get("regulator:TEST")!.snapshot().totalFailures;
   const o = await h.client.sign("TEST", demoInvoice(no), CTX);
-  assert.equal(o, { kind: "rejected", status: 409, errorId: "duplicate_irn", details: [] });
+  assert.is(o.kind, "rejected");
+  if (o.kind !== "rejected") return;
+  assert.is(o.status, 400);
+  assert.is(o.reason, "bad_request");
+  assert.match(o.errorId ?? "", UUID);
   assert.is(h.policies.get("regulator:TEST")!.snapshot().totalFailures, before);
+  const [event] = h.events("gateway_dependency_call").slice(-1);
+  assert.is(event!.rejectionReason, "bad_request");
+  assert.is(event!.providerCorrelationId, o.errorId, "the regulator's per-request error.id is logged for correlation");
 });
 
-sign("validation rejection → rejected 400 with pointer + code, never the regulator's messages", async () => {
+sign("each error carries a fresh error.id: it is correlation, never a reason", async () => {
   const doc = demoInvoice(fresh());
   doc.accounting_supplier_party.tin = "99999999-9999";
-  const o = await h.client.sign("TEST", doc, CTX);
-  assert.equal(o, {
-    kind: "rejected",
-    status: 400,
-    errorId: "validation_failed",
-    details: [{ pointer: "/accounting_supplier_party/tin", code: "MISMATCH" }],
-  });
+  const a = await h.client.sign("TEST", doc, CTX);
+  const b = await h.client.sign("TEST", doc, CTX);
+  assert.ok(a.kind === "rejected" && b.kind === "rejected");
+  if (a.kind !== "rejected" || b.kind !== "rejected") return;
+  assert.equal({ ...a, errorId: null }, { kind: "rejected", status: 400, reason: "bad_request", errorId: null });
+  assert.is.not(a.errorId, b.errorId);
 });
 
-sign("unknown business → rejected 404 business_not_found", async () => {
+for (const [name, change] of [
+  ["supplier e-mail missing", (d: Record<string, any>) => delete d.accounting_supplier_party.email],
+  ["tax_currency_code missing", (d: Record<string, any>) => delete d.tax_currency_code],
+  ["invoice type 383 (not in the recorded list)", (d: Record<string, any>) => (d.invoice_type_code = "383")],
+  ["supplier telephone without +", (d: Record<string, any>) => (d.accounting_supplier_party.telephone = "08012345678")],
+  ["payment_status REJECTED", (d: Record<string, any>) => (d.payment_status = "REJECTED")],
+] as const) {
+  sign(`the realistic simulator enforces the documented schema: ${name} → rejected, nothing signed`, async () => {
+    const no = fresh();
+    const doc = demoInvoice(no);
+    change(doc);
+    const o = await h.client.sign("TEST", doc, CTX);
+    assert.is(o.kind, "rejected");
+    assert.not.ok(sim.state.isSigned(irnOf(no)));
+  });
+}
+
+for (const code of ["380", "381", "385", "388", "394", "395", "396", "397"]) {
+  sign(`invoice type ${code} (recorded list) signs`, async () => {
+    const no = fresh();
+    assert.is((await h.client.sign("TEST", demoInvoice(no, { invoice_type_code: code }), CTX)).kind, "signed");
+  });
+}
+
+sign("unknown business → rejected 404 not_found", async () => {
   const o = await h.client.sign("TEST", demoInvoice(fresh(), { business_id: "00000000-0000-0000-0000-000000000000" }), CTX);
   assert.is(o.kind, "rejected");
-  if (o.kind === "rejected") assert.is(o.errorId, "business_not_found");
+  if (o.kind === "rejected") assert.is(o.reason, "not_found");
+});
+
+sign("the regulator router's un-enveloped 404 → throws GW_UPSTREAM_RESPONSE_INVALID (certainly not signed), counted", async () => {
+  const no = fresh();
+  sim.faults.set("sign", { kind: "no_route", times: 1 });
+  const e = await gwFailure(h.client.sign("TEST", demoInvoice(no), CTX));
+  assertGw(e, "GW_UPSTREAM_RESPONSE_INVALID", 502, true);
+  assert.is(e.regulatorFailure, "route_not_found");
+  assert.not.ok(sim.state.isSigned(irnOf(no)));
+  assert.is(h.events("gateway_dependency_call")[0]!.result, "not_performed");
 });
 
 sign("429 → throws GW_RATE_LIMIT_EXCEEDED with Retry-After (certainly not signed)", async () => {
@@ -142,7 +183,7 @@ sign("429 → throws GW_RATE_LIMIT_EXCEEDED with Retry-After (certainly not sign
   assert.not.ok(sim.state.isSigned(irnOf(no)));
 });
 
-sign("deployment credentials rejected → throws GW_UPSTREAM_UNAVAILABLE (dependency failure, never 401) + alert", async () => {
+sign("deployment credentials rejected (400 \"unable to validate api key\") → throws GW_UPSTREAM_UNAVAILABLE (dependency failure) + alert", async () => {
   const no = fresh();
   sim.faults.set("sign", { kind: "reject_credentials", times: 1 });
   const e = await gwFailure(h.client.sign("TEST", demoInvoice(no), CTX));
@@ -192,11 +233,40 @@ transmit("success → transmitted, answer passed through", async () => {
   assert.ok(sim.state.isTransmitted(irn));
 });
 
-transmit("never signed → rejected 404 irn_not_found; twice → rejected 409 already_transmitted", async () => {
-  assert.equal(await h.client.transmit("TEST", irnOf("NEVER1"), CTX), { kind: "rejected", status: 404, errorId: "irn_not_found", details: [] });
+const reasonOf = (o: { kind: string; reason?: unknown }) => [o.kind, o.reason];
+
+transmit("never signed → rejected 404 not_found; twice → rejected 409 conflict", async () => {
+  assert.equal(reasonOf(await h.client.transmit("TEST", irnOf("NEVER1"), CTX)), ["rejected", "not_found"]);
   const irn = await signed();
   assert.is((await h.client.transmit("TEST", irn, CTX)).kind, "transmitted");
-  assert.equal(await h.client.transmit("TEST", irn, CTX), { kind: "rejected", status: 409, errorId: "already_transmitted", details: [] });
+  assert.equal(reasonOf(await h.client.transmit("TEST", irn, CTX)), ["rejected", "conflict"]);
+});
+
+transmit("the business's webhook URL not set up (\"webhook url is not setup\") → rejected webhook_not_configured → GW_INVOICE_NOT_TRANSMITTABLE", async () => {
+  const tsim = await startTestSimulator();
+  const th = makeClient({ TEST: tsim.url });
+  try {
+    const business = "b1000000-0000-4000-8000-000000001101";
+    const irn = "NW1-NOWH0001-20240611";
+    const doc = demoInvoice("NW1", { business_id: business, irn });
+    doc.accounting_supplier_party.tin = "10000011-0001";
+    assert.is((await th.client.sign("TEST", doc, CTX)).kind, "signed");
+    const o = await th.client.transmit("TEST", irn, CTX);
+    assert.equal(reasonOf(o), ["rejected", "webhook_not_configured"]);
+    if (o.kind === "rejected") assert.is(mapRegulatorFailure(o, "transmit").code, "GW_INVOICE_NOT_TRANSMITTABLE");
+    assert.not.ok(tsim.state.isTransmitted(irn));
+  } finally {
+    await th.close();
+    await tsim.close();
+  }
+});
+
+transmit("the regulator router's un-enveloped 404 → throws GW_UPSTREAM_RESPONSE_INVALID, never ambiguous", async () => {
+  const irn = await signed();
+  sim.faults.set("transmit", { kind: "no_route", times: 1 });
+  const e = await gwFailure(h.client.transmit("TEST", irn, CTX));
+  assertGw(e, "GW_UPSTREAM_RESPONSE_INVALID", 502, true);
+  assert.not.ok(sim.state.isTransmitted(irn));
 });
 
 for (const [name, fault, reason, transmitted] of [
@@ -246,16 +316,12 @@ validate("valid invoice → valid; nothing signed", async () => {
   assert.not.ok(sim.state.isSigned(irnOf(no)));
 });
 
-validate("invalid invoice → rejected with details", async () => {
+validate("invalid invoice → rejected bad_request (the regulator's free-text details are not carried)", async () => {
   const doc = demoInvoice(fresh());
   doc.invoice_line[0].invoiced_quantity = 0;
   const o = await h.client.validateInvoice("TEST", doc, CTX);
-  assert.equal(o, {
-    kind: "rejected",
-    status: 400,
-    errorId: "validation_failed",
-    details: [{ pointer: "/invoice_line/0/invoiced_quantity", code: "RANGE" }],
-  });
+  assert.equal(reasonOf(o), ["rejected", "bad_request"]);
+  assert.equal(Object.keys(o).sort(), ["errorId", "kind", "reason", "status"]);
 });
 
 validate("dependency problems throw the ordinary mapping", async () => {
@@ -273,11 +339,8 @@ validate("IRN validation: valid, then a foreign IRN → rejected irn_invalid", a
   const ok = await h.client.validateIrn("TEST", { invoice_reference: "INV9", business_id: DEMO.businessId, irn: irnOf("INV9") }, CTX);
   assert.is(ok.kind, "valid");
   const bad = await h.client.validateIrn("TEST", { invoice_reference: "INV9", business_id: DEMO.businessId, irn: "INV9-ZZZZZZZZ-20240611" }, CTX);
-  assert.is(bad.kind, "rejected");
-  if (bad.kind === "rejected") {
-    assert.is(bad.errorId, "irn_invalid");
-    assert.equal(bad.details, [{ pointer: "/irn", code: "MISMATCH" }]);
-  }
+  assert.equal(reasonOf(bad), ["rejected", "bad_request"]);
+  if (bad.kind === "rejected") assert.is(mapRegulatorFailure(bad, "validateIrn").code, "GW_INVOICE_IRN_INVALID");
 });
 
 sign.run();

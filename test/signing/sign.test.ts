@@ -112,7 +112,7 @@ test("billing identity conflict → 409 GW_BILLING_ATTEMPT_CONFLICT (same IRN an
 
 test("regulator rejects, reversal confirmed → 422 GW_SIGN_REJECTED; debit + reversal; the replay repeats it; the next attempt with a new key signs", async () => {
   const before = await h.ledgerBalanced();
-  h.sim.faults.set("sign", { kind: "status", status: 400, errorId: "validation_failed", times: 1 });
+  h.sim.faults.set("sign", { kind: "status", status: 400, times: 1 });
   const body = await expectProblem(await h.sign(invoice("RJ1"), { key: "rj1-key-0001" }), 422, "GW_SIGN_REJECTED");
   assert.is(body.retry.strategy, "AFTER_CORRECTION");
   let after = await h.ledgerBalanced();
@@ -130,7 +130,7 @@ test("regulator rejects, reversal confirmed → 422 GW_SIGN_REJECTED; debit + re
 
 test("regulator rejects, reversal not confirmed → 503 GW_SIGN_REVERSAL_UNCONFIRMED; the debit is held (never a second one)", async () => {
   const before = await h.ledgerBalanced();
-  h.sim.faults.set("sign", { kind: "status", status: 400, errorId: "validation_failed", times: 1 });
+  h.sim.faults.set("sign", { kind: "status", status: 400, times: 1 });
   h.billing.faults = { reverse: "unavailable" };
   const body = await expectProblem(await h.sign(invoice("RU1"), { key: "ru1-key-0001" }), 503, "GW_SIGN_REVERSAL_UNCONFIRMED");
   assert.ok(body.operationId);

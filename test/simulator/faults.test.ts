@@ -22,6 +22,7 @@ const entity = (opts: { signal?: AbortSignal } = {}) => call(sim, "GET", `/api/v
 const sign = (invoiceNo: string, opts: { signal?: AbortSignal } = {}) =>
   call(sim, "POST", "/api/v1/invoice/sign", { body: demoInvoice(invoiceNo), ...opts });
 const irnOf = (invoiceNo: string) => `${invoiceNo}-${DEMO.serviceId}-20240611`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
   try {
@@ -67,18 +68,22 @@ test("timeout: no answer until the client gives up (AbortSignal.timeout fires)",
   assert.is(sim.state.calls("sign"), 1);
 });
 
-test("status: 500 / 503 with the error envelope (and optional Retry-After)", async () => {
+test("status: 500 / 503 in the real error envelope (fresh UUID id, route's handler, optional Retry-After)", async () => {
   sim.faults.set("entity", { kind: "status", status: 500 });
   const r500 = await entity();
   assert.is(r500.status, 500);
+  assert.equal(Object.keys(r500.json), ["code", "data", "message", "error"]);
   assert.is(r500.json.code, 500);
   assert.is(r500.json.data, null);
-  assert.is(r500.json.error.id, "internal_server_error");
-  sim.faults.set("entity", { kind: "status", status: 503, errorId: "service_unavailable", message: "down", retryAfter: 5 });
+  assert.is(r500.json.message, "error has occurred");
+  assert.match(r500.json.error.id, UUID);
+  assert.is(r500.json.error.handler, "entity_actions");
+  assert.is(r500.json.error.public_message, "internal server error");
+  sim.faults.set("entity", { kind: "status", status: 503, message: "down", handler: "gateway", retryAfter: 5 });
   const r503 = await entity();
   assert.is(r503.status, 503);
-  assert.is(r503.json.error.id, "service_unavailable");
-  assert.is(r503.json.message, "down");
+  assert.is(r503.json.error.public_message, "down");
+  assert.is(r503.json.error.handler, "gateway");
   assert.is(r503.headers.get("retry-after"), "5");
 });
 
@@ -88,7 +93,7 @@ test("rate_limit: 429 with Retry-After", async () => {
   assert.is(r.status, 429);
   assert.is(r.headers.get("retry-after"), "7");
   assert.is(r.json.code, 429);
-  assert.is(r.json.error.id, "rate_limited");
+  assert.match(r.json.error.id, UUID);
   sim.faults.set("sign", { kind: "rate_limit" });
   assert.is((await sign("RL1")).headers.get("retry-after"), "1");
   assert.not.ok(sim.state.isSigned(irnOf("RL1")));
@@ -139,11 +144,20 @@ test("ok_false: 2xx { code: 201, data: { ok: false } }", async () => {
   assert.equal(r.json, { code: 201, data: { ok: false } });
 });
 
-test("reject_credentials: 401 even with the right deployment credentials", async () => {
+test("reject_credentials: the recorded 400 \"unable to validate api key\" even with the right deployment credentials", async () => {
   sim.faults.set("authenticate", { kind: "reject_credentials" });
   const r = await call(sim, "POST", "/api/v1/utilities/authenticate", { body: { email: DEMO.email, password: DEMO.password } });
-  assert.is(r.status, 401);
-  assert.is(r.json.error.id, "api_credentials_invalid");
+  assert.is(r.status, 400);
+  assert.is(r.json.error.public_message, "unable to validate api key");
+  assert.is(r.json.error.handler, "handler");
+});
+
+test("no_route: the router's recorded un-enveloped 404 on a route the simulator serves", async () => {
+  sim.faults.set("sign", { kind: "no_route", times: 1 });
+  const r = await sign("NR1");
+  assert.is(r.status, 404);
+  assert.equal(r.json, { code: 404, data: null, message: "no route found for this path. kindly check your request and try again" });
+  assert.not.ok(sim.state.isSigned(irnOf("NR1")));
 });
 
 test("custom: any status, body and headers", async () => {
@@ -177,8 +191,8 @@ test("afterProcessing on sign: the IRN is signed, then the connection is reset",
   assert.instance(e, TypeError);
   assert.ok(sim.state.isSigned(irnOf("AP1")), "the regulator signed but the answer was lost");
   const again = await sign("AP1");
-  assert.is(again.status, 409);
-  assert.is(again.json.error.id, "duplicate_irn");
+  assert.is(again.status, 400);
+  assert.is(again.json.error.details, "an invoice with this irn already exists");
 });
 
 test("afterProcessing on sign: signed, then no answer (timeout)", async () => {
@@ -288,7 +302,7 @@ test("controlApi: false → /__sim/* is an unknown path", async () => {
   try {
     const r = await call(closed, "POST", "/__sim/faults", { noAuth: true, body: { route: "sign", kind: "timeout" } });
     assert.is(r.status, 404);
-    assert.is(r.json.error.id, "route_not_found");
+    assert.not.ok("error" in r.json, "the router's un-enveloped 404");
     assert.equal(closed.faults.list(), []);
   } finally {
     await closed.close();

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -25,7 +25,7 @@ function _problems(fn: () => unknown): string[] {
   return [];
 }
 
-test("the demo fixtures hold the five demo taxpayers exactly", () => {
+test("the demo fixtures hold the six demo taxpayers exactly (README.md), in the real entity shape", () => {
   const f = loadFixtures(DEMO_FIXTURES_PATH);
   const byEmail = new Map(f.taxpayers.map((t) => [t.email, t]));
   const entity = (email: string) => f.entities.find((e) => e.id === byEmail.get(email)!.entity_id)!;
@@ -35,17 +35,16 @@ test("the demo fixtures hold the five demo taxpayers exactly", () => {
   assert.is(solo.is_active, true);
   assert.is(solo.businesses.length, 1);
   assert.is(solo.businesses[0]!.tin, "12345678-0001");
-  assert.is(solo.businesses[0]!.service_id, "94ND90NR");
   assert.is(solo.businesses[0]!.irn_template, "{{invoice_id}}-94ND90NR-{{YYYYMMDD}}");
   assert.is(solo.businesses[0]!.is_active, true);
 
   assert.is(byEmail.get("multi@demo.ng")!.password, "demo-password-2");
   const multi = entity("multi@demo.ng");
   assert.equal(
-    multi.businesses.map((b) => [b.tin, b.service_id, b.irn_template, b.is_active]),
+    multi.businesses.map((b) => [b.tin, b.irn_template, b.is_active]),
     [
-      ["22222222-0001", "5A7B9C1D", "{{invoice_id}}-5A7B9C1D-{{YYYYMMDD}}", true],
-      ["22222222-0002", "6B8C0D2E", "{{invoice_id}}-6B8C0D2E-{{YYYYMMDD}}", true],
+      ["22222222-0001", "{{invoice_id}}-5A7B9C1D-{{YYYYMMDD}}", true],
+      ["22222222-0002", "{{invoice_id}}-6B8C0D2E-{{YYYYMMDD}}", true],
     ],
   );
 
@@ -57,6 +56,15 @@ test("the demo fixtures hold the five demo taxpayers exactly", () => {
   assert.is(noTemplate.is_active, true);
   assert.is(noTemplate.businesses[0]!.is_active, true);
   assert.is(noTemplate.businesses[0]!.irn_template ?? null, null);
+
+  assert.is(byEmail.get("example-template@demo.ng")!.password, "demo-password-6");
+  const example = entity("example-template@demo.ng");
+  assert.is(example.businesses[0]!.tin, "66666666-0001");
+  assert.is(example.businesses[0]!.irn_template, "{{invoice_id(e.g:INV00XXX)}}-3F7A2C1E-{{YYYYMMDD(e.g:20250629)}}");
+
+  assert.is(f.taxpayers.length, 6);
+  // Every demo business can transmit: its webhook URL is set up at the (simulated) regulator.
+  for (const e of f.entities) for (const b of e.businesses) assert.type(b.webhook_url, "string", b.id);
 
   assert.is(byEmail.get("unlinked@demo.ng")!.password, "demo-password-5");
   assert.is(byEmail.get("unlinked@demo.ng")!.app_linked, false);
@@ -88,7 +96,7 @@ test("invalid fixtures list every problem with a JSON pointer", () => {
           id: "e1",
           reference: "R",
           is_active: "yes",
-          businesses: [{ id: "b1", name: "B", tin: "T", service_id: "123", is_active: true, colour: "red" }],
+          businesses: [{ id: "b1", name: "B", tin: "T", is_active: true, webhook_url: "not a url", service_id: "ABCD1234" }],
         },
       ],
     }),
@@ -99,12 +107,13 @@ test("invalid fixtures list every problem with a JSON pointer", () => {
   assert.match(text, "/taxpayers/0/email: must be an email address");
   assert.match(text, "/taxpayers/0/password: must not be empty");
   assert.match(text, "/entities/0/is_active: must be true or false");
-  assert.match(text, "/entities/0/businesses/0/service_id: must be exactly 8 letters or digits");
-  assert.match(text, "/entities/0/businesses/0/colour");
+  assert.match(text, "/entities/0/businesses/0/webhook_url: must be a URL");
+  // The real entity has no service_id (it lives in irn_template): the key is unknown.
+  assert.match(text, "/entities/0/businesses/0/service_id");
 });
 
 test("cross-checks: duplicates and unknown entity ids", () => {
-  const business = (id: string) => ({ id, name: "B", tin: "T-1", service_id: "ABCD1234", is_active: true });
+  const business = (id: string) => ({ id, name: "B", tin: "T-1", is_active: true });
   const problems = _problems(() =>
     parseFixtures({
       version: 1,
@@ -147,6 +156,8 @@ test("a missing file and invalid JSON give clear errors naming the file", () => 
   } catch (e) {
     assert.ok(isSimulatorFixturesError(e));
     assert.match((e as Error).message, "not valid JSON");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

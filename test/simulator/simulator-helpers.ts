@@ -74,7 +74,12 @@ export async function call(sim: RegulatorSimulator, method: string, path: string
   return { status: res.status, headers: res.headers, text, json };
 }
 
-/** A valid regulator invoice document of the demo business (FIRS v1.1.6 sample shape). */
+/**
+ * A valid regulator invoice document of the demo business: every field the realistic simulator
+ * requires (docs/Invoice_Schema.md and the annotated MBS examples of mukhtar-github/taxpoynt-platform:
+ * supplier and customer `tin` + `email`, `tax_currency_code`, a listed `invoice_type_code` — 381 is
+ * "Commercial Invoice" in the recorded list —, complete invoice lines and monetary totals).
+ */
 export function demoInvoice(invoiceNo = "INV001", overrides: Record<string, unknown> = {}): Record<string, any> {
   return {
     business_id: DEMO.businessId,
@@ -82,7 +87,7 @@ export function demoInvoice(invoiceNo = "INV001", overrides: Record<string, unkn
     issue_date: "2024-06-11",
     due_date: "2024-07-11",
     issue_time: "17:59:04",
-    invoice_type_code: "380",
+    invoice_type_code: "381",
     payment_status: "PENDING",
     note: "dummy note",
     document_currency_code: "NGN",

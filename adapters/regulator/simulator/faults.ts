@@ -6,20 +6,29 @@
  * (`afterProcessing: true`: the simulator does the work, e.g. records a signed IRN, and then the answer
  * is lost or damaged). This file only decides *what* the fault does; the server performs it.
  */
+import { randomUUID } from "node:crypto";
 import * as v from "valibot";
 
 // ---------------------------------------------------------------------------
 // Routes
 // ---------------------------------------------------------------------------
 
-/** The simulator's route names; call counts and faults are keyed by them. */
+/** The simulator's route names; call counts and faults are keyed by them (docs/regulator-simulator.md). */
 export const SIMULATOR_ROUTES = [
   "authenticate",
+  "verify-tin",
   "entity",
   "irn-validate",
   "validate",
   "sign",
+  "party-create",
+  "party-search",
+  "invoice-search",
   "transmit",
+  "confirm-receipt",
+  "transmit-lookup",
+  "self-health-check",
+  "pull",
   "confirm",
   "download",
   "update",
@@ -32,9 +41,9 @@ export type SimulatorRoute = (typeof SIMULATOR_ROUTES)[number];
 /** A route name, or "*" for every route (a route's own fault wins over "*"). */
 export type FaultTarget = SimulatorRoute | "*";
 
-/** The HTTP status of a route's normal success answer (sign and transmit answer 201). */
+/** The HTTP status of a route's normal success answer (sign, transmit and party creation answer 201). */
 export function successStatusOf(route: SimulatorRoute): 200 | 201 {
-  return route === "sign" || route === "transmit" ? 201 : 200;
+  return route === "sign" || route === "transmit" || route === "party-create" ? 201 : 200;
 }
 
 export function isSimulatorRoute(value: unknown): value is SimulatorRoute {
@@ -59,13 +68,14 @@ export type Fault = FaultCommon &
   (
     | { kind: "latency"; ms: number }
     | { kind: "timeout" }
-    | { kind: "status"; status: number; errorId?: string; message?: string; retryAfter?: number }
+    | { kind: "status"; status: number; message?: string; handler?: string; retryAfter?: number }
     | { kind: "rate_limit"; retryAfter?: number }
     | { kind: "reset" }
     | { kind: "malformed"; status?: number; body?: string }
     | { kind: "empty"; status?: number }
     | { kind: "renamed"; status?: number }
     | { kind: "reject_credentials" }
+    | { kind: "no_route" }
     | { kind: "ok_false"; status?: number }
     | { kind: "custom"; status: number; body?: unknown; headers?: Record<string, string> }
   );
@@ -82,6 +92,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "empty",
   "renamed",
   "reject_credentials",
+  "no_route",
   "ok_false",
   "custom",
 ];
@@ -182,8 +193,8 @@ const FAULT_SCHEMA = v.variant(
       ...COMMON,
       kind: v.literal("status"),
       status: v.pipe(v.number(), v.integer(), v.minValue(400), v.maxValue(599)),
-      errorId: v.optional(v.pipe(v.string(), v.minLength(1))),
       message: v.optional(v.string()),
+      handler: v.optional(v.pipe(v.string(), v.minLength(1))),
       retryAfter: v.optional(SECONDS),
     }),
     v.strictObject({ ...COMMON, kind: v.literal("rate_limit"), retryAfter: v.optional(SECONDS) }),
@@ -192,6 +203,7 @@ const FAULT_SCHEMA = v.variant(
     v.strictObject({ ...COMMON, kind: v.literal("empty"), status: v.optional(HTTP_STATUS) }),
     v.strictObject({ ...COMMON, kind: v.literal("renamed"), status: v.optional(HTTP_STATUS) }),
     v.strictObject({ ...COMMON, kind: v.literal("reject_credentials") }),
+    v.strictObject({ ...COMMON, kind: v.literal("no_route") }),
     v.strictObject({ ...COMMON, kind: v.literal("ok_false"), status: v.optional(HTTP_STATUS) }),
     v.strictObject({
       ...COMMON,
@@ -234,8 +246,6 @@ export interface FaultRenderContext {
   route: SimulatorRoute;
   /** The `data` of the real answer, when the call was processed first (afterProcessing). */
   processedData?: unknown;
-  /** The error envelope body for rejected deployment credentials (shared with the real check). */
-  credentialsRejectedBody: string;
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -255,15 +265,14 @@ export function renderFault(fault: Fault, ctx: FaultRenderContext): FaultAction 
       if (fault.retryAfter !== undefined) headers["retry-after"] = String(fault.retryAfter);
       const body = errorEnvelope(
         fault.status,
-        fault.errorId ?? (fault.status >= 500 ? "internal_server_error" : "request_failed"),
-        ctx.route,
-        fault.message ?? (fault.status >= 500 ? "The service encountered an unexpected error" : "The request failed"),
+        fault.handler ?? HANDLER_OF[ctx.route],
+        fault.message ?? (fault.status >= 500 ? "internal server error" : VALIDATION_FAILED),
       );
       return { type: "respond", status: fault.status, headers, body: JSON.stringify(body) };
     }
     case "rate_limit": {
       const seconds = fault.retryAfter ?? 1;
-      const body = errorEnvelope(429, "rate_limited", ctx.route, "Too many requests, retry later");
+      const body = errorEnvelope(429, "handler", "too many requests, kindly retry later");
       return {
         type: "respond",
         status: 429,
@@ -293,7 +302,9 @@ export function renderFault(fault: Fault, ctx: FaultRenderContext): FaultAction 
       };
     }
     case "reject_credentials":
-      return { type: "respond", status: 401, headers: { "content-type": JSON_TYPE }, body: ctx.credentialsRejectedBody };
+      return { type: "respond", status: 400, headers: { "content-type": JSON_TYPE }, body: credentialsRejectedBody() };
+    case "no_route":
+      return { type: "respond", status: 404, headers: { "content-type": JSON_TYPE }, body: NO_ROUTE_BODY };
     case "custom": {
       const body = fault.body === undefined ? "" : typeof fault.body === "string" ? fault.body : JSON.stringify(fault.body);
       return { type: "respond", status: fault.status, headers: { "content-type": JSON_TYPE, ...(fault.headers ?? {}) }, body };
@@ -302,29 +313,64 @@ export function renderFault(fault: Fault, ctx: FaultRenderContext): FaultAction 
 }
 
 // ---------------------------------------------------------------------------
-// Error envelope (the regulator's shape)
+// Error answers (the regulator's shapes)
 // ---------------------------------------------------------------------------
 
-/** One problem in `error.details`. `pointer` is an RFC 6901 JSON Pointer into the request body. */
-export interface SimulatorProblem {
-  pointer: string;
-  code: string;
-  message: string;
-}
-
+/**
+ * The real error envelope (FIRS-MBS_E-Invoicing_Documentation.md, every recorded 400):
+ * `{ code, data: null, message: "error has occurred", error: { id, handler, details?, public_message } }`
+ * with `id` a fresh UUID per request and `details` a free-text string, often absent.
+ */
 export interface ErrorEnvelope {
   code: number;
   data: null;
   message: string;
-  error: { id: string; handler: string; details: SimulatorProblem[]; public_message: string };
+  error: { id: string; handler: string; details?: string; public_message: string };
 }
 
-export function errorEnvelope(
-  status: number,
-  id: string,
-  handler: string,
-  message: string,
-  details: SimulatorProblem[] = [],
-): ErrorEnvelope {
-  return { code: status, data: null, message, error: { id, handler, details, public_message: message } };
+export function errorEnvelope(status: number, handler: string, publicMessage: string, details?: string): ErrorEnvelope {
+  // Key order as recorded: id, handler, details (when present), public_message.
+  const error: ErrorEnvelope["error"] =
+    details === undefined
+      ? { id: randomUUID(), handler, public_message: publicMessage }
+      : { id: randomUUID(), handler, details, public_message: publicMessage };
+  return { code: status, data: null, message: "error has occurred", error };
 }
+
+/** The recorded public message of the regulator's validation refusals (GetEntity, "invalid UUID length"). */
+export const VALIDATION_FAILED = "validation failed: we are unable to process your request. also confirm this is not a duplicate request";
+
+/** The recorded answer to a deployment key/secret the regulator cannot validate: HTTP 400, handler "handler". */
+export function credentialsRejectedBody(): string {
+  return JSON.stringify(errorEnvelope(400, "handler", "unable to validate api key"));
+}
+
+/** The regulator router's recorded answer to an unknown path (HTTP 404, no `error` object). */
+export const NO_ROUTE_BODY = JSON.stringify({
+  code: 404,
+  data: null,
+  message: "no route found for this path. kindly check your request and try again",
+});
+
+/** `error.handler` per route: "entity_actions" is recorded; the others are modelled the same way. */
+export const HANDLER_OF: Readonly<Record<SimulatorRoute, string>> = {
+  authenticate: "utility_actions",
+  "verify-tin": "utility_actions",
+  entity: "entity_actions",
+  "irn-validate": "invoice_actions",
+  validate: "invoice_actions",
+  sign: "invoice_actions",
+  "party-create": "party_actions",
+  "party-search": "party_actions",
+  "invoice-search": "invoice_actions",
+  transmit: "transmit_actions",
+  "confirm-receipt": "transmit_actions",
+  "transmit-lookup": "transmit_actions",
+  "self-health-check": "transmit_actions",
+  pull: "transmit_actions",
+  confirm: "invoice_actions",
+  download: "invoice_actions",
+  update: "invoice_actions",
+  resources: "resource_actions",
+  health: "handler",
+};

@@ -1,7 +1,9 @@
 /**
  * Fixtures of the regulator simulator: taxpayers (portal logins), entities and their businesses,
  * optionally resource lists. Loaded from a JSON file and validated; an invalid file stops startup
- * with every problem listed.
+ * with every problem listed. Businesses are described with the real entity answer's field names
+ * (docs/regulator-simulator.md); there is no `service_id`: as at the real regulator, it lives in the
+ * IRN template.
  */
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
@@ -11,16 +13,30 @@ import * as v from "valibot";
 // ---------------------------------------------------------------------------
 
 export interface FixtureBusiness {
-  /** The regulator business id (UUID-like). Any non-empty length, so tests can serve over-long ids. */
+  /** The regulator business id (a UUID; invoice routes refuse others). Any non-empty length, so tests can serve over-long ids. */
   id: string;
   name: string;
   tin: string;
-  /** 8 letters or digits; the middle part of every IRN of this business. */
-  service_id: string;
-  /** e.g. "{{invoice_id}}-94ND90NR-{{YYYYMMDD}}"; null or absent = the business has no IRN template. */
+  /**
+   * e.g. "{{invoice_id}}-94ND90NR-{{YYYYMMDD}}" or the real answer's form
+   * "{{invoice_id(e.g:INV00XXX)}}-59854B81-{{YYYYMMDD(e.g:20250629)}}"; the middle part is the service ID.
+   * null or absent = the business has no IRN template.
+   */
   irn_template?: string | null;
   is_active: boolean;
+  /**
+   * Where the regulator notifies transmissions for this business. Absent or null = not set up:
+   * transmit answers 400 "webhook url is not setup" (FIRS_Sandbox_Testing_Results.md).
+   */
+  webhook_url?: string | null;
   reference?: string;
+  /** Descriptive fields of the real answer (defaults in docs/regulator-simulator.md). */
+  sector?: string;
+  annual_turnover?: string;
+  support_peppol?: boolean;
+  is_realtime_reporting?: boolean;
+  notification_channels?: string;
+  erp_system?: string;
   /** Merged over this business in the entity answer (after validation), to serve malformed metadata. */
   overrides?: Record<string, unknown>;
 }
@@ -28,8 +44,8 @@ export interface FixtureBusiness {
 export interface FixtureEntity {
   id: string;
   reference: string;
-  name?: string;
   is_active: boolean;
+  app_reference?: string;
   businesses: FixtureBusiness[];
   /** Merged over the entity answer (after validation), to serve malformed metadata. */
   overrides?: Record<string, unknown>;
@@ -52,7 +68,7 @@ export interface SimulatorFixtures {
   description?: string;
   taxpayers: FixtureTaxpayer[];
   entities: FixtureEntity[];
-  /** Resource lists by name; replace (or add to) the built-in DEFAULT_RESOURCES. */
+  /** Resource lists by name; replace the built-in lists of ./resources.ts of the same name. */
   resources?: Record<string, unknown[]>;
 }
 
@@ -113,22 +129,31 @@ export function parseFixtures(data: unknown, source = "fixtures"): SimulatorFixt
 const NON_EMPTY = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"));
 const OVERRIDES = v.optional(v.record(v.string(), v.unknown(), "must be an object"));
 
+const OPTIONAL_STRING = v.optional(v.string("must be a string"));
+const OPTIONAL_BOOLEAN = v.optional(v.boolean("must be true or false"));
+
 const BUSINESS_SCHEMA = v.strictObject({
   id: NON_EMPTY,
   name: v.string("must be a string"),
   tin: NON_EMPTY,
-  service_id: v.pipe(v.string("must be a string"), v.regex(/^[A-Za-z0-9]{8}$/, "must be exactly 8 letters or digits")),
   irn_template: v.optional(v.nullable(v.string("must be a string or null"))),
   is_active: v.boolean("must be true or false"),
-  reference: v.optional(v.string("must be a string")),
+  webhook_url: v.optional(v.nullable(v.pipe(v.string("must be a string or null"), v.url("must be a URL")))),
+  reference: OPTIONAL_STRING,
+  sector: OPTIONAL_STRING,
+  annual_turnover: OPTIONAL_STRING,
+  support_peppol: OPTIONAL_BOOLEAN,
+  is_realtime_reporting: OPTIONAL_BOOLEAN,
+  notification_channels: OPTIONAL_STRING,
+  erp_system: OPTIONAL_STRING,
   overrides: OVERRIDES,
 });
 
 const ENTITY_SCHEMA = v.strictObject({
   id: NON_EMPTY,
   reference: v.string("must be a string"),
-  name: v.optional(v.string("must be a string")),
   is_active: v.boolean("must be true or false"),
+  app_reference: OPTIONAL_STRING,
   businesses: v.array(BUSINESS_SCHEMA, "must be an array"),
   overrides: OVERRIDES,
 });
@@ -149,104 +174,6 @@ const FIXTURES_SCHEMA = v.strictObject({
   entities: v.array(ENTITY_SCHEMA, "must be an array"),
   resources: v.optional(v.record(v.string(), v.array(v.unknown(), "must be an array"), "must be an object")),
 });
-
-// ---------------------------------------------------------------------------
-// Built-in resource lists (GET /api/v1/invoice/resources/{name})
-// ---------------------------------------------------------------------------
-
-export const DEFAULT_RESOURCES: Readonly<Record<string, readonly unknown[]>> = {
-  currencies: [
-    { code: "NGN", name: "Nigerian Naira", symbol: "₦", symbol_native: "₦", decimal_digits: 2 },
-    { code: "USD", name: "US Dollar", symbol: "$", symbol_native: "$", decimal_digits: 2 },
-    { code: "EUR", name: "Euro", symbol: "€", symbol_native: "€", decimal_digits: 2 },
-    { code: "GBP", name: "British Pound Sterling", symbol: "£", symbol_native: "£", decimal_digits: 2 },
-    { code: "GHS", name: "Ghanaian Cedi", symbol: "GH₵", symbol_native: "GH₵", decimal_digits: 2 },
-    { code: "XOF", name: "CFA Franc BCEAO", symbol: "CFA", symbol_native: "CFA", decimal_digits: 0 },
-    { code: "ZAR", name: "South African Rand", symbol: "R", symbol_native: "R", decimal_digits: 2 },
-    { code: "CNY", name: "Chinese Yuan", symbol: "CN¥", symbol_native: "CN¥", decimal_digits: 2 },
-  ],
-  "invoice-types": [
-    { code: "380", value: "Commercial Invoice" },
-    { code: "381", value: "Credit Note" },
-    { code: "383", value: "Debit Note" },
-    { code: "384", value: "Corrected Invoice" },
-    { code: "386", value: "Prepayment Invoice" },
-    { code: "389", value: "Self-billed Invoice" },
-    { code: "390", value: "Delcredere Invoice" },
-    { code: "393", value: "Factored Invoice" },
-    { code: "396", value: "Factored Credit Note" },
-  ],
-  "tax-categories": [
-    { code: "STANDARD_VAT", value: "Standard Value-Added Tax", percent: "7.5" },
-    { code: "REDUCED_VAT", value: "Reduced Value-Added Tax", percent: "Not Available" },
-    { code: "ZERO_VAT", value: "Zero Value-Added Tax", percent: "0.0" },
-    { code: "STANDARD_GST", value: "Standard Goods and Services Tax", percent: "Not Available" },
-    { code: "STATE_SALES_TAX", value: "State Sales Tax", percent: "Not Available" },
-    { code: "LOCAL_SALES_TAX", value: "Local Sales Tax", percent: "Not Available" },
-    { code: "ALCOHOL_EXCISE_TAX", value: "Alcohol Excise Tax", percent: "Not Available" },
-    { code: "CUSTOM_DUTY", value: "Custom Duty", percent: "Not Available" },
-  ],
-  "payment-means": [
-    { code: "10", value: "In cash" },
-    { code: "20", value: "Cheque" },
-    { code: "30", value: "Credit transfer" },
-    { code: "42", value: "Payment to bank account" },
-    { code: "48", value: "Bank card" },
-    { code: "49", value: "Direct debit" },
-    { code: "68", value: "Online payment service" },
-  ],
-  "services-codes": [
-    { code: "4611", value: "Agents involved in the sale of agricultural raw materials" },
-    { code: "4719", value: "Other retail sale in non-specialized stores" },
-    { code: "5610", value: "Restaurants and mobile food service activities" },
-    { code: "6201", value: "Computer programming activities" },
-    { code: "6920", value: "Accounting, bookkeeping and auditing activities; tax consultancy" },
-    { code: "8620", value: "Medical and dental practice activities" },
-  ],
-  "vat-exemptions": [
-    { code: "VEX-001", heading: "Basic food items", description: "Basic food items, unprocessed", tariff: "0101.21" },
-    { code: "VEX-002", heading: "Medical and pharmaceutical products", description: "Medicaments for therapeutic use", tariff: "3004.90" },
-    { code: "VEX-003", heading: "Books and educational materials", description: "Printed books and brochures", tariff: "4901.99" },
-    { code: "VEX-004", heading: "Baby products", description: "Preparations for infant use", tariff: "1901.10" },
-    { code: "VEX-005", heading: "Agricultural equipment", description: "Agricultural tractors", tariff: "8701.91" },
-  ],
-  "hs-codes": [
-    { hscode: "0101.21", description: "Live horses, pure-bred breeding animals" },
-    { hscode: "1006.30", description: "Semi-milled or wholly milled rice" },
-    { hscode: "2523.29", description: "Portland cement, other than white" },
-    { hscode: "3004.90", description: "Other medicaments, packaged for retail sale" },
-    { hscode: "8471.30", description: "Portable automatic data-processing machines, weighing not more than 10 kg" },
-    { hscode: "8517.13", description: "Smartphones" },
-  ],
-  countries: [
-    { alpha_2: "NG", alpha_3: "NGA", name: "Nigeria" },
-    { alpha_2: "GH", alpha_3: "GHA", name: "Ghana" },
-    { alpha_2: "BJ", alpha_3: "BEN", name: "Benin" },
-    { alpha_2: "CM", alpha_3: "CMR", name: "Cameroon" },
-    { alpha_2: "ZA", alpha_3: "ZAF", name: "South Africa" },
-    { alpha_2: "GB", alpha_3: "GBR", name: "United Kingdom" },
-    { alpha_2: "US", alpha_3: "USA", name: "United States of America" },
-    { alpha_2: "CN", alpha_3: "CHN", name: "China" },
-  ],
-  states: [
-    { code: "NG-LA", name: "Lagos" },
-    { code: "NG-FC", name: "Federal Capital Territory" },
-    { code: "NG-KN", name: "Kano" },
-    { code: "NG-RI", name: "Rivers" },
-    { code: "NG-OY", name: "Oyo" },
-    { code: "NG-EN", name: "Enugu" },
-  ],
-  lgas: [
-    { code: "LA-IKJ", name: "Ikeja", state_code: "NG-LA" },
-    { code: "LA-ETO", name: "Eti-Osa", state_code: "NG-LA" },
-    { code: "LA-LAI", name: "Lagos Island", state_code: "NG-LA" },
-    { code: "FC-AMA", name: "Abuja Municipal", state_code: "NG-FC" },
-    { code: "KN-NAS", name: "Nassarawa", state_code: "NG-KN" },
-    { code: "RI-PHC", name: "Port Harcourt", state_code: "NG-RI" },
-    { code: "OY-IBN", name: "Ibadan North", state_code: "NG-OY" },
-    { code: "EN-ENN", name: "Enugu North", state_code: "NG-EN" },
-  ],
-};
 
 // --- Internal helpers ---
 

@@ -1,26 +1,41 @@
 /**
- * The regulator simulator: a standalone `node:http` server that behaves like the regulator's
- * e-invoicing interface (v1.1.6 shapes) under `/api/v1`, with fixtures from a file and per-route fault
- * injection. Tests, the demo and the bench reach "the regulator" through it, over real HTTP.
+ * The regulator simulator: a standalone `node:http` server that answers like the regulator's MBS
+ * e-invoicing API, with fixtures from a file and per-route fault injection. Tests, the demo and the
+ * bench reach "the regulator" through it, over real HTTP.
  *
- * Answers: success `{ code, data }`; errors `{ code, data: null, message, error: { id, handler, details,
- * public_message } }` with HTTP status = code. See docs/regulator-simulator.md for every route and error.
+ * It answers in the real shapes (docs/regulator-simulator.md has the table, with sources):
+ * - success `{ code, data }` with HTTP status = code;
+ * - errors `{ code, data: null, message: "error has occurred", error: { id, handler, details?,
+ *   public_message } }`: `id` a fresh UUID per request, `details` free text, often absent;
+ * - a deployment key/secret it cannot validate: HTTP 400, public_message "unable to validate api key";
+ * - an unknown path (or method): the router's un-enveloped 404 `{ code: 404, data: null, message }`;
+ * - `GET /api` (health, no credentials): `{ "healthy": true }`; resource lists need no credentials.
+ * There is one mode, realistic: everything the real API enforces is enforced (the documented invoice
+ * schema, invoice type and currency codes, payment statuses incl. CANCELED, the transmit webhook
+ * precondition). Tests change behaviour only through fixtures and named faults.
  */
+import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { DEFAULT_RESOURCES, parseFixtures } from "./fixtures.ts";
+import { parseFixtures } from "./fixtures.ts";
 import type { FixtureBusiness, FixtureEntity, FixtureTaxpayer, SimulatorFixtures } from "./fixtures.ts";
 import {
+  HANDLER_OF,
+  NO_ROUTE_BODY,
   SIMULATOR_ROUTES,
+  VALIDATION_FAILED,
   createFaultController,
+  credentialsRejectedBody,
   errorEnvelope,
   isFaultSpecError,
   isSimulatorRoute,
   parseFaultSpec,
   renderFault,
 } from "./faults.ts";
-import type { Fault, FaultAction, FaultController, SimulatorProblem, SimulatorRoute } from "./faults.ts";
+import type { Fault, FaultAction, FaultController, SimulatorRoute } from "./faults.ts";
+import { PAYMENT_STATUSES, createInvoiceChecker, detailsText, isRealDate, uuidProblem } from "./invoice-schema.ts";
+import { RESOURCES } from "./resources.ts";
 
 // ---------------------------------------------------------------------------
 // Public types
@@ -32,7 +47,10 @@ export interface RegulatorSimulatorOptions {
   /** Interface to listen on; default "127.0.0.1". */
   host?: string;
   fixtures: SimulatorFixtures;
-  /** The deployment's own credentials; every call except `GET /api` must carry them as x-api-key / x-api-secret. */
+  /**
+   * The deployment's own credentials; every call except `GET /api` and the resource lists must carry
+   * them as x-api-key / x-api-secret.
+   */
   credentials: { apiKey: string; apiSecret: string };
   /** Serve the fault/state control API under `/__sim/` (no credentials needed). Default true. */
   controlApi?: boolean;
@@ -42,7 +60,7 @@ export interface RegulatorSimulatorOptions {
   log?: (event: string, fields: Record<string, unknown>) => void;
 }
 
-export type PaymentStatus = "PENDING" | "PAID" | "REJECTED";
+export type PaymentStatus = "PENDING" | "PAID" | "CANCELED";
 
 export interface SignedInvoiceRecord {
   irn: string;
@@ -50,11 +68,29 @@ export interface SignedInvoiceRecord {
   entity_id: string;
   status: "SIGNED" | "TRANSMITTED";
   payment_status: PaymentStatus;
+  /** The `reference` of the last payment-status update, if any. */
+  payment_reference: string | null;
   signed_at: string;
   transmitted_at: string | null;
+  /** When the receiving side confirmed receipt (`PATCH /api/v1/invoice/transmit/{irn}`). */
+  receipt_confirmed_at: string | null;
   updated_at: string;
   /** The signed document exactly as received. */
   invoice: Record<string, unknown>;
+}
+
+/** A party created with `POST /api/v1/invoice/party`. */
+export interface PartyRecord {
+  id: string;
+  business_id: string;
+  party_name: string;
+  tin: string;
+  email: string;
+  telephone: string | null;
+  business_description: string | null;
+  postal_address_id: string;
+  postal_address: Record<string, unknown> | null;
+  created_at: string;
 }
 
 /** Read-only view of what the simulator has seen and done. */
@@ -65,8 +101,11 @@ export interface SimulatorState {
   transmittedIrns(): string[];
   isSigned(irn: string): boolean;
   isTransmitted(irn: string): boolean;
+  isReceiptConfirmed(irn: string): boolean;
   /** A copy of the stored record of a signed IRN. */
   invoice(irn: string): SignedInvoiceRecord | undefined;
+  /** Parties created, in order. */
+  parties(): PartyRecord[];
   /** Calls of one route (every call that matched the route, whatever its outcome). */
   calls(route: SimulatorRoute): number;
   callCounts(): Record<SimulatorRoute, number>;
@@ -78,7 +117,7 @@ export interface RegulatorSimulatorHandler {
   handle(req: IncomingMessage, res: ServerResponse): void;
   faults: FaultController;
   state: SimulatorState;
-  /** Forget signed/transmitted invoices, call counts and faults. */
+  /** Forget signed/transmitted invoices, parties, call counts and faults. */
   reset(): void;
   /** Zero the call counts only. */
   resetCalls(): void;
@@ -152,47 +191,49 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
   const bodyLimit = options.bodyLimitBytes ?? 2 * 1024 * 1024;
   const log = options.log;
 
-  // --- Fixture indexes (built once) ---
+  // --- Fixture indexes and pre-serialised answers (built once) ---
   const taxpayers = new Map<string, FixtureTaxpayer>();
   for (const t of fixtures.taxpayers) taxpayers.set(t.email.toLowerCase(), t);
   const entityAnswers = new Map<string, string>();
   const businesses = new Map<string, BusinessRecord>();
+  const businessesByTin = new Map<string, BusinessRecord>();
   for (const entity of fixtures.entities) {
     entityAnswers.set(entity.id, JSON.stringify({ code: 200, data: _entityView(entity) }));
     for (const business of entity.businesses) {
-      businesses.set(business.id, {
-        business,
-        entity,
-        template: typeof business.irn_template === "string" && business.irn_template !== "" ? _compileTemplate(business.irn_template) : null,
-      });
+      const template = typeof business.irn_template === "string" && business.irn_template !== "" ? _compileTemplate(business.irn_template) : null;
+      const record: BusinessRecord = { business, entity, template };
+      businesses.set(business.id, record);
+      if (!businessesByTin.has(business.tin)) businessesByTin.set(business.tin, record);
     }
   }
-  const resources: Record<string, readonly unknown[]> = { ...DEFAULT_RESOURCES, ...(fixtures.resources ?? {}) };
+  const resources: Record<string, readonly unknown[]> = { ...RESOURCES, ...(fixtures.resources ?? {}) };
   const resourceAnswers = new Map<string, string>();
   for (const [name, list] of Object.entries(resources)) resourceAnswers.set(name, JSON.stringify({ code: 200, data: list }));
-  const currencyCodes = _codes(resources.currencies);
-  const invoiceTypeCodes = _codes(resources["invoice-types"]);
+  const checkInvoice = createInvoiceChecker({
+    invoiceTypeCodes: _codes(resources["invoice-types"]),
+    currencyCodes: _codes(resources.currencies),
+  });
 
   // --- Mutable state ---
   const faults = createFaultController();
   const signed = new Map<string, SignedInvoiceRecord>();
+  const parties = new Map<string, PartyRecord>();
+  const postalAddresses = new Set<string>();
   let calls = _zeroCalls();
   const timers = new Set<NodeJS.Timeout>();
   const held = new Set<ServerResponse>();
-
-  const credentialsRejectedBody = JSON.stringify(
-    errorEnvelope(401, "api_credentials_invalid", "api_authentication", "Invalid or missing API key/secret"),
-  );
 
   const state: SimulatorState = {
     signedIrns: () => [...signed.keys()],
     transmittedIrns: () => [...signed.values()].filter((r) => r.transmitted_at !== null).map((r) => r.irn),
     isSigned: (irn) => signed.has(irn),
     isTransmitted: (irn) => (signed.get(irn)?.transmitted_at ?? null) !== null,
+    isReceiptConfirmed: (irn) => (signed.get(irn)?.receipt_confirmed_at ?? null) !== null,
     invoice: (irn) => {
       const r = signed.get(irn);
       return r ? { ...r } : undefined;
     },
+    parties: () => [...parties.values()].map((p) => ({ ...p })),
     calls: (route) => calls[route],
     callCounts: () => ({ ...calls }),
     totalCalls: () => Object.values(calls).reduce((a, b) => a + b, 0),
@@ -202,22 +243,21 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
+    const query = q === -1 ? "" : url.slice(q + 1);
     const method = req.method ?? "GET";
 
     if (controlApi && path.startsWith("/__sim/")) {
-      void _control(req, res, method, path, q === -1 ? "" : url.slice(q + 1));
+      void _control(req, res, method, path, query);
       return;
     }
     const m = _match(method, path);
-    if (m.kind === "not_found") {
-      _send(res, _err(404, "route_not_found", "router", `No route for ${method} ${path}`));
-      return;
-    }
-    if (m.kind === "method_not_allowed") {
-      _send(res, _err(405, "method_not_allowed", "router", `Method ${method} is not allowed here`), { allow: m.allow });
+    if (m === null) {
+      // The real router: the same un-enveloped 404 for an unknown path and an unserved method.
+      _send(res, NO_ROUTE);
       return;
     }
     calls[m.route] += 1;
+    const call: Call = { req, route: m.route, param: m.param, by: m.by, query };
     const fault = faults.take(m.route);
     if (log) {
       const started = performance.now();
@@ -232,31 +272,25 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
       );
     }
     if (fault === undefined) {
-      const answer = _process(req, m.route, m.param);
-      if (answer instanceof Promise) void answer.then((a) => _send(res, a), (e) => _send(res, _internal(m.route, e)));
+      const answer = _process(call);
+      if (answer instanceof Promise) void answer.then((a) => _send(res, a), () => _send(res, _internal(m.route)));
       else _send(res, answer);
       return;
     }
-    void _serveWithFault(req, res, m.route, m.param, fault).catch((e) => _send(res, _internal(m.route, e)));
+    void _serveWithFault(res, call, fault).catch(() => _send(res, _internal(m.route)));
   }
 
-  async function _serveWithFault(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: SimulatorRoute,
-    param: string,
-    fault: Fault,
-  ): Promise<void> {
+  async function _serveWithFault(res: ServerResponse, call: Call, fault: Fault): Promise<void> {
     if (fault.afterProcessing !== true) {
-      const action = renderFault(fault, { route, credentialsRejectedBody });
-      if (action.type !== "delay") return _perform(req, res, action);
+      const action = renderFault(fault, { route: call.route });
+      if (action.type !== "delay") return _perform(call.req, res, action);
       await _delay(action.ms);
       if (_gone(res)) return;
-      return _send(res, await _process(req, route, param));
+      return _send(res, await _process(call));
     }
-    const answer = await _process(req, route, param);
-    const action = renderFault(fault, { route, processedData: _dataOf(answer), credentialsRejectedBody });
-    if (action.type !== "delay") return _perform(req, res, action);
+    const answer = await _process(call);
+    const action = renderFault(fault, { route: call.route, processedData: _dataOf(answer) });
+    if (action.type !== "delay") return _perform(call.req, res, action);
     await _delay(action.ms);
     if (!_gone(res)) _send(res, answer);
   }
@@ -278,7 +312,7 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
       }
       case "respond":
         if (_gone(res)) return;
-        res.writeHead(action.status, { ...action.headers, "content-length": Buffer.byteLength(action.body) });
+        res.writeHead(action.status, { "cache-control": "private", ...action.headers, "content-length": Buffer.byteLength(action.body) });
         res.end(action.body);
     }
   }
@@ -295,130 +329,184 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
 
   // --- Processing (credentials, body, route logic) ---
 
-  function _process(req: IncomingMessage, route: SimulatorRoute, param: string): Answer | Promise<Answer> {
-    if (route === "health") return HEALTH_ANSWER;
+  function _process(call: Call): Answer | Promise<Answer> {
+    const { req, route, param } = call;
+    if (route === "health") return HEALTH;
+    if (route === "resources") {
+      // Public at the regulator (the documented curls carry no credentials); an unknown list is no route.
+      const raw = resourceAnswers.get(param);
+      return raw ? { status: 200, raw } : NO_ROUTE;
+    }
     if (req.headers["x-api-key"] !== apiKey || req.headers["x-api-secret"] !== apiSecret) {
-      return { status: 401, raw: credentialsRejectedBody };
+      return { status: 400, raw: credentialsRejectedBody() };
     }
     switch (route) {
-      case "entity": {
-        const raw = entityAnswers.get(param);
-        return raw ? { status: 200, raw } : _err(404, "entity_not_found", route, "No entity with this id");
-      }
-      case "resources": {
-        const raw = resourceAnswers.get(param);
-        return raw ? { status: 200, raw } : _err(404, "resource_not_found", route, `No resource named "${param}"`);
-      }
+      case "entity":
+        return _entity(param);
       case "confirm":
         return _confirm(param, false);
       case "download":
         return _confirm(param, true);
+      case "transmit-lookup":
+        return _lookup(call.by ?? "irn", param);
+      case "self-health-check":
+        return OK_200;
+      case "pull":
+        return _pull(new URLSearchParams(call.query));
+      case "party-search":
+        return _partySearch(param, new URLSearchParams(call.query));
+      case "invoice-search":
+        return _invoiceSearch(param, new URLSearchParams(call.query));
       case "transmit":
-        // The body (the gateway sends `{}`) is ignored, but read so the connection stays reusable.
+        // The body ("" in the documented curl, `{}` from the gateway) is ignored, but read so the
+        // connection stays reusable.
         return _withBody(req, route, () => _transmit(param), true);
+      case "confirm-receipt":
+        return _withBody(req, route, () => _confirmReceipt(param), true);
       case "authenticate":
         return _withBody(req, route, _authenticate);
+      case "verify-tin":
+        return _withBody(req, route, _verifyTin);
       case "irn-validate":
         return _withBody(req, route, _irnValidate);
       case "validate":
         return _withBody(req, route, (body) => _invoice(body, "validate"));
       case "sign":
         return _withBody(req, route, (body) => _invoice(body, "sign"));
+      case "party-create":
+        return _withBody(req, route, _createParty);
       case "update":
         return _withBody(req, route, (body) => _update(param, body));
     }
   }
 
-  async function _withBody(
-    req: IncomingMessage,
-    route: SimulatorRoute,
-    fn: (body: unknown) => Answer,
-    optional = false,
-  ): Promise<Answer> {
+  async function _withBody(req: IncomingMessage, route: SimulatorRoute, fn: (body: unknown) => Answer, optional = false): Promise<Answer> {
     const read = await _readBody(req, bodyLimit);
     if (read.kind === "too_large") {
-      return { ..._err(413, "payload_too_large", route, `Request body exceeds ${bodyLimit} bytes`), headers: { connection: "close" } };
+      return { ..._err(413, route, "request entity too large", `request body exceeds ${bodyLimit} bytes`), headers: { connection: "close" } };
     }
-    if (read.kind === "aborted") return _err(400, "request_aborted", route, "The request body was not received");
-    if (read.text.trim() === "") {
-      if (optional) return fn(undefined);
-      return _err(400, "invalid_json", route, "The request body is empty; a JSON object is expected");
-    }
+    if (read.kind === "aborted") return _err(400, route, VALIDATION_FAILED, "request body was not received");
+    if (read.text.trim() === "") return optional ? fn(undefined) : _err(400, route, VALIDATION_FAILED, "unexpected end of JSON input");
     let body: unknown;
     try {
       body = JSON.parse(read.text);
     } catch {
-      if (optional) return fn(undefined);
-      return _err(400, "invalid_json", route, "The request body is not valid JSON");
+      return optional ? fn(undefined) : _err(400, route, VALIDATION_FAILED, "request body is not valid JSON");
     }
     return fn(body);
   }
 
   function _authenticate(body: unknown): Answer {
     const route = "authenticate";
-    if (!_isObject(body)) return _validation(route, [{ pointer: "", code: "TYPE", message: "body must be a JSON object" }]);
-    const problems: SimulatorProblem[] = [];
-    const email = _str(body, "email", "/email", problems);
-    const password = _str(body, "password", "/password", problems);
-    if (problems.length > 0 || email === undefined || password === undefined) return _validation(route, problems);
-    const taxpayer = taxpayers.get(email.toLowerCase());
-    if (!taxpayer) return _err(404, "user_not_found", route, "No user account matches this email");
-    if (taxpayer.password !== password) return _err(401, "invalid_credentials", route, "Invalid email or password");
-    if (taxpayer.app_linked === false) {
-      return _err(403, "app_not_linked", route, "The taxpayer has not linked this application as an access point provider");
+    if (!_isObject(body)) return _err(400, route, VALIDATION_FAILED, "request body must be a JSON object");
+    const email = body.email;
+    const password = body.password;
+    if (typeof email !== "string" || email === "" || typeof password !== "string" || password === "") {
+      return _err(400, route, VALIDATION_FAILED, "email and password are required");
     }
+    const taxpayer = taxpayers.get(email.toLowerCase());
+    if (!taxpayer) return _err(404, route, "user not found");
+    if (taxpayer.password !== password) return _err(401, route, "invalid email or password");
+    if (taxpayer.app_linked === false) {
+      return _err(403, route, "the taxpayer has not linked this application as an access point provider");
+    }
+    // The documented 200 sample (AuthenticateTaxPayer).
     return {
       status: 200,
-      body: { code: 200, data: { entity_id: taxpayer.entity_id, user: { email: taxpayer.email, name: taxpayer.name ?? null } } },
+      body: {
+        code: 200,
+        data: { entity_id: taxpayer.entity_id, id: randomUUID(), message: "User logged in", received_at: new Date().toISOString(), status: "200 OK" },
+      },
     };
+  }
+
+  function _verifyTin(body: unknown): Answer {
+    const route = "verify-tin";
+    const tin = _isObject(body) ? body.tin : undefined;
+    if (typeof tin !== "string" || tin === "") return _err(400, route, VALIDATION_FAILED, "tin is required");
+    const found = businessesByTin.get(tin);
+    if (!found) return _err(404, route, "tin not found");
+    // The documented 200 sample (VerifyTin), filled from the fixture business.
+    return {
+      status: 200,
+      body: {
+        code: 200,
+        data: {
+          address: "",
+          email: "",
+          id: found.business.id,
+          jtb_tin: "",
+          message: "TIN Information",
+          phone: "",
+          rc_number: "",
+          status: "200 OK",
+          taxofficer_id: "",
+          taxofficer_name: "",
+          taxpayer_name: found.business.name,
+          taxpayer_type: "C",
+          tin,
+        },
+      },
+    };
+  }
+
+  function _entity(id: string): Answer {
+    const bad = uuidProblem(id);
+    if (bad) return _err(400, "entity", VALIDATION_FAILED, bad);
+    const raw = entityAnswers.get(id);
+    return raw ? { status: 200, raw } : _err(404, "entity", "entity not found");
   }
 
   function _irnValidate(body: unknown): Answer {
     const route = "irn-validate";
-    if (!_isObject(body)) return _validation(route, [{ pointer: "", code: "TYPE", message: "body must be a JSON object" }]);
-    const problems: SimulatorProblem[] = [];
-    const reference = _str(body, "invoice_reference", "/invoice_reference", problems);
-    const businessId = _str(body, "business_id", "/business_id", problems);
-    const irn = _str(body, "irn", "/irn", problems);
-    if (problems.length > 0 || reference === undefined || businessId === undefined || irn === undefined) {
-      return _validation(route, problems);
+    if (!_isObject(body)) return _err(400, route, VALIDATION_FAILED, "request body must be a JSON object");
+    const reference = body.invoice_reference;
+    const businessId = body.business_id;
+    const irn = body.irn;
+    if (typeof reference !== "string" || reference === "" || typeof businessId !== "string" || businessId === "" || typeof irn !== "string" || irn === "") {
+      return _err(400, route, VALIDATION_FAILED, "invoice_reference, business_id and irn are required");
     }
     const found = _business(businessId, route);
     if ("status" in found) return found;
-    const irnProblems = _checkIrn(irn, found, "/irn");
-    const invoiceNo = irn.split("-")[0];
-    if (irnProblems.length === 0 && invoiceNo !== reference) {
-      irnProblems.push({ pointer: "/invoice_reference", code: "MISMATCH", message: "invoice_reference differs from the invoice number in the IRN" });
-    }
-    if (irnProblems.length > 0) return _err(400, "irn_invalid", route, "The IRN is not valid for this business", irnProblems);
-    return OK_200;
+    const problem = _irnProblem(irn, found) ?? (irn.split("-")[0] === reference ? null : "invoice_reference differs from the invoice number in the irn");
+    return problem ? _err(400, route, VALIDATION_FAILED, `irn validation failed: ${problem}`) : OK_200;
   }
 
   function _invoice(body: unknown, route: "validate" | "sign"): Answer {
-    if (!_isObject(body)) return _validation(route, [{ pointer: "", code: "TYPE", message: "body must be a JSON object" }]);
-    const problems = _checkInvoiceShape(body, currencyCodes, invoiceTypeCodes);
-    if (problems.length > 0) return _validation(route, problems);
-    const businessId = body.business_id as string;
+    if (!_isObject(body)) return _err(400, route, VALIDATION_FAILED, "request body must be a JSON object");
+    const problems = checkInvoice(body);
+    if (problems.length > 0) return _err(400, route, VALIDATION_FAILED, detailsText(problems));
     const irn = body.irn as string;
-    const found = _business(businessId, route);
+    const found = _business(body.business_id as string, route);
     if ("status" in found) return found;
-    const cross = _checkIrn(irn, found, "/irn");
-    const supplierTin = (body.accounting_supplier_party as Record<string, unknown>).tin;
-    if (supplierTin !== found.business.tin) {
-      cross.push({ pointer: "/accounting_supplier_party/tin", code: "MISMATCH", message: "supplier TIN differs from the business's TIN" });
+    const cross: string[] = [];
+    const irnProblem = _irnProblem(irn, found);
+    if (irnProblem) cross.push(`irn validation failed: ${irnProblem}`);
+    const supplier = body.accounting_supplier_party as Record<string, unknown>;
+    if (supplier.tin !== found.business.tin) cross.push("accounting_supplier_party.tin does not match the business's tin");
+    for (const side of ["accounting_supplier_party", "accounting_customer_party"] as const) {
+      const party = body[side];
+      if (!_isObject(party)) continue;
+      if (typeof party.id === "string" && !parties.has(party.id)) cross.push(`${side}.id party not found`);
+      if (typeof party.postal_address_id === "string" && !postalAddresses.has(party.postal_address_id)) {
+        cross.push(`${side}.postal_address_id postal address not found`);
+      }
     }
-    if (cross.length > 0) return _validation(route, cross);
+    if (cross.length > 0) return _err(400, route, VALIDATION_FAILED, cross.join("; "));
     if (route === "validate") return OK_200;
-    if (signed.has(irn)) return _err(409, "duplicate_irn", route, "An invoice with this IRN has already been signed");
+    // The real API folds a duplicate into its validation refusal ("… also confirm this is not a duplicate request").
+    if (signed.has(irn)) return _err(400, route, VALIDATION_FAILED, "an invoice with this irn already exists");
     const now = new Date().toISOString();
     signed.set(irn, {
       irn,
-      business_id: businessId,
+      business_id: found.business.id,
       entity_id: found.entity.id,
       status: "SIGNED",
-      payment_status: "PENDING",
+      payment_status: typeof body.payment_status === "string" ? (body.payment_status as PaymentStatus) : "PENDING",
+      payment_reference: null,
       signed_at: now,
       transmitted_at: null,
+      receipt_confirmed_at: null,
       updated_at: now,
       invoice: body,
     });
@@ -426,9 +514,12 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
   }
 
   function _transmit(irn: string): Answer {
+    const route = "transmit";
     const rec = signed.get(irn);
-    if (!rec) return _err(404, "irn_not_found", "transmit", "No signed invoice has this IRN");
-    if (rec.transmitted_at !== null) return _err(409, "already_transmitted", "transmit", "This invoice has already been transmitted");
+    if (!rec) return _err(404, route, "invoice not found");
+    const webhook = businesses.get(rec.business_id)?.business.webhook_url;
+    if (typeof webhook !== "string" || webhook === "") return _err(400, route, "webhook url is not setup");
+    if (rec.transmitted_at !== null) return _err(409, route, "invoice has already been transmitted");
     const now = new Date().toISOString();
     rec.transmitted_at = now;
     rec.updated_at = now;
@@ -436,10 +527,139 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
     return OK_201;
   }
 
+  function _confirmReceipt(irn: string): Answer {
+    const rec = signed.get(irn);
+    if (!rec || rec.transmitted_at === null) return _err(404, "confirm-receipt", "invoice not found");
+    const now = new Date().toISOString();
+    rec.receipt_confirmed_at ??= now;
+    rec.updated_at = now;
+    return OK_200;
+  }
+
+  function _lookup(by: LookupKey, value: string): Answer {
+    if (by === "irn") {
+      const rec = signed.get(value);
+      if (!rec || rec.transmitted_at === null) return _err(404, "transmit-lookup", "invoice not found");
+      return { status: 200, body: { code: 200, data: _exchangeView(rec) } };
+    }
+    const out: Record<string, unknown>[] = [];
+    for (const rec of signed.values()) {
+      if (rec.transmitted_at === null) continue;
+      const key = by === "tin" ? "tin" : "id";
+      if (_partyField(rec, "accounting_supplier_party", key) === value || _partyField(rec, "accounting_customer_party", key) === value) {
+        out.push(_exchangeView(rec));
+      }
+    }
+    return { status: 200, body: { code: 200, data: out } };
+  }
+
+  function _pull(q: URLSearchParams): Answer {
+    const confirmed = q.get("confirmed");
+    const from = q.get("from");
+    const to = q.get("to");
+    for (const [name, value] of [["from", from], ["to", to]] as const) {
+      if (value !== null && !_isIsoDate(value)) return _err(400, "pull", VALIDATION_FAILED, `${name} must be a date YYYY-MM-DD`);
+    }
+    const out: Record<string, unknown>[] = [];
+    for (const rec of signed.values()) {
+      if (rec.transmitted_at === null) continue;
+      const day = rec.transmitted_at.slice(0, 10);
+      if (from !== null && day < from) continue;
+      if (to !== null && day > to) continue;
+      if (confirmed !== null && (rec.receipt_confirmed_at !== null) !== (confirmed === "true")) continue;
+      out.push(_exchangeView(rec));
+    }
+    return { status: 200, body: { code: 200, data: out } };
+  }
+
+  function _createParty(body: unknown): Answer {
+    const route = "party-create";
+    if (!_isObject(body)) return _err(400, route, VALIDATION_FAILED, "request body must be a JSON object");
+    const problems: string[] = [];
+    const str = (key: string, required: boolean): string | null => {
+      const v = body[key];
+      if (v === undefined || v === null || v === "") {
+        if (required) problems.push(`${key} is required`);
+        return null;
+      }
+      if (typeof v !== "string") {
+        problems.push(`${key} must be a string`);
+        return null;
+      }
+      return v;
+    };
+    const businessId = str("business_id", true);
+    const partyName = str("party_name", true);
+    const tin = str("tin", true);
+    const email = str("email", true);
+    const telephone = str("telephone", false);
+    const description = str("business_description", false);
+    let addressId = str("postal_address_id", false);
+    const address = body.postal_address;
+    if (telephone !== null && !telephone.startsWith("+")) problems.push("telephone must start with + (country code)");
+    if (addressId !== null && !postalAddresses.has(addressId)) problems.push("postal_address_id postal address not found");
+    if (addressId === null) {
+      if (!_isObject(address)) problems.push("postal_address or postal_address_id is required");
+      else for (const k of ["street_name", "city_name", "postal_zone", "country"]) if (typeof address[k] !== "string" || address[k] === "") problems.push(`postal_address.${k} is required`);
+    }
+    if (problems.length > 0 || businessId === null || partyName === null || tin === null || email === null) {
+      return _err(400, route, VALIDATION_FAILED, problems.join("; "));
+    }
+    const bad = uuidProblem(businessId);
+    if (bad) return _err(400, route, VALIDATION_FAILED, bad);
+    if (!businesses.has(businessId)) return _err(404, route, "business not found");
+    if (addressId === null) {
+      addressId = randomUUID();
+      postalAddresses.add(addressId);
+    }
+    const party: PartyRecord = {
+      id: randomUUID(),
+      business_id: businessId,
+      party_name: partyName,
+      tin,
+      email,
+      telephone,
+      business_description: description,
+      postal_address_id: addressId,
+      postal_address: _isObject(address) ? { ...address } : null,
+      created_at: new Date().toISOString(),
+    };
+    parties.set(party.id, party);
+    return { status: 201, body: { code: 201, data: party } };
+  }
+
+  function _partySearch(businessId: string, q: URLSearchParams): Answer {
+    const route = "party-search";
+    const bad = uuidProblem(businessId);
+    if (bad) return _err(400, route, VALIDATION_FAILED, bad);
+    if (!businesses.has(businessId)) return _err(404, route, "business not found");
+    const name = q.get("party_name")?.toLowerCase() ?? "";
+    const items = [...parties.values()].filter((p) => p.business_id === businessId && (name === "" || p.party_name.toLowerCase().includes(name)));
+    return _page(items as unknown as Record<string, unknown>[], q, route);
+  }
+
+  function _invoiceSearch(businessId: string, q: URLSearchParams): Answer {
+    const route = "invoice-search";
+    const bad = uuidProblem(businessId);
+    if (bad) return _err(400, route, VALIDATION_FAILED, bad);
+    if (!businesses.has(businessId)) return _err(404, route, "business not found");
+    const filters = INVOICE_FILTERS.flatMap((k) => {
+      const v = q.get(k);
+      return v === null || v === "" ? [] : [[k, v] as const];
+    });
+    const items: Record<string, unknown>[] = [];
+    for (const rec of signed.values()) {
+      if (rec.business_id !== businessId) continue;
+      const view = _invoiceView(rec);
+      if (filters.every(([k, v]) => view[k] === v)) items.push(view);
+    }
+    return _page(items, q, route);
+  }
+
   function _confirm(irn: string, withInvoice: boolean): Answer {
     const rec = signed.get(irn);
     const route = withInvoice ? "download" : "confirm";
-    if (!rec) return _err(404, "irn_not_found", route, "No signed invoice has this IRN");
+    if (!rec) return _err(404, route, "invoice not found");
     const data: Record<string, unknown> = {
       irn: rec.irn,
       business_id: rec.business_id,
@@ -456,30 +676,29 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
   function _update(irn: string, body: unknown): Answer {
     const route = "update";
     const rec = signed.get(irn);
-    if (!rec) return _err(404, "irn_not_found", route, "No signed invoice has this IRN");
-    if (!_isObject(body)) return _validation(route, [{ pointer: "", code: "TYPE", message: "body must be a JSON object" }]);
+    if (!rec) return _err(404, route, "invoice not found");
+    if (!_isObject(body)) return _err(400, route, VALIDATION_FAILED, "request body must be a JSON object");
     const status = body.payment_status;
-    if (status !== "PENDING" && status !== "PAID" && status !== "REJECTED") {
-      return _validation(route, [
-        {
-          pointer: "/payment_status",
-          code: status === undefined ? "REQUIRED" : "UNKNOWN_VALUE",
-          message: "payment_status must be PENDING, PAID or REJECTED",
-        },
-      ]);
+    if (typeof status !== "string" || !PAYMENT_STATUSES.has(status)) {
+      return _err(400, route, VALIDATION_FAILED, "payment_status must be one of PENDING, PAID, CANCELED");
     }
-    rec.payment_status = status;
+    const reference = body.reference;
+    if (reference !== undefined && reference !== null && typeof reference !== "string") {
+      return _err(400, route, VALIDATION_FAILED, "reference must be a string");
+    }
+    rec.payment_status = status as PaymentStatus;
+    if (typeof reference === "string") rec.payment_reference = reference;
     rec.updated_at = new Date().toISOString();
     return OK_200;
   }
 
   function _business(id: string, route: SimulatorRoute): BusinessRecord | Answer {
+    const bad = uuidProblem(id);
+    if (bad) return _err(400, route, VALIDATION_FAILED, bad);
     const found = businesses.get(id);
-    if (!found) return _err(404, "business_not_found", route, "No business with this id");
-    if (!found.business.is_active || !found.entity.is_active) {
-      return _err(400, "business_inactive", route, "The business (or its entity) is not active");
-    }
-    if (found.template === null) return _err(400, "irn_template_missing", route, "The business has no IRN template");
+    if (!found) return _err(404, route, "business not found");
+    if (!found.business.is_active || !found.entity.is_active) return _err(400, route, VALIDATION_FAILED, "business is not active");
+    if (found.template === null) return _err(400, route, VALIDATION_FAILED, "business has no irn template");
     return found;
   }
 
@@ -521,6 +740,7 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
       return reply(200, {
         signed: state.signedIrns(),
         transmitted: state.transmittedIrns(),
+        parties: parties.size,
         calls: state.callCounts(),
         totalCalls: state.totalCalls(),
         faults: faults.list(),
@@ -535,6 +755,8 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
 
   function reset(): void {
     signed.clear();
+    parties.clear();
+    postalAddresses.clear();
     faults.clear();
     calls = _zeroCalls();
   }
@@ -573,52 +795,82 @@ interface Answer {
   headers?: Record<string, string>;
 }
 
-type RouteMatch =
-  | { kind: "route"; route: SimulatorRoute; param: string }
-  | { kind: "not_found" }
-  | { kind: "method_not_allowed"; allow: string };
+type LookupKey = "irn" | "tin" | "party";
 
-const JSON_TYPE = "application/json; charset=utf-8";
-const HEALTH_ANSWER: Answer = { status: 200, raw: JSON.stringify({ code: 200, data: { status: "ok" } }) };
-const OK_200: Answer = { status: 200, raw: JSON.stringify({ code: 200, data: { ok: true } }) };
-const OK_201: Answer = { status: 201, raw: JSON.stringify({ code: 201, data: { ok: true } }) };
-const NOT_FOUND: RouteMatch = { kind: "not_found" };
-const MAX_DETAILS = 50;
-
-function _match(method: string, path: string): RouteMatch {
-  if (path === "/api" || path === "/api/") return _only(method, "GET", "health", "");
-  if (!path.startsWith("/api/v1/")) return NOT_FOUND;
-  const s = path.slice(8).split("/");
-  const [a, b, c] = s;
-  if (s.length === 2 && a === "utilities" && b === "authenticate") return _only(method, "POST", "authenticate", "");
-  if (s.length === 2 && a === "entity" && b) return _only(method, "GET", "entity", _decode(b));
-  if (a !== "invoice") return NOT_FOUND;
-  if (s.length === 2) {
-    if (b === "validate") return _only(method, "POST", "validate", "");
-    if (b === "sign") return _only(method, "POST", "sign", "");
-    return NOT_FOUND;
-  }
-  if (s.length !== 3 || !c) return NOT_FOUND;
-  switch (b) {
-    case "irn":
-      return c === "validate" ? _only(method, "POST", "irn-validate", "") : NOT_FOUND;
-    case "transmit":
-      return _only(method, "POST", "transmit", _decode(c));
-    case "confirm":
-      return _only(method, "GET", "confirm", _decode(c));
-    case "download":
-      return _only(method, "GET", "download", _decode(c));
-    case "update":
-      return _only(method, "PATCH", "update", _decode(c));
-    case "resources":
-      return _only(method, "GET", "resources", _decode(c));
-    default:
-      return NOT_FOUND;
-  }
+interface Call {
+  req: IncomingMessage;
+  route: SimulatorRoute;
+  param: string;
+  /** transmit-lookup: what `param` is. */
+  by?: LookupKey;
+  query: string;
 }
 
-function _only(method: string, allowed: string, route: SimulatorRoute, param: string): RouteMatch {
-  return method === allowed ? { kind: "route", route, param } : { kind: "method_not_allowed", allow: allowed };
+interface RouteMatch {
+  route: SimulatorRoute;
+  param: string;
+  by?: LookupKey;
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+/** The recorded health answer (content-length 16). */
+const HEALTH: Answer = { status: 200, raw: JSON.stringify({ healthy: true }) };
+const NO_ROUTE: Answer = { status: 404, raw: NO_ROUTE_BODY };
+const OK_200: Answer = { status: 200, raw: JSON.stringify({ code: 200, data: { ok: true } }) };
+const OK_201: Answer = { status: 201, raw: JSON.stringify({ code: 201, data: { ok: true } }) };
+const INVOICE_FILTERS = ["irn", "payment_status", "invoice_type_code", "issue_date", "due_date", "tax_currency_code", "document_currency_code"] as const;
+const DEFAULT_PAGE_SIZE = 20;
+const MAX_PAGE_SIZE = 100;
+
+/** Method + path → route (the documented endpoint list, FIRS-MBS Endpoints 1.0.md), or null: no route. */
+function _match(method: string, path: string): RouteMatch | null {
+  if (path === "/api") return method === "GET" ? { route: "health", param: "" } : null;
+  if (!path.startsWith("/api/v1/")) return null;
+  const s = path.slice(8).split("/");
+  const [a, b, c, d, e] = s;
+  const only = (allowed: string, route: SimulatorRoute, param = "", by?: LookupKey): RouteMatch | null =>
+    method === allowed ? { route, param, ...(by ? { by } : {}) } : null;
+  if (a === "utilities" && s.length === 2 && b === "authenticate") return only("POST", "authenticate");
+  // Documented with a trailing slash: /api/v1/utilities/verify-tin/
+  if (a === "utilities" && b === "verify-tin" && (s.length === 2 || (s.length === 3 && c === ""))) return only("POST", "verify-tin");
+  if (a === "entity" && s.length === 2 && b) return only("GET", "entity", _decode(b));
+  if (a !== "invoice" || !b) return null;
+  if (s.length === 2) {
+    if (method === "GET") return { route: "invoice-search", param: _decode(b) };
+    if (b === "validate") return only("POST", "validate");
+    if (b === "sign") return only("POST", "sign");
+    if (b === "party") return only("POST", "party-create");
+    return null;
+  }
+  if (!c) return null;
+  if (s.length === 3) {
+    switch (b) {
+      case "irn":
+        return c === "validate" ? only("POST", "irn-validate") : null;
+      case "party":
+        return only("GET", "party-search", _decode(c));
+      case "transmit":
+        if (c === "self-health-check") return only("GET", "self-health-check");
+        if (c === "pull") return only("GET", "pull");
+        if (method === "PATCH") return { route: "confirm-receipt", param: _decode(c) };
+        return only("POST", "transmit", _decode(c));
+      case "confirm":
+        return only("GET", "confirm", _decode(c));
+      case "download":
+        return only("GET", "download", _decode(c));
+      case "update":
+        return only("PATCH", "update", _decode(c));
+      case "resources":
+        return only("GET", "resources", _decode(c));
+      default:
+        return null;
+    }
+  }
+  if (b === "transmit" && c === "lookup") {
+    if (s.length === 4 && d) return only("GET", "transmit-lookup", _decode(d), "irn");
+    if (s.length === 5 && e && (d === "tin" || d === "party")) return only("GET", "transmit-lookup", _decode(e), d);
+  }
+  return null;
 }
 
 function _decode(segment: string): string {
@@ -629,14 +881,14 @@ function _decode(segment: string): string {
   }
 }
 
-function _send(res: ServerResponse, answer: Answer, extraHeaders?: Record<string, string>): void {
+function _send(res: ServerResponse, answer: Answer): void {
   if (_gone(res)) return;
   const text = answer.raw ?? JSON.stringify(answer.body);
   res.writeHead(answer.status, {
     "content-type": JSON_TYPE,
+    "cache-control": "private",
     "content-length": Buffer.byteLength(text),
     ...answer.headers,
-    ...extraHeaders,
   });
   res.end(text);
 }
@@ -645,16 +897,12 @@ function _gone(res: ServerResponse): boolean {
   return res.headersSent || res.destroyed || res.writableEnded;
 }
 
-function _err(status: number, id: string, handler: string, message: string, details: SimulatorProblem[] = []): Answer {
-  return { status, body: errorEnvelope(status, id, handler, message, details.slice(0, MAX_DETAILS)) };
+function _err(status: number, route: SimulatorRoute, publicMessage: string, details?: string): Answer {
+  return { status, body: errorEnvelope(status, HANDLER_OF[route], publicMessage, details) };
 }
 
-function _validation(route: SimulatorRoute, problems: SimulatorProblem[]): Answer {
-  return _err(400, "validation_failed", route, "The request failed validation", problems);
-}
-
-function _internal(route: SimulatorRoute, _e: unknown): Answer {
-  return _err(500, "internal_server_error", route, "The simulator failed to process the request");
+function _internal(route: SimulatorRoute): Answer {
+  return _err(500, route, "internal server error");
 }
 
 function _dataOf(answer: Answer): unknown {
@@ -692,160 +940,135 @@ function _readBody(req: IncomingMessage, limit: number): Promise<BodyRead> {
   });
 }
 
+/** A fixed timestamp for fixture records (the answers stay byte-identical from run to run). */
+const FIXTURE_TIME = "2025-01-01T00:00:00.000000Z";
+
+/** The real GetEntity answer's shape (docs/regulator-simulator.md lists the fields and defaults). */
 function _entityView(entity: FixtureEntity): Record<string, unknown> {
-  const view: Record<string, unknown> = { id: entity.id, reference: entity.reference };
-  if (entity.name !== undefined) view.name = entity.name;
-  view.is_active = entity.is_active;
-  view.businesses = entity.businesses.map((b) => {
-    const bv: Record<string, unknown> = { id: b.id, name: b.name, tin: b.tin };
-    if (b.reference !== undefined) bv.reference = b.reference;
-    if (b.irn_template !== undefined) bv.irn_template = b.irn_template;
-    bv.service_id = b.service_id;
-    bv.is_active = b.is_active;
-    return { ...bv, ...(b.overrides ?? {}) };
-  });
+  const view: Record<string, unknown> = {
+    id: entity.id,
+    reference: entity.reference,
+    custom_settings: null,
+    created_at: FIXTURE_TIME,
+    updated_at: FIXTURE_TIME,
+    businesses: entity.businesses.map((b) => {
+      const bv: Record<string, unknown> = {
+        id: b.id,
+        reference: b.reference ?? b.id.slice(0, 8),
+        name: b.name,
+        custom_settings: null,
+        created_at: FIXTURE_TIME,
+        updated_at: FIXTURE_TIME,
+        tin: b.tin,
+        sector: b.sector ?? "General Commerce",
+        annual_turnover: b.annual_turnover ?? "1 million - 50 million",
+        support_peppol: b.support_peppol ?? false,
+        is_realtime_reporting: b.is_realtime_reporting ?? false,
+        notification_channels: b.notification_channels ?? "email",
+        erp_system: b.erp_system ?? "",
+      };
+      if (b.irn_template !== undefined) bv.irn_template = b.irn_template;
+      bv.is_active = b.is_active;
+      return { ...bv, ...(b.overrides ?? {}) };
+    }),
+    is_active: entity.is_active,
+    app_reference: entity.app_reference ?? "gatehouse",
+  };
   return { ...view, ...(entity.overrides ?? {}) };
 }
 
+/**
+ * A template → the regex its IRNs match: `{{invoice_id…}}` letters/digits, `{{YYYYMMDD…}}` 8 digits,
+ * the rest literal; a placeholder may carry example text, `{{invoice_id(e.g:INV00XXX)}}`.
+ */
 function _compileTemplate(template: string): RegExp {
   let src = "^";
-  for (const part of template.split(/(\{\{\s*invoice_id\s*\}\}|\{\{\s*YYYYMMDD\s*\}\})/)) {
-    if (/^\{\{\s*invoice_id\s*\}\}$/.test(part)) src += "[A-Za-z0-9]+";
-    else if (/^\{\{\s*YYYYMMDD\s*\}\}$/.test(part)) src += "\\d{8}";
+  for (const part of template.split(/(\{\{\s*(?:invoice_id|YYYYMMDD)\s*(?:\([^{}()]*\))?\s*\}\})/)) {
+    if (/^\{\{\s*invoice_id/.test(part)) src += "[A-Za-z0-9]+";
+    else if (/^\{\{\s*YYYYMMDD/.test(part)) src += "\\d{8}";
     else src += part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   }
   return new RegExp(src + "$");
 }
 
-const IRN_SHAPE = /^([A-Za-z0-9]+)-([A-Za-z0-9]{8})-(\d{8})$/;
+const IRN_SHAPE = /^[A-Za-z0-9]+-[A-Za-z0-9]{8}-(\d{4})(\d{2})(\d{2})$/;
 
-/** IRN = {InvoiceNo}-{ServiceID}-{YYYYMMDD}: shape, the business's service id, a real date, the template. */
-function _checkIrn(irn: string, found: BusinessRecord, pointer: string): SimulatorProblem[] {
+/** IRN = {InvoiceNo}-{ServiceID}-{YYYYMMDD}, a real date, the business's template; the problem or null. */
+function _irnProblem(irn: string, found: BusinessRecord): string | null {
   const m = IRN_SHAPE.exec(irn);
-  if (!m) {
-    return [{ pointer, code: "FORMAT", message: "IRN must be {InvoiceNo}-{ServiceID}-{YYYYMMDD} (invoice number alphanumeric, 8-character service ID)" }];
-  }
-  const problems: SimulatorProblem[] = [];
-  if (m[2] !== found.business.service_id) {
-    problems.push({ pointer, code: "MISMATCH", message: "the IRN's service ID does not belong to this business" });
-  }
-  if (!_isCompactDate(m[3]!)) problems.push({ pointer, code: "FORMAT", message: "the IRN's date part is not a valid YYYYMMDD date" });
-  if (problems.length === 0 && found.template !== null && !found.template.test(irn)) {
-    problems.push({ pointer, code: "MISMATCH", message: "the IRN does not follow the business's IRN template" });
-  }
-  return problems;
+  if (!m) return "irn must be {invoice_id}-{service_id}-{YYYYMMDD}";
+  if (!isRealDate(Number(m[1]), Number(m[2]), Number(m[3]))) return "the irn's date is not a valid YYYYMMDD date";
+  if (found.template !== null && !found.template.test(irn)) return "the irn does not follow the business's irn template";
+  return null;
 }
 
-function _isCompactDate(s: string): boolean {
-  return _isRealDate(Number(s.slice(0, 4)), Number(s.slice(4, 6)), Number(s.slice(6, 8)));
+function _isIsoDate(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  return m !== null && isRealDate(Number(m[1]), Number(m[2]), Number(m[3]));
 }
 
-function _isRealDate(y: number, m: number, d: number): boolean {
-  if (y < 1900 || y > 2999 || m < 1 || m > 12 || d < 1) return false;
-  const dt = new Date(Date.UTC(y, m - 1, d));
-  return dt.getUTCFullYear() === y && dt.getUTCMonth() === m - 1 && dt.getUTCDate() === d;
+function _partyField(rec: SignedInvoiceRecord, side: string, key: string): unknown {
+  const party = rec.invoice[side];
+  return _isObject(party) ? party[key] : undefined;
 }
 
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-function _checkInvoiceShape(doc: Record<string, unknown>, currencies: Set<string>, invoiceTypes: Set<string>): SimulatorProblem[] {
-  const p: SimulatorProblem[] = [];
-  _str(doc, "business_id", "/business_id", p);
-  _str(doc, "irn", "/irn", p);
-  _date(doc, "issue_date", "/issue_date", p, true);
-  _date(doc, "due_date", "/due_date", p, false);
-  _code(doc, "invoice_type_code", invoiceTypes, p, true);
-  _code(doc, "document_currency_code", currencies, p, true);
-  _code(doc, "tax_currency_code", currencies, p, false);
-
-  const supplier = _obj(doc, "accounting_supplier_party", "/accounting_supplier_party", p, true);
-  if (supplier) _str(supplier, "tin", "/accounting_supplier_party/tin", p);
-  _obj(doc, "accounting_customer_party", "/accounting_customer_party", p, false);
-
-  const lines = doc.invoice_line;
-  if (lines === undefined || lines === null) p.push({ pointer: "/invoice_line", code: "REQUIRED", message: "invoice_line is required" });
-  else if (!Array.isArray(lines)) p.push({ pointer: "/invoice_line", code: "TYPE", message: "invoice_line must be an array" });
-  else if (lines.length === 0) p.push({ pointer: "/invoice_line", code: "LENGTH", message: "invoice_line must have at least one line" });
-  else {
-    lines.forEach((line: unknown, i) => {
-      const at = `/invoice_line/${i}`;
-      if (!_isObject(line)) {
-        p.push({ pointer: at, code: "TYPE", message: "an invoice line must be an object" });
-        return;
-      }
-      _num(line, "invoiced_quantity", `${at}/invoiced_quantity`, p, "positive");
-      _num(line, "line_extension_amount", `${at}/line_extension_amount`, p, "any");
-      const item = _obj(line, "item", `${at}/item`, p, true);
-      if (item) _str(item, "name", `${at}/item/name`, p);
-      const price = _obj(line, "price", `${at}/price`, p, true);
-      if (price) _num(price, "price_amount", `${at}/price/price_amount`, p, "non_negative");
-    });
-  }
-
-  const total = _obj(doc, "legal_monetary_total", "/legal_monetary_total", p, true);
-  if (total) {
-    for (const k of ["line_extension_amount", "tax_exclusive_amount", "tax_inclusive_amount", "payable_amount"]) {
-      _num(total, k, `/legal_monetary_total/${k}`, p, "any");
-    }
-  }
-  return p;
+/** An exchanged (transmitted) invoice, as the lookups and pull list it (modelled: no recorded answer). */
+function _exchangeView(rec: SignedInvoiceRecord): Record<string, unknown> {
+  return {
+    irn: rec.irn,
+    business_id: rec.business_id,
+    supplier_tin: _partyField(rec, "accounting_supplier_party", "tin") ?? null,
+    customer_tin: _partyField(rec, "accounting_customer_party", "tin") ?? null,
+    transmitted_at: rec.transmitted_at,
+    receipt_confirmed: rec.receipt_confirmed_at !== null,
+    receipt_confirmed_at: rec.receipt_confirmed_at,
+  };
 }
 
-function _str(o: Record<string, unknown>, key: string, pointer: string, p: SimulatorProblem[]): string | undefined {
-  const val = o[key];
-  if (val === undefined || val === null || val === "") {
-    p.push({ pointer, code: "REQUIRED", message: `${key} is required` });
-    return undefined;
-  }
-  if (typeof val !== "string") {
-    p.push({ pointer, code: "TYPE", message: `${key} must be a string` });
-    return undefined;
-  }
-  return val;
+/** An invoice as SearchInvoice lists it: the searchable fields (modelled: no recorded answer). */
+function _invoiceView(rec: SignedInvoiceRecord): Record<string, unknown> {
+  const doc = rec.invoice;
+  return {
+    irn: rec.irn,
+    business_id: rec.business_id,
+    invoice_type_code: doc.invoice_type_code ?? null,
+    issue_date: doc.issue_date ?? null,
+    due_date: doc.due_date ?? null,
+    document_currency_code: doc.document_currency_code ?? null,
+    tax_currency_code: doc.tax_currency_code ?? null,
+    payment_status: rec.payment_status,
+    status: rec.status,
+    signed_at: rec.signed_at,
+    transmitted_at: rec.transmitted_at,
+  };
 }
 
-function _obj(o: Record<string, unknown>, key: string, pointer: string, p: SimulatorProblem[], required: boolean): Record<string, unknown> | undefined {
-  const val = o[key];
-  if (val === undefined || val === null) {
-    if (required) p.push({ pointer, code: "REQUIRED", message: `${key} is required` });
-    return undefined;
+/** `size` / `page` / `sort_by` / `sort_direction_desc` as documented; the page shape is modelled. */
+function _page(items: Record<string, unknown>[], q: URLSearchParams, route: SimulatorRoute): Answer {
+  const size = q.get("size") === null ? DEFAULT_PAGE_SIZE : Number(q.get("size"));
+  const page = q.get("page") === null ? 1 : Number(q.get("page"));
+  if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE || !Number.isInteger(page) || page < 1) {
+    return _err(400, route, VALIDATION_FAILED, `size must be 1..${MAX_PAGE_SIZE} and page at least 1`);
   }
-  if (!_isObject(val)) {
-    p.push({ pointer, code: "TYPE", message: `${key} must be an object` });
-    return undefined;
-  }
-  return val;
-}
-
-function _num(o: Record<string, unknown>, key: string, pointer: string, p: SimulatorProblem[], range: "any" | "positive" | "non_negative"): void {
-  const val = o[key];
-  if (val === undefined || val === null) p.push({ pointer, code: "REQUIRED", message: `${key} is required` });
-  else if (typeof val !== "number" || !Number.isFinite(val)) p.push({ pointer, code: "TYPE", message: `${key} must be a number` });
-  else if (range === "positive" && val <= 0) p.push({ pointer, code: "RANGE", message: `${key} must be greater than 0` });
-  else if (range === "non_negative" && val < 0) p.push({ pointer, code: "RANGE", message: `${key} must not be negative` });
-}
-
-function _date(o: Record<string, unknown>, key: string, pointer: string, p: SimulatorProblem[], required: boolean): void {
-  const val = o[key];
-  if (val === undefined || val === null) {
-    if (required) p.push({ pointer, code: "REQUIRED", message: `${key} is required` });
-    return;
-  }
-  const m = typeof val === "string" ? ISO_DATE.exec(val) : null;
-  if (!m || !_isRealDate(Number(m[1]), Number(m[2]), Number(m[3]))) {
-    p.push({ pointer, code: "FORMAT", message: `${key} must be a date YYYY-MM-DD` });
-  }
-}
-
-function _code(o: Record<string, unknown>, key: string, allowed: Set<string>, p: SimulatorProblem[], required: boolean): void {
-  const val = o[key];
-  const pointer = `/${key}`;
-  if (val === undefined || val === null || val === "") {
-    if (required) p.push({ pointer, code: "REQUIRED", message: `${key} is required` });
-    return;
-  }
-  if (typeof val !== "string") p.push({ pointer, code: "TYPE", message: `${key} must be a string` });
-  else if (allowed.size > 0 && !allowed.has(val)) p.push({ pointer, code: "UNKNOWN_VALUE", message: `${key} is not a known code` });
+  const sortBy = q.get("sort_by") ?? "created_at";
+  const sortKey = sortBy === "created_at" ? (items[0] && "signed_at" in items[0] ? "signed_at" : "created_at") : sortBy;
+  const desc = q.get("sort_direction_desc") !== "false";
+  const sorted = [...items].sort((x, y) => {
+    const a = String(x[sortKey] ?? "");
+    const b = String(y[sortKey] ?? "");
+    return desc ? b.localeCompare(a) : a.localeCompare(b);
+  });
+  const start = (page - 1) * size;
+  return {
+    status: 200,
+    body: {
+      code: 200,
+      data: {
+        items: sorted.slice(start, start + size),
+        page: { page, size, hasNextPage: start + size < sorted.length, hasPreviousPage: page > 1, totalCount: sorted.length },
+      },
+    },
+  };
 }
 
 function _codes(list: readonly unknown[] | undefined): Set<string> {
