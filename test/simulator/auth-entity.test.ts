@@ -59,6 +59,7 @@ test("missing or wrong deployment credentials → the recorded 400 \"unable to v
   const paths: Array<[string, string]> = [
     ["POST", "/api/v1/utilities/authenticate"],
     ["POST", "/api/v1/utilities/verify-tin/"],
+    ["GET", "/api/v1/entity?size=20&page=1&sort_by=created_at&sort_direction_desc=true"],
     ["GET", `/api/v1/entity/${DEMO.entityId}`],
     ["POST", "/api/v1/invoice/irn/validate"],
     ["POST", "/api/v1/invoice/validate"],
@@ -195,6 +196,15 @@ test("entity lookup: an id that is not a UUID → the recorded 400 (\"invalid UU
   assert.is(bad.json.error.details, "invalid UUID length: 13");
   assert.is(bad.headers.get("content-length"), "294", "the recorded answer's length");
   assertErrorEnvelope(await call(sim, "GET", "/api/v1/entity/00000000-0000-4000-8000-000000000000"), 404, "entity not found", "entity_actions");
+});
+
+test("SearchEntity (GET /api/v1/entity): the entities in GetEntity's shape, paged, filtered by reference", async () => {
+  const all = await call(sim, "GET", "/api/v1/entity?size=20&page=1&sort_by=created_at&sort_direction_desc=true");
+  assert.is(all.status, 200);
+  assert.is(all.json.data.page.totalCount, 6);
+  const one = await call(sim, "GET", "/api/v1/entity?reference=ENT-000001");
+  assert.equal(one.json.data.items.map((e: { id: string }) => e.id), [DEMO.entityId]);
+  assert.equal(one.json.data.items[0], (await call(sim, "GET", `/api/v1/entity/${DEMO.entityId}`)).json.data);
 });
 
 test("test fixtures: absent template key, overrides (malformed metadata), long metadata, missing entity", async () => {

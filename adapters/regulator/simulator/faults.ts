@@ -17,6 +17,7 @@ import * as v from "valibot";
 export const SIMULATOR_ROUTES = [
   "authenticate",
   "verify-tin",
+  "entity-search",
   "entity",
   "irn-validate",
   "validate",
@@ -356,6 +357,7 @@ export const NO_ROUTE_BODY = JSON.stringify({
 export const HANDLER_OF: Readonly<Record<SimulatorRoute, string>> = {
   authenticate: "utility_actions",
   "verify-tin": "utility_actions",
+  "entity-search": "entity_actions",
   entity: "entity_actions",
   "irn-validate": "invoice_actions",
   validate: "invoice_actions",

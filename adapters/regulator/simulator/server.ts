@@ -195,10 +195,13 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
   const taxpayers = new Map<string, FixtureTaxpayer>();
   for (const t of fixtures.taxpayers) taxpayers.set(t.email.toLowerCase(), t);
   const entityAnswers = new Map<string, string>();
+  const entityViews: Record<string, unknown>[] = [];
   const businesses = new Map<string, BusinessRecord>();
   const businessesByTin = new Map<string, BusinessRecord>();
   for (const entity of fixtures.entities) {
-    entityAnswers.set(entity.id, JSON.stringify({ code: 200, data: _entityView(entity) }));
+    const view = _entityView(entity);
+    entityViews.push(view);
+    entityAnswers.set(entity.id, JSON.stringify({ code: 200, data: view }));
     for (const business of entity.businesses) {
       const template = typeof business.irn_template === "string" && business.irn_template !== "" ? _compileTemplate(business.irn_template) : null;
       const record: BusinessRecord = { business, entity, template };
@@ -343,6 +346,8 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
     switch (route) {
       case "entity":
         return _entity(param);
+      case "entity-search":
+        return _entitySearch(new URLSearchParams(call.query));
       case "confirm":
         return _confirm(param, false);
       case "download":
@@ -455,6 +460,12 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
     if (bad) return _err(400, "entity", VALIDATION_FAILED, bad);
     const raw = entityAnswers.get(id);
     return raw ? { status: 200, raw } : _err(404, "entity", "entity not found");
+  }
+
+  /** SearchEntity: `size`, `page`, `sort_by`, `sort_direction_desc`, `reference` (documented); the page shape is modelled. */
+  function _entitySearch(q: URLSearchParams): Answer {
+    const reference = q.get("reference") ?? "";
+    return _page(reference === "" ? entityViews : entityViews.filter((e) => e.reference === reference), q, "entity-search");
   }
 
   function _irnValidate(body: unknown): Answer {
@@ -833,6 +844,7 @@ function _match(method: string, path: string): RouteMatch | null {
   if (a === "utilities" && s.length === 2 && b === "authenticate") return only("POST", "authenticate");
   // Documented with a trailing slash: /api/v1/utilities/verify-tin/
   if (a === "utilities" && b === "verify-tin" && (s.length === 2 || (s.length === 3 && c === ""))) return only("POST", "verify-tin");
+  if (a === "entity" && s.length === 1) return only("GET", "entity-search");
   if (a === "entity" && s.length === 2 && b) return only("GET", "entity", _decode(b));
   if (a !== "invoice" || !b) return null;
   if (s.length === 2) {
