@@ -519,9 +519,10 @@ function _parseEntity(d: Record<string, unknown>, requestedId: string): Regulato
       let serviceId: string | null = null;
       if (b.irn_template !== undefined && b.irn_template !== null && b.irn_template !== "") {
         irnTemplate = str(b.irn_template, L.irnTemplateLength, true);
-        // The service ID lives in the template; a template the IRN check cannot use is malformed metadata.
+        // The service ID lives in the template: one without it where the IRN format needs it is malformed
+        // metadata (an over-long one is already "unsupported").
         serviceId = serviceIdOfTemplate(irnTemplate);
-        if (serviceId === null && typeof b.irn_template === "string" && b.irn_template.length <= L.irnTemplateLength) invalid = true;
+        if (serviceId === null && irnTemplate.length <= L.irnTemplateLength) invalid = true;
       }
       businesses.push({
         id: bid,

@@ -465,7 +465,7 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
   /** SearchEntity: `size`, `page`, `sort_by`, `sort_direction_desc`, `reference` (documented); the page shape is modelled. */
   function _entitySearch(q: URLSearchParams): Answer {
     const reference = q.get("reference") ?? "";
-    return _page(reference === "" ? entityViews : entityViews.filter((e) => e.reference === reference), q, "entity-search");
+    return _page(reference === "" ? entityViews : entityViews.filter((e) => e.reference === reference), q, "entity-search", "created_at");
   }
 
   function _irnValidate(body: unknown): Answer {
@@ -646,7 +646,7 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
     if (!businesses.has(businessId)) return _err(404, route, "business not found");
     const name = q.get("party_name")?.toLowerCase() ?? "";
     const items = [...parties.values()].filter((p) => p.business_id === businessId && (name === "" || p.party_name.toLowerCase().includes(name)));
-    return _page(items as unknown as Record<string, unknown>[], q, route);
+    return _page(items, q, route, "created_at");
   }
 
   function _invoiceSearch(businessId: string, q: URLSearchParams): Answer {
@@ -664,7 +664,7 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
       const view = _invoiceView(rec);
       if (filters.every(([k, v]) => view[k] === v)) items.push(view);
     }
-    return _page(items, q, route);
+    return _page(items, q, route, "signed_at");
   }
 
   function _confirm(irn: string, withInvoice: boolean): Answer {
@@ -1055,19 +1055,22 @@ function _invoiceView(rec: SignedInvoiceRecord): Record<string, unknown> {
   };
 }
 
-/** `size` / `page` / `sort_by` / `sort_direction_desc` as documented; the page shape is modelled. */
-function _page(items: Record<string, unknown>[], q: URLSearchParams, route: SimulatorRoute): Answer {
+/**
+ * `size` / `page` / `sort_by` / `sort_direction_desc` as documented (`sort_by=created_at` sorts by
+ * `createdField`, the item's creation time); the page shape is modelled.
+ */
+function _page<T extends object>(items: readonly T[], q: URLSearchParams, route: SimulatorRoute, createdField: string): Answer {
   const size = q.get("size") === null ? DEFAULT_PAGE_SIZE : Number(q.get("size"));
   const page = q.get("page") === null ? 1 : Number(q.get("page"));
   if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE || !Number.isInteger(page) || page < 1) {
     return _err(400, route, VALIDATION_FAILED, `size must be 1..${MAX_PAGE_SIZE} and page at least 1`);
   }
   const sortBy = q.get("sort_by") ?? "created_at";
-  const sortKey = sortBy === "created_at" ? (items[0] && "signed_at" in items[0] ? "signed_at" : "created_at") : sortBy;
+  const sortKey = sortBy === "created_at" ? createdField : sortBy;
   const desc = q.get("sort_direction_desc") !== "false";
   const sorted = [...items].sort((x, y) => {
-    const a = String(x[sortKey] ?? "");
-    const b = String(y[sortKey] ?? "");
+    const a = String((x as Record<string, unknown>)[sortKey] ?? "");
+    const b = String((y as Record<string, unknown>)[sortKey] ?? "");
     return desc ? b.localeCompare(a) : a.localeCompare(b);
   });
   const start = (page - 1) * size;
