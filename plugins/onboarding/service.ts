@@ -20,17 +20,23 @@ import {
   selectForOnboarding,
   selectForReverification,
 } from "./identity.ts";
-import { createIdempotency, KeepClaim, type IdempotentAnswer, type Outcome, type PresentedFingerprint } from "./idempotency.ts";
+import {
+  createIdempotency,
+  idempotencyId,
+  KeepClaim,
+  type IdempotencyDoc,
+  type IdempotentAnswer,
+  type Outcome,
+  type PresentedFingerprint,
+} from "../../core/idempotency.ts";
 import type { DecisionInput, ListInput, MigrationInput, OnboardingInput, ReverificationInput, RotationInput } from "./schemas.ts";
 import { DEFAULT_LIST_LIMIT } from "./schemas.ts";
 import {
   cryptoFingerprint,
   identityKeyOf,
-  idempotencyId,
   keyedHash,
   subKeyOf,
   type CryptoMaterial,
-  type IdempotencyDoc,
   type MigrationDoc,
   type MigrationSide,
   type OnboardingStore,
@@ -82,7 +88,7 @@ export interface ListPage {
 
 export function createOnboardingService(o: OnboardingServiceOptions) {
   const { store, regulator, log, secret, now } = o;
-  const idem = createIdempotency(store, {
+  const idem = createIdempotency(store.idempotency, {
     now,
     staleAfterMs: o.staleAfterMs,
     waitMs: o.inFlightWaitMs,

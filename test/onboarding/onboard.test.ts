@@ -5,7 +5,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { deriveIdempotencySecret, idempotencyId, COLLECTIONS, type IdempotencyDoc } from "../../plugins/onboarding/store.ts";
+import { idempotencyId, type IdempotencyDoc } from "../../core/idempotency.ts";
+import { deriveIdempotencySecret, COLLECTIONS } from "../../plugins/onboarding/store.ts";
 import { onboardingFingerprint } from "../../plugins/onboarding/service.ts";
 import {
   DEMO_KEY,
