@@ -140,6 +140,19 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
+  directory: v.optional(
+    v.strictObject({
+      /**
+       * How long a process answers from its cached domain record before reading the store again.
+       * Changes are also pushed to every process at once (coordination publish/subscribe); this
+       * bounds how stale a record can be when a notification is lost. Keys are never cached.
+       */
+      domainCacheTtlMs: v.optional(POSITIVE_INT, 1_000),
+      /** Retry-After of the 503 GW_TENANT_MODE_UNAVAILABLE answered while a domain drains for a mode change. */
+      drainRetryAfterSeconds: v.optional(POSITIVE_INT, 30),
+    }),
+    {},
+  ),
   businesses: v.array(BusinessSchema),
   operators: v.optional(v.strictObject({ apiKeys: v.array(CredentialSchema) }), { apiKeys: [] }),
   collections: v.optional(
