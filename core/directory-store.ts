@@ -64,6 +64,17 @@ export interface DomainFields {
   autoTransmit: boolean;
 }
 
+/**
+ * The last Admin API change of a record, written in the same compare-and-set as the change itself:
+ * a mutation resumed after a failure finds its own change here and completes the audit record.
+ */
+export interface LastChange {
+  /** The idempotency record of the mutation. */
+  op: string;
+  action: string;
+  changes: Record<string, unknown>;
+}
+
 export interface DomainDoc extends Doc, DomainFields {
   /** +1 at every approval in a (possibly new) mode; a request authorized under another is refused. */
   modeVersion: number;
@@ -71,6 +82,7 @@ export interface DomainDoc extends Doc, DomainFields {
   pendingMode: Mode | null;
   drainingSince: string | null;
   seed: DomainFields | null;
+  lastChange?: LastChange;
   rev: number;
   createdAt: string;
   updatedAt: string;
@@ -95,6 +107,7 @@ export interface CredentialDoc extends Doc {
   createdBy?: string;
   rolledFrom: string | null;
   rolledTo: string | null;
+  lastChange?: LastChange;
   rev: number;
   createdAt: string;
   updatedAt: string;

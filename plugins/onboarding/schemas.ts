@@ -105,3 +105,12 @@ export const ListQuery = v.object({
 export type ListInput = v.InferOutput<typeof ListQuery>;
 
 export const DEFAULT_LIST_LIMIT = 20;
+
+/** GET /admin/identity-reviews?status=&businessId=&limit=&cursor= (operator) */
+export const ReviewListQuery = v.object({
+  status: v.optional(v.picklist(["pending", "approved", "rejected", "migrated"], 'one of "pending", "approved", "rejected", "migrated"'), "pending"),
+  businessId: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "a business id"))),
+  limit: ListQuery.entries.limit,
+  cursor: ListQuery.entries.cursor,
+});
+export type ReviewListInput = v.InferOutput<typeof ReviewListQuery>;

@@ -29,7 +29,7 @@ import {
   type Outcome,
   type PresentedFingerprint,
 } from "../../core/idempotency.ts";
-import type { DecisionInput, ListInput, MigrationInput, OnboardingInput, ReverificationInput, RotationInput } from "./schemas.ts";
+import type { DecisionInput, ListInput, MigrationInput, OnboardingInput, ReverificationInput, ReviewListInput, RotationInput } from "./schemas.ts";
 import { DEFAULT_LIST_LIMIT } from "./schemas.ts";
 import {
   cryptoFingerprint,
@@ -281,6 +281,24 @@ export function createOnboardingService(o: OnboardingServiceOptions) {
     const last = items[items.length - 1];
     return {
       data: items.map(subBusinessView),
+      nextCursor: page.items.length > limit && last ? _encodeCursor(last.createdAt, last._id) : null,
+    };
+  }
+
+  /** Operator: reviews of every business in one status (default pending), oldest first. */
+  async function listReviews(input: ReviewListInput) {
+    const limit = input.limit ?? DEFAULT_LIST_LIMIT;
+    const filter: Filter = { status: input.status };
+    if (input.businessId !== undefined) filter.businessId = input.businessId;
+    if (input.cursor !== undefined) {
+      const [t, id] = _decodeCursor(input.cursor);
+      filter.$or = [{ createdAt: { $gt: t } }, { createdAt: t, _id: { $gt: id } }];
+    }
+    const page = await db(() => store.reviews.find(filter, { sort: [{ field: "createdAt", direction: 1 }], limit: limit + 1 }));
+    const items = page.items.slice(0, limit);
+    const last = items[items.length - 1];
+    return {
+      data: items.map((r) => ({ ...reviewView(r, true), businessId: r.businessId, state: r.state })),
       nextCursor: page.items.length > limit && last ? _encodeCursor(last.createdAt, last._id) : null,
     };
   }
@@ -695,7 +713,7 @@ export function createOnboardingService(o: OnboardingServiceOptions) {
     return _finishDecision(review, op);
   }
 
-  return { onboard, list, get, identityVersions, reverify, rotateCrypto, decideReview, migrate };
+  return { onboard, list, listReviews, get, identityVersions, reverify, rotateCrypto, decideReview, migrate };
 }
 
 export type OnboardingService = ReturnType<typeof createOnboardingService>;
