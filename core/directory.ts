@@ -113,6 +113,11 @@ export interface TenantDirectory {
 
 export const DIRECTORY_CHANNEL = "directory";
 
+/** Announces a change to every process's directory (`origin`: the announcing directory, which skips its own). */
+export function announceChange(coordination: CoordinationStore, change: DirectoryChange, origin = ""): Promise<void> {
+  return coordination.publish(DIRECTORY_CHANNEL, JSON.stringify({ ...change, origin }));
+}
+
 export function hashSecret(secret: string): string {
   return "sha256:" + hash("sha256", secret);
 }
@@ -138,7 +143,7 @@ export async function openDirectory(o: DirectoryOptions): Promise<TenantDirector
 
   const publish = async (change: DirectoryChange): Promise<void> => {
     try {
-      await o.coordination.publish(DIRECTORY_CHANNEL, JSON.stringify({ ...change, origin }));
+      await announceChange(o.coordination, change, origin);
     } catch (e) {
       // The change is stored; other processes see it when their cached entry expires.
       log.warn("directory_change_not_announced", { kind: change.kind, id: change.id, error: describeError(e) });
