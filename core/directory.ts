@@ -4,10 +4,13 @@
  * changed by operators through the Admin API without a restart. Spec §5.3: authorization is fresh,
  * configuration may be cached.
  *
- * - Credentials are never cached as answers: every key check reads the key's record by its `_id`
- *   ("sha256:<hex>" of the presented key), so a revoked or expired key is refused by the next request
- *   of every process. What is derived from a record (the Principal) is reused while the record's
- *   `rev` is unchanged, so an unchanged key costs one store read and no new objects.
+ * - Credentials are never cached as answers: every key check asks the store about the key's record
+ *   by its `_id` ("sha256:<hex>" of the presented key), so a revoked or expired key is refused by the
+ *   next request of every process. What is derived from a record (the Principal) is kept with the
+ *   record's `rev` and deadline; a later check asks the store to count the record with that `_id`,
+ *   `rev`, `revoked: false` and deadline — one indexed lookup that copies nothing — and reads the
+ *   record again only when that count is 0 (changed, revoked, deleted). Every writer of a key record
+ *   increments its `rev`.
  * - Domain records are cached per process for `directory.domainCacheTtlMs`, and every change is
  *   pushed at once through the coordination port's publish/subscribe (Redis on the scale-out
  *   profile): a message makes the entry stale and reloads it. A lost subscription (`gap`) makes every
@@ -155,7 +158,8 @@ export async function openDirectory(o: DirectoryOptions): Promise<TenantDirector
   const businesses = new Map<string, BusinessRecord>();
   const domains = new Map<string, _DomainEntry>();
   const loading = new Map<string, Promise<DomainRecord | null>>();
-  const principals = new Map<string, { rev: number; principal: Principal }>();
+  /** What was derived from each valid key record, by key hash, with the record's rev and deadline. */
+  const principals = new Map<string, { rev: number; expiresAt: number | null; principal: Principal }>();
   /** Bumped by every change and gap: a load that started before one does not fill the cache. */
   let epoch = 0;
 
@@ -273,27 +277,25 @@ export async function openDirectory(o: DirectoryOptions): Promise<TenantDirector
 
     async authenticate(scheme, secret) {
       const id = hashSecret(secret);
+      const known = principals.get(id);
+      // Fresh, and cheap: the store confirms the record is still the one the principal was built
+      // from (same rev, not revoked, same deadline), by a count on its _id, without copying it.
+      if (known !== undefined && (await ds.credentials.count({ _id: id, rev: known.rev, revoked: false, expiresAt: known.expiresAt })) === 1)
+        return known.principal.scheme === scheme && (known.expiresAt === null || known.expiresAt > now()) ? known.principal : null;
       const doc = await ds.credentials.get(id);
-      if (doc === null) {
+      if (doc === null || doc.revoked) {
         principals.delete(id);
         return null;
       }
-      let known = principals.get(id);
-      if (known === undefined || known.rev !== doc.rev) {
-        checkCredentialDoc(doc);
-        known = {
-          rev: doc.rev,
-          principal: Object.freeze({
-            scheme: doc.scheme,
-            credentialId: doc.credentialId,
-            businessId: doc.businessId,
-            ipWhitelisted: Object.freeze([...doc.ipWhitelisted]),
-          }),
-        };
-        principals.set(id, known);
-      }
-      if (doc.scheme !== scheme || doc.revoked || (doc.expiresAt !== null && doc.expiresAt <= now())) return null;
-      return known.principal;
+      checkCredentialDoc(doc);
+      const principal: Principal = Object.freeze({
+        scheme: doc.scheme,
+        credentialId: doc.credentialId,
+        businessId: doc.businessId,
+        ipWhitelisted: Object.freeze([...doc.ipWhitelisted]),
+      });
+      principals.set(id, { rev: doc.rev, expiresAt: doc.expiresAt, principal });
+      return doc.scheme === scheme && (doc.expiresAt === null || doc.expiresAt > now()) ? principal : null;
     },
 
     business: (id) => businesses.get(id) ?? null,

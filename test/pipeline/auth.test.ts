@@ -49,14 +49,14 @@ async function assertNoKeys(res: Response): Promise<void> {
 }
 
 /**
- * A gateway composed as in production on the embedded store, whose credential reads can be made to
- * fail at run time (`state.down`), with the raw store at hand to change records as another process would.
+ * A gateway composed as in production on the embedded store, whose credential reads (the first
+ * check reads the record, later ones count it unchanged) can be made to fail at run time (`state.down`), with the raw store at hand to change records as another process would.
  */
 async function gatewayWithStore() {
   const state = { down: false };
   const raw = await createUnstorageDocumentStore({ driver: "memory" });
   const store = withStoreFaults(raw, (collection, method) =>
-    state.down && collection === DIRECTORY_COLLECTIONS.credentials && method === "get" ? "before" : null,
+    state.down && collection === DIRECTORY_COLLECTIONS.credentials && (method === "get" || method === "count") ? "before" : null,
   );
   const tg = await start({ plugins: [probePlugin], ports: { documentStore: store } });
   const credentials = raw.collection<CredentialDoc>(DIRECTORY_COLLECTIONS.credentials);
@@ -261,7 +261,7 @@ test("a key record that cannot be read gives 503 GW_TENANT_AUTHORIZATION_UNAVAIL
 });
 
 test("a key revoked in the store is refused on the very next request (no cached authorization)", async () => {
-  const { gateway, setCredential } = await gatewayWithStore();
+  const { gateway, setCredential, credentials } = await gatewayWithStore();
   assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
   await setCredential("demo-primary", { revoked: true });
   await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
@@ -269,6 +269,9 @@ test("a key revoked in the store is refused on the very next request (no cached 
   await expectProblem(await call(gateway, "/probe/admin", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }), 401, "GW_ADMIN_AUTHENTICATION_FAILED", "DO_NOT_RETRY");
   await setCredential("demo-primary", { revoked: false });
   assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "un-revoked: accepted again");
+  // Even a hand edit of the store that forgets to bump the record's rev is seen at once.
+  await credentials.findOneAndUpdate({ credentialId: "demo-primary" }, { $set: { revoked: true } });
+  await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
   await gateway.close();
 });
 
