@@ -4,6 +4,7 @@
  */
 import * as v from "valibot";
 import { ngnToKobo } from "../../core/money.ts";
+import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 
 const BUSINESS_ID = v.pipe(v.string("must be a string"), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "a business id"));
 const HOST = v.pipe(
@@ -18,18 +19,6 @@ const MAX_FEE_NGN = 1_000_000;
 /** A roll's grace period and a new key's lifetime are bounded: at most this far ahead. */
 export const MAX_KEY_DEADLINE_MS = 366 * 24 * 60 * 60 * 1000;
 
-const LIMIT = v.optional(
-  v.pipe(
-    v.string(),
-    v.regex(/^[0-9]{1,4}$/, "an integer from 1 to 100"),
-    v.transform(Number),
-    v.minValue(1, "an integer from 1 to 100"),
-    v.maxValue(100, "an integer from 1 to 100"),
-  ),
-);
-const CURSOR = v.optional(
-  v.pipe(v.string(), v.minLength(1, "1 to 512 characters"), v.maxLength(512, "1 to 512 characters"), v.regex(/^[A-Za-z0-9_-]+$/, "an opaque cursor from nextCursor")),
-);
 const ISO_TIME = v.pipe(
   v.string("must be a string"),
   v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/, "an ISO 8601 date-time with a time zone"),
@@ -42,25 +31,25 @@ export const BusinessParams = v.object({ businessId: BUSINESS_ID });
 export const DomainParams = v.object({ host: HOST });
 export const KeyParams = v.object({ keyId: KEY_ID });
 
-export const BusinessListQuery = v.object({ limit: LIMIT, cursor: CURSOR });
+export const BusinessListQuery = v.object({ limit: LIST_LIMIT, cursor: LIST_CURSOR });
 export const DomainListQuery = v.object({
   businessId: v.optional(BUSINESS_ID),
   approval: v.optional(v.picklist(["approved", "draining", "pending_approval"], 'one of "approved", "draining", "pending_approval"')),
-  limit: LIMIT,
-  cursor: CURSOR,
+  limit: LIST_LIMIT,
+  cursor: LIST_CURSOR,
 });
 export const KeyListQuery = v.object({
   businessId: v.optional(BUSINESS_ID),
   scheme: v.optional(v.picklist(["gateway", "collections", "operator"], 'one of "gateway", "collections", "operator"')),
   status: v.optional(v.picklist(["active", "revoked", "expired"], 'one of "active", "revoked", "expired"')),
-  limit: LIMIT,
-  cursor: CURSOR,
+  limit: LIST_LIMIT,
+  cursor: LIST_CURSOR,
 });
 export const AuditListQuery = v.object({
   targetId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(253))),
   action: v.optional(v.pipe(v.string(), v.regex(/^[a-z_]+\.[a-z_]+$/, 'an action such as "key.revoke"'))),
-  limit: LIMIT,
-  cursor: CURSOR,
+  limit: LIST_LIMIT,
+  cursor: LIST_CURSOR,
 });
 export type ListLimit = { limit?: number; cursor?: string };
 export type DomainListInput = v.InferOutput<typeof DomainListQuery>;

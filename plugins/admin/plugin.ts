@@ -11,6 +11,7 @@ import { openDirectoryStore } from "../../core/directory-store.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { deriveKey } from "../../core/keyed-hash.ts";
 import { definePlugin, requirePort, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
+import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 import { json } from "../../core/respond.ts";
 import { isDependencyUnavailableError } from "../../adapters/ports.ts";
 import { directoryRoutes } from "./directory-routes.ts";
@@ -50,10 +51,8 @@ export const admin = createAdminPlugin();
 
 const FrozenQuerySchema = v.object({
   businessId: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "a business id"))),
-  limit: v.optional(
-    v.pipe(v.string(), v.regex(/^[0-9]{1,4}$/, "an integer from 1 to 100"), v.transform(Number), v.minValue(1, "an integer from 1 to 100"), v.maxValue(100, "an integer from 1 to 100")),
-  ),
-  cursor: v.optional(v.pipe(v.string(), v.maxLength(512, "an opaque cursor from nextCursor"), v.regex(/^[A-Za-z0-9_-]+$/, "an opaque cursor from nextCursor"))),
+  limit: LIST_LIMIT,
+  cursor: LIST_CURSOR,
 });
 
 function frozenRoute(sources: readonly FrozenSource[]): RouteDeclaration {

@@ -8,7 +8,6 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
-import { hashSecret } from "../../core/directory.ts";
 import { DIRECTORY_COLLECTIONS, type CredentialDoc } from "../../core/directory-store.ts";
 import { expectProblem } from "../support/assertions.ts";
 import {
@@ -26,6 +25,7 @@ import {
   testConfig,
 } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
+import { credentialDoc } from "../support/directory.ts";
 import { withStoreFaults } from "../support/store-faults.ts";
 
 /** A collections-envelope error: returns its message. */
@@ -298,25 +298,7 @@ test("an unreadable key record gives 503 GW_TENANT_AUTHORIZATION_UNAVAILABLE (no
 test("a collections key whose business the directory does not know gives 503 GW_AUTH_CONTEXT_UNAVAILABLE", async () => {
   const { gateway, credentials } = await gatewayWithStore();
   const orphan = "sk_test_orphan_0001";
-  const now = new Date().toISOString();
-  await credentials.insert({
-    _id: hashSecret(orphan),
-    credentialId: "orphan-collections",
-    scheme: "bearer",
-    businessId: "ghost",
-    ipWhitelisted: [],
-    revoked: false,
-    revokedAt: null,
-    expiresAt: null,
-    hint: null,
-    source: "operator",
-    seed: null,
-    rolledFrom: null,
-    rolledTo: null,
-    rev: 1,
-    createdAt: now,
-    updatedAt: now,
-  });
+  await credentials.insert(credentialDoc(orphan, { credentialId: "orphan-collections", scheme: "bearer", businessId: "ghost" }));
   const res = await call(gateway, "/api/v1/probe", "localhost", { authorization: `Bearer ${orphan}` });
   assert.is(res.status, 503);
   const body = await res.json();

@@ -12,6 +12,7 @@ import type { CoordinationStore, DocumentStore } from "../../adapters/ports.ts";
 import { hashSecret, openDirectory, type TenantDirectory } from "../../core/directory.ts";
 import { DIRECTORY_COLLECTIONS, openDirectoryStore, type DirectoryStore } from "../../core/directory-store.ts";
 import { createLogger, type LogFields } from "../../core/log.ts";
+import { credentialDoc } from "../support/directory.ts";
 import { ADMIN_KEY, DEMO_KEY, DEMO_RAW, OTHER, PASSTHROUGH, STORED, testConfig } from "../support/gateway.ts";
 
 interface Env {
@@ -130,25 +131,7 @@ test("an operator's change is never overwritten by a seed: kept and logged until
 test("--sync deletes what the file does not name (an operator's key, a domain); a seed leaves them", async () => {
   const e = await env();
   await e.open();
-  const now = new Date().toISOString();
-  await e.ds.credentials.insert({
-    _id: hashSecret("gw_test_operator_made_0001"),
-    credentialId: "demo-extra",
-    scheme: "apiKey",
-    businessId: "demo",
-    ipWhitelisted: [],
-    revoked: false,
-    revokedAt: null,
-    expiresAt: null,
-    hint: null,
-    source: "operator",
-    seed: null,
-    rolledFrom: null,
-    rolledTo: null,
-    rev: 1,
-    createdAt: now,
-    updatedAt: now,
-  });
+  await e.ds.credentials.insert(credentialDoc("gw_test_operator_made_0001", { credentialId: "demo-extra", scheme: "apiKey", businessId: "demo" }));
   const withoutOther = businesses((b) => b[1].gateway.domains.splice(0, 1));
   let d = await e.open(withoutOther);
   assert.ok(await e.ds.domains.get(OTHER), "a seed never deletes");
