@@ -3,11 +3,10 @@
  * exit 1) without a gateway; `config sync FILE` makes the directory's store match the file exactly
  * (as `npm start -- --sync` does at boot), announcing each change to the running gateways.
  */
-import { consola } from "consola";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import type { Flags } from "./commands.ts";
-import { table } from "./output.ts";
+import { consola, table } from "./output.ts";
 
 /** Validates FILE as written (environment overrides are not applied). */
 export function checkConfig(file: string, flags: Flags): number {

@@ -7,9 +7,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import { consola } from "consola";
 import { COMMANDS, type Command, type Flags } from "./commands.ts";
-import { printError, printResult, usage } from "./output.ts";
+import { consola, printError, printResult, usage } from "./output.ts";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
 

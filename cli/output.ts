@@ -2,8 +2,14 @@
  * What the CLI prints: tables and records for people (consola), the Admin API's JSON as it came for
  * scripts (`--json`), and problems with their code, detail, violations and how to retry.
  */
-import { consola } from "consola";
+import { createConsola } from "consola";
 import { COMMANDS, type Command, type Flags } from "./commands.ts";
+
+/**
+ * The CLI's consola: the fancy reporter everywhere (also under CI, where consola's basic reporter
+ * would put `[log]` before every table), no timestamps.
+ */
+export const consola = createConsola({ fancy: true, formatOptions: { date: false } });
 
 export function usage(): string {
   const lines = [

@@ -23,8 +23,8 @@
  *   (GW_DOMAIN_APPROVAL_STATE_CHANGED).
  *
  * Failures are thrown (DependencyUnavailableError from the store, DirectoryRecordError for an
- * unreadable record); the pipeline stages turn them into the spec's 503 codes (docs/decisions.md
- * "Directory failures").
+ * unreadable record); the pipeline stages turn them into the spec's 503 codes (docs/operations.md
+ * "Tenant directory", docs/decisions.md "Control plane").
  */
 import { hash, randomUUID } from "node:crypto";
 import type { CoordinationStore, DocumentStore, Subscription } from "../adapters/ports.ts";
@@ -40,7 +40,6 @@ import {
   type BusinessDoc,
   type BusinessState,
   type CredentialScheme,
-  type DirectoryStore,
   type DomainDoc,
   type Mode,
   type WebhookSettings,

@@ -5,8 +5,8 @@
  * read from the directory's store on every request (never a cached answer), so a revoked or expired
  * key is refused at once by every process. When the record cannot be read nothing falls back to an
  * earlier result: 503 GW_TENANT_AUTHORIZATION_UNAVAILABLE for a customer key, GW_AUTH_CONTEXT_UNAVAILABLE
- * for an operator key or a collections key whose business is unknown (docs/decisions.md
- * "Directory failures").
+ * for an operator key or a collections key whose business is unknown (docs/operations.md
+ * "Tenant directory", docs/decisions.md "Control plane").
  */
 import type { RequestContext } from "../core/context.ts";
 import { CollectionsError, gwError } from "../core/errors/gateway-error.ts";
