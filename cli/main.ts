@@ -46,6 +46,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (e) {
     return _usageError((e as Error).message);
   }
+  const timeoutSeconds = Number(flags.timeout ?? 15);
+  if (!(timeoutSeconds > 0 && timeoutSeconds <= 600)) return _usageError("--timeout takes seconds, 1 to 600");
   const url = flags.url ?? process.env.GATEHOUSE_URL ?? "http://127.0.0.1:3000";
   const adminKey = flags["admin-key"] ?? process.env.GATEHOUSE_ADMIN_KEY;
   if (!adminKey) return _usageError("the operator key is needed: --admin-key KEY or GATEHOUSE_ADMIN_KEY");
@@ -63,7 +65,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       method: request.method,
       headers,
       body: request.body === undefined ? undefined : JSON.stringify(request.body),
-      signal: AbortSignal.timeout(Number(flags.timeout ?? 15) * 1000),
+      signal: AbortSignal.timeout(timeoutSeconds * 1000),
     });
   } catch (e) {
     consola.error(`cannot reach the gateway at ${url}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`);

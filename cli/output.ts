@@ -34,6 +34,7 @@ export function usage(): string {
     "                          header --edge-header / GATEHOUSE_EDGE_HEADER, default x-gatehouse-edge-secret)",
     "  --idempotency-key KEY   for a mutation (default: a new one, printed; reuse it to retry safely)",
     "  --limit N --cursor C    pages of a list",
+    "  --timeout SECONDS       how long to wait for the gateway (default 15)",
     "  --json                  the Admin API's JSON answer, for scripts",
     "",
     "exit codes: 0 done, 1 the gateway answered an error (or the config is invalid), 2 usage, 3 gateway unreachable",
