@@ -29,7 +29,7 @@ export const CredentialSchema = v.strictObject({
 export const DomainSchema = v.strictObject({
   host: HOST,
   mode: v.picklist(["passthrough", "stored"]),
-  /** Approval state; an unapproved domain is not provisioned. */
+  /** false: seeded as pending approval (not served until an operator approves it through the Admin API). */
   approved: v.optional(v.boolean(), true),
   signFee: v.optional(NGN, "50.00"),
   /** Stored mode: transmit automatically after signing. */
