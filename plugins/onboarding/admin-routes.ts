@@ -1,10 +1,10 @@
 /**
  * Operator routes of the onboarding plugin (DECISIONS.md "Paths not shown"): the list of identity
  * reviews (pending by default), the review decision and the protected migration. x-admin-api-key
- * (401 GW_ADMIN_AUTHENTICATION_FAILED otherwise), answered on every host (`hosts: "any"`: an operator is not tied to one business's domain; in
- * trusted edge mode an authenticated any-host route still needs the verified edge), quota
- * "management" per operator credential; the mutations are idempotent (x-idempotency-key, scope = the
- * operator credential).
+ * (401 GW_ADMIN_AUTHENTICATION_FAILED otherwise), answered on every host (`hosts: "any"`: an
+ * operator is not tied to one business's domain; in trusted edge mode an authenticated any-host
+ * route still needs the verified edge), quota "management" per operator credential; the mutations
+ * are idempotent (x-idempotency-key, scope = the operator credential).
  */
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
