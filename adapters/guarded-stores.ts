@@ -3,7 +3,7 @@
  * resilience policy (adapters/policies.ts, spec §3.5). The composition root wraps the chosen adapter
  * once; stages and plugins only ever see the guarded port.
  *
- * - Every data method (each collection method, `ping`, every coordination method) runs through
+ * - Every data method (each collection method, `ping`, every coordination method, `subscribe` once) runs through
  *   `policy.execute`: refused while the circuit is open, bounded by the policy's timeout.
  *   `collection()` itself does no I/O and only wraps the collection it returns; `close()` bypasses the
  *   circuit so shutdown always releases the connection.
@@ -78,6 +78,8 @@ export function guardCoordination(
   const acquireLease = call("acquireLease");
   const releaseLease = call("releaseLease");
   const adjustInFlight = call("adjustInFlight");
+  const publish = call("publish");
+  const subscribe = call("subscribe");
   const ping = call("ping");
   return {
     kind: store.kind,
@@ -85,6 +87,9 @@ export function guardCoordination(
     acquireLease: (key, owner, ttlMs) => acquireLease(() => store.acquireLease(key, owner, ttlMs)),
     releaseLease: (key, owner) => releaseLease(() => store.releaseLease(key, owner)),
     adjustInFlight: (key, delta, ttlMs) => adjustInFlight(() => store.adjustInFlight(key, delta, ttlMs)),
+    publish: (channel, message) => publish(() => store.publish(channel, message)),
+    // Setting up a subscription is one call; the messages it delivers later are not calls.
+    subscribe: (channel, handlers) => subscribe(() => store.subscribe(channel, handlers)),
     ping: () => ping(() => store.ping()),
     close: () => _close(store, policy),
   };

@@ -202,8 +202,31 @@ export interface CoordinationStore {
    * Entries expire after `ttlMs` without a change, so a crashed process cannot pin capacity forever.
    */
   adjustInFlight(key: string, delta: number, ttlMs: number): Promise<number>;
+  /**
+   * Change notification: delivers `message` to every current subscriber of `channel` in every
+   * process sharing the store (the publisher's own subscribers included). At most once: a
+   * subscriber that is cut off at that moment misses it and is told through `gap` instead.
+   */
+  publish(channel: string, message: string): Promise<void>;
+  /** Starts receiving the messages published on `channel` from now on. */
+  subscribe(channel: string, handlers: SubscriptionHandlers): Promise<Subscription>;
   /** Cheap round trip proving the store can enforce decisions; throws when it cannot. */
   ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SubscriptionHandlers {
+  /** One published message, in the order its publisher sent them. Exceptions it throws are ignored. */
+  message(message: string): void;
+  /**
+   * Messages may have been lost: the subscription was cut off and is receiving again (Redis
+   * reconnected). Whatever the subscriber caches from the messages must be re-read.
+   */
+  gap?(): void;
+}
+
+export interface Subscription {
+  /** Stops delivery to these handlers; closing twice is a no-op. */
   close(): Promise<void>;
 }
 

@@ -29,7 +29,7 @@ export const CredentialSchema = v.strictObject({
 export const DomainSchema = v.strictObject({
   host: HOST,
   mode: v.picklist(["passthrough", "stored"]),
-  /** Approval state; an unapproved domain is not provisioned. */
+  /** false: seeded as pending approval (not served until an operator approves it through the Admin API). */
   approved: v.optional(v.boolean(), true),
   signFee: v.optional(NGN, "50.00"),
   /** Stored mode: transmit automatically after signing. */
@@ -137,6 +137,19 @@ export const ConfigSchema = v.strictObject({
     v.strictObject({
       /** Optional stages that may be switched off (only "admission"). */
       disable: v.optional(v.array(v.picklist(["admission"])), []),
+    }),
+    {},
+  ),
+  directory: v.optional(
+    v.strictObject({
+      /**
+       * How long a process answers from its cached domain record before reading the store again.
+       * Changes are also pushed to every process at once (coordination publish/subscribe); this
+       * bounds how stale a record can be when a notification is lost. Keys are never cached.
+       */
+      domainCacheTtlMs: v.optional(POSITIVE_INT, 1_000),
+      /** Retry-After of the 503 GW_TENANT_MODE_UNAVAILABLE answered while a domain drains for a mode change. */
+      drainRetryAfterSeconds: v.optional(POSITIVE_INT, 30),
     }),
     {},
   ),

@@ -18,7 +18,7 @@ import { createDocumentLedger } from "../adapters/billing/ledger.ts";
 import type { EmailSender } from "../adapters/ports.ts";
 import { plugins as defaultPlugins } from "../plugins/index.ts";
 import { createGateway, type Gateway } from "./create-gateway.ts";
-import type { TenantDirectory } from "./directory.ts";
+import { openDirectory } from "./directory.ts";
 import { ngnTextToKobo } from "./money.ts";
 import type { LogFields, Logger } from "./log.ts";
 
@@ -32,8 +32,8 @@ export interface ComposeOptions {
   policies?: PolicyRegistry;
   /** Use these ports instead of building them from config (tests). */
   ports?: Partial<Ports>;
-  /** Replaces the config-backed tenant directory (tests of an unavailable or changing directory). */
-  directory?: TenantDirectory;
+  /** Make the directory's store match the config file exactly (`npm start -- --sync`) instead of seeding it. */
+  syncDirectory?: boolean;
   /** Regulator base URLs known only at runtime (the demo simulator on a free port). */
   regulatorBaseUrls?: { TEST?: string; LIVE?: string };
   now?: () => number;
@@ -65,6 +65,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
     policies.create({ dependency: "coordination", timeoutMs: deadlineFor(rawCoordination.kind) }),
     { onCall },
   );
+  const directory = await openDirectory({ config, store: documentStore, coordination, log, now: options.now, sync: options.syncDirectory });
   const regulator =
     options.ports?.regulator ??
     createHttpRegulatorClient({
@@ -106,7 +107,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
     plugins: options.plugins ?? defaultPlugins,
     log,
     policies,
-    directory: options.directory,
+    directory,
     now: options.now,
   });
 }

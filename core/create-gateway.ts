@@ -2,7 +2,8 @@
  * createGateway: the only wiring of the core. Checks the plugins' declarations at boot, builds the
  * route table, the OpenAPI document and the compiled pipeline, and returns an h3 app whose single
  * middleware runs a request through: stages → the route's own checks (headers, body, query,
- * params) → handler, rendering any thrown error in the request's service shape and writing one
+ * params) → a check that the domain's mode version has not moved since authorization → handler,
+ * rendering any thrown error in the request's service shape and writing one
  * `gateway_request_completed` event per request.
  */
 import { randomUUID } from "node:crypto";
@@ -11,7 +12,7 @@ import type { ServerRequest } from "srvx";
 import type { Config } from "../config/schema.ts";
 import type { PolicyRegistry } from "../adapters/policies.ts";
 import { createRequestContext, type RequestContext } from "./context.ts";
-import { createConfigDirectory, type TenantDirectory } from "./directory.ts";
+import type { TenantDirectory } from "./directory.ts";
 import { gwError } from "./errors/gateway-error.ts";
 import { renderError } from "./errors/render.ts";
 import { describeError, type Logger } from "./log.ts";
@@ -32,8 +33,8 @@ export interface GatewayOptions {
   plugins: readonly GatewayPlugin[];
   log: Logger;
   policies: PolicyRegistry;
-  /** Replaces the config-backed tenant directory (tests of unavailability). */
-  directory?: TenantDirectory;
+  /** The tenant directory (core/directory.ts openDirectory). */
+  directory: TenantDirectory;
   /** Background work of the ports themselves (webhook delivery), started and stopped with the plugins'. */
   workers?: readonly Worker[];
   now?: () => number;
@@ -54,7 +55,7 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const { config, ports, plugins, log, policies } = options;
   const now = options.now ?? Date.now;
-  const directory = options.directory ?? createConfigDirectory(config);
+  const { directory } = options;
   const runtime = new Runtime();
   const kit: PluginKit = { config, ports, directory, policies, log, runtime };
   const disabled = config.pipeline.disable as readonly StageName[];
@@ -130,6 +131,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     try {
       await pipeline.run(ctx);
       await _prepareInput(ctx, bodyTimeout);
+      if (ctx.domain !== null && !directory.isCurrent(ctx.domain)) throw _approvalChanged();
       res = await ctx.route!.decl.handler(ctx);
     } catch (e) {
       res = _fail(ctx, e);
@@ -198,6 +200,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           log.error("gateway_worker_stop_failed", { worker: w.name, error: describeError(e) });
         }
       }
+      await directory.close().catch((e) => log.error("gateway_directory_close_failed", { error: describeError(e) }));
       const closable = Object.values(ports) as Array<{ close?: () => Promise<void> } | undefined>;
       await Promise.allSettled(closable.map((port) => port?.close?.()));
     },
@@ -236,6 +239,13 @@ async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number): Promis
   }
   if (d.rejectServerFields ?? d.service === "gateway") rejectServerManagedFields(body);
   ctx.body = d.schemas?.body ? validateInput(d.schemas.body, body, "body") : body;
+}
+
+/** The domain's mode version moved (a mode change was approved) after this request was authorized. */
+function _approvalChanged(): Error {
+  return gwError("GW_DOMAIN_APPROVAL_STATE_CHANGED", {
+    detail: "The domain's configuration changed after this request was authorized (a mode change was approved); nothing was done. Check the domain's mode, then send the request again.",
+  });
 }
 
 function _withRequestId(res: Response, requestId: string): Response {

@@ -1,7 +1,8 @@
 /**
  * `npm start`: load and validate the config (an invalid one stops here, listing every problem),
- * start the demo regulator simulator when configured, open the ports, listen, and drain cleanly on
- * SIGTERM/SIGINT (exit 0).
+ * start the demo regulator simulator when configured, open the ports, seed the tenant directory from
+ * the config (`--sync`: make it match the file exactly), listen, and drain cleanly on SIGTERM/SIGINT
+ * (exit 0).
  */
 import { loadFixtures } from "../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../adapters/regulator/simulator/server.ts";
@@ -39,6 +40,8 @@ async function main(): Promise<void> {
   const gateway = await composeGateway(config, {
     log,
     regulatorBaseUrls: { ...simulated, ...config.regulator.baseUrls },
+    // `npm start -- --sync`: the directory's store is made to match the config file exactly.
+    syncDirectory: process.argv.slice(2).includes("--sync"),
   });
   const server = await serveGateway(gateway, {
     host: config.server.host,

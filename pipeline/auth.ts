@@ -1,58 +1,72 @@
 /**
  * Stage 7, auth: the route's scheme decides the credential. x-api-key (gateway routes) must belong
  * to the business that owns the hostname; Authorization: Bearer (collections routes) scopes every
- * lookup to its business; x-admin-api-key is the operator's. Keys are hashed and looked up; the
- * directory answers fresh every time, and when it cannot answer nothing falls back to an earlier
- * result.
+ * lookup to its business; x-admin-api-key is the operator's. Keys are hashed and their record is
+ * read from the directory's store on every request (never a cached answer), so a revoked or expired
+ * key is refused at once by every process. When the record cannot be read nothing falls back to an
+ * earlier result: 503 GW_TENANT_AUTHORIZATION_UNAVAILABLE for a customer key, GW_AUTH_CONTEXT_UNAVAILABLE
+ * for an operator key or a collections key whose business is unknown (docs/operations.md
+ * "Tenant directory", docs/decisions.md "Control plane").
  */
+import type { RequestContext } from "../core/context.ts";
 import { CollectionsError, gwError } from "../core/errors/gateway-error.ts";
 import type { CredentialScheme, Principal } from "../core/directory.ts";
+import { describeError } from "../core/log.ts";
 import { defineStage } from "./define-stage.ts";
 
 export const authStage = defineStage({
   name: "auth",
-  create({ directory }) {
-    const lookup = (scheme: CredentialScheme, secret: string): Principal | null => {
+  create({ directory, log }) {
+    const lookup = async (ctx: RequestContext, scheme: CredentialScheme, secret: string): Promise<Principal | null> => {
       try {
-        const p = directory.authenticate(scheme, secret);
-        return p && !p.revoked ? p : null;
+        return await directory.authenticate(scheme, secret);
       } catch (e) {
-        throw gwError("GW_TENANT_AUTHORIZATION_UNAVAILABLE", { cause: e });
+        const code = scheme === "admin" ? "GW_AUTH_CONTEXT_UNAVAILABLE" : "GW_TENANT_AUTHORIZATION_UNAVAILABLE";
+        log.warn("gateway_authorization_unavailable", { requestId: ctx.requestId, scheme, code, error: describeError(e) });
+        throw gwError(code, { cause: e });
       }
     };
 
-    return function auth(ctx) {
-      const scheme = ctx.route!.decl.auth;
-      if (scheme === "none") return;
+    async function admin(ctx: RequestContext, key: string | null): Promise<void> {
+      const principal = key ? await lookup(ctx, "admin", key) : null;
+      if (!principal) throw gwError("GW_ADMIN_AUTHENTICATION_FAILED", { detail: "Operator authentication failed." });
+      ctx.principal = principal;
+    }
 
-      if (scheme === "admin") {
-        const key = ctx.req.headers.get("x-admin-api-key");
-        const principal = key ? lookup("admin", key) : null;
-        if (!principal) throw gwError("GW_ADMIN_AUTHENTICATION_FAILED", { detail: "Operator authentication failed." });
-        ctx.principal = principal;
-        return;
+    async function bearer(ctx: RequestContext, key: string): Promise<void> {
+      const principal = await lookup(ctx, "bearer", key);
+      if (!principal) throw new CollectionsError(401, "Invalid or revoked API key.");
+      const business = directory.business(principal.businessId!);
+      if (!business) {
+        log.warn("gateway_authorization_unavailable", { requestId: ctx.requestId, scheme: "bearer", code: "GW_AUTH_CONTEXT_UNAVAILABLE", businessId: principal.businessId });
+        throw gwError("GW_AUTH_CONTEXT_UNAVAILABLE", { detail: "The API key's business cannot be verified right now." });
       }
+      ctx.principal = principal;
+      ctx.businessId = principal.businessId;
+      ctx.state = business.state;
+    }
 
-      if (scheme === "bearer") {
-        const header = ctx.req.headers.get("authorization");
-        const m = header ? /^Bearer +([^\s]+)\s*$/i.exec(header) : null;
-        if (!m) throw new CollectionsError(401, "Missing or malformed Authorization header; send 'Authorization: Bearer <API_KEY>'.");
-        const principal = lookup("bearer", m[1]!);
-        if (!principal) throw new CollectionsError(401, "Invalid or revoked API key.");
-        const business = directory.business(principal.businessId!);
-        ctx.principal = principal;
-        ctx.businessId = principal.businessId;
-        ctx.state = business?.state ?? null;
-        return;
-      }
-
-      const key = ctx.req.headers.get("x-api-key");
-      if (key === null || key === "") throw gwError("GW_AUTH_API_KEY_REQUIRED", { detail: "Send the API key in x-api-key." });
-      const principal = lookup("apiKey", key);
+    async function apiKey(ctx: RequestContext, key: string): Promise<void> {
+      const principal = await lookup(ctx, "apiKey", key);
       if (!principal) throw gwError("GW_API_KEY_INVALID", { detail: "The API key is not valid; create or rotate a key." });
       if (!ctx.domain || principal.businessId !== ctx.domain.businessId)
         throw gwError("GW_AUTH_TENANT_FORBIDDEN", { detail: "This API key belongs to another business than this hostname's." });
       ctx.principal = principal;
+    }
+
+    return function auth(ctx) {
+      const scheme = ctx.route!.decl.auth;
+      if (scheme === "none") return;
+      if (scheme === "admin") return admin(ctx, ctx.req.headers.get("x-admin-api-key"));
+      if (scheme === "bearer") {
+        const header = ctx.req.headers.get("authorization");
+        const m = header ? /^Bearer +([^\s]+)\s*$/i.exec(header) : null;
+        if (!m) throw new CollectionsError(401, "Missing or malformed Authorization header; send 'Authorization: Bearer <API_KEY>'.");
+        return bearer(ctx, m[1]!);
+      }
+      const key = ctx.req.headers.get("x-api-key");
+      if (key === null || key === "") throw gwError("GW_AUTH_API_KEY_REQUIRED", { detail: "Send the API key in x-api-key." });
+      return apiKey(ctx, key);
     };
   },
 });

@@ -1,7 +1,8 @@
 /**
  * Stage 1, canonical host: lower-case the Host, strip port and trailing dot, resolve what the host
  * is (approved gateway domain, collections host, or nothing), and verify the request came
- * through the trusted edge. In trusted mode the edge proves itself with a shared-secret header and
+ * through the trusted edge. The domain record comes from the directory's per-process cache while it
+ * is fresh, else from the store; a store that cannot answer gives 503 GW_DOMAIN_REGISTRY_UNAVAILABLE. In trusted mode the edge proves itself with a shared-secret header and
  * supplies the client address in a header it overwrites; direct mode (local use) trusts the socket.
  * Any-host paths (health, OpenAPI) answer on every host; the public ones (auth "none") need no edge
  * proof and do not depend on the domain registry (liveness is not proof of any dependency), while
@@ -10,14 +11,16 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
+import type { RequestContext } from "../core/context.ts";
 import { gwError } from "../core/errors/gateway-error.ts";
-import { hashSecret } from "../core/directory.ts";
+import { hashSecret, type DomainRecord } from "../core/directory.ts";
+import { describeError } from "../core/log.ts";
 import type { RouteTable } from "../core/route-table.ts";
 import { defineStage } from "./define-stage.ts";
 
 export const canonicalHostStage = defineStage({
   name: "canonical-host",
-  create({ config, directory, routes }) {
+  create({ config, directory, routes, log }) {
     const edge = config.edge;
     const trusted = edge.mode === "trusted";
     const secretHeader = edge.mode === "trusted" ? edge.secretHeader : "";
@@ -40,27 +43,34 @@ export const canonicalHostStage = defineStage({
         ctx.clientAddress = ctx.req.ip ? normalizeAddress(ctx.req.ip) : null;
       }
 
-      let domain;
-      try {
-        domain = directory.domain(host);
-      } catch (e) {
-        // An any-host route does not need the domain: it answers without it (hostKind "unknown").
-        if (!anyHost) throw gwError("GW_DOMAIN_REGISTRY_UNAVAILABLE", { cause: e });
-        return;
-      }
+      // A fresh cached record answers at once; otherwise the store is read (and the record cached).
+      const cached = directory.cachedDomain(host);
+      if (cached !== undefined) return classify(ctx, cached, anyHost);
+      return directory.loadDomain(host).then(
+        (domain) => classify(ctx, domain, anyHost),
+        (e) => {
+          // An any-host route does not need the domain: it answers without it (hostKind "unknown").
+          if (anyHost) return;
+          log.warn("gateway_domain_registry_unavailable", { requestId: ctx.requestId, host, error: describeError(e) });
+          throw gwError("GW_DOMAIN_REGISTRY_UNAVAILABLE", { cause: e });
+        },
+      );
+    };
+
+    function classify(ctx: RequestContext, domain: DomainRecord | null, anyHost: boolean): void {
       if (domain) {
         ctx.hostKind = "gateway";
         ctx.service = "gateway";
         ctx.domain = domain;
         ctx.businessId = domain.businessId;
         ctx.state = domain.state;
-      } else if (directory.isCollectionsHost(host)) {
+      } else if (directory.isCollectionsHost(ctx.host)) {
         ctx.hostKind = "collections";
         ctx.service = "collections";
       } else if (!anyHost) {
         throw gwError("GW_DOMAIN_NOT_PROVISIONED", { detail: "This hostname is not an approved gateway domain." });
       }
-    };
+    }
   },
 });
 

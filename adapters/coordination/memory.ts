@@ -1,13 +1,20 @@
 /**
  * In-process coordination (ARCHITECTURE.md §5, embedded default): fixed-window permits, leases with
- * expiry and in-flight gauges with a ttl, all in three Maps of this process. Correct for exactly one
+ * expiry and in-flight gauges with a ttl, all in three Maps of this process, and publish/subscribe
+ * between the subscribers of this process (delivered on a microtask, never inside `publish`). Correct for exactly one
  * process; scale-out uses the Redis adapter (same contract, test/contracts/coordination.contract.ts).
  *
  * Hot path (quota stage on every request): one Map lookup, in-place mutation of a reused entry, one
  * small result object. Expired entries are swept lazily when a map grows past a threshold (amortised
  * O(1)) and by an unref'd interval timer, so idle keys never accumulate.
  */
-import { DependencyUnavailableError, type CoordinationStore, type PermitResult } from "../ports.ts";
+import {
+  DependencyUnavailableError,
+  type CoordinationStore,
+  type PermitResult,
+  type Subscription,
+  type SubscriptionHandlers,
+} from "../ports.ts";
 
 export interface MemoryCoordinationOptions {
   /** Epoch milliseconds; injectable for tests. Defaults to `Date.now`. */
@@ -19,6 +26,7 @@ export function createMemoryCoordination(options: MemoryCoordinationOptions = {}
   const permits = new Map<string, _PermitEntry>();
   const leases = new Map<string, _LeaseEntry>();
   const gauges = new Map<string, _GaugeEntry>();
+  const channels = new Map<string, Set<SubscriptionHandlers>>();
   const sweepAt = { permits: SWEEP_MIN_SIZE, leases: SWEEP_MIN_SIZE, gauges: SWEEP_MIN_SIZE };
   let closed = false;
 
@@ -115,6 +123,43 @@ export function createMemoryCoordination(options: MemoryCoordinationOptions = {}
       return Promise.resolve(next);
     },
 
+    publish(channel: string, message: string): Promise<void> {
+      if (closed) return _closedError();
+      const subscribers = channels.get(channel);
+      if (subscribers !== undefined) {
+        for (const handlers of subscribers) {
+          queueMicrotask(() => {
+            if (!subscribers.has(handlers)) return; // closed before delivery
+            try {
+              handlers.message(message);
+            } catch {
+              // a subscriber's failure is its own; the publisher and the others go on
+            }
+          });
+        }
+      }
+      return RESOLVED_VOID;
+    },
+
+    subscribe(channel: string, handlers: SubscriptionHandlers): Promise<Subscription> {
+      if (closed) return _closedError();
+      let subscribers = channels.get(channel);
+      if (subscribers === undefined) {
+        subscribers = new Set();
+        channels.set(channel, subscribers);
+      }
+      // A wrapper per call: subscribing the same handlers twice gives two independent subscriptions.
+      const own: SubscriptionHandlers = { message: (m) => handlers.message(m) };
+      subscribers.add(own);
+      return Promise.resolve({
+        close(): Promise<void> {
+          subscribers.delete(own);
+          if (subscribers.size === 0 && channels.get(channel) === subscribers) channels.delete(channel);
+          return RESOLVED_VOID;
+        },
+      });
+    },
+
     ping(): Promise<void> {
       return closed ? _closedError() : RESOLVED_VOID;
     },
@@ -126,6 +171,7 @@ export function createMemoryCoordination(options: MemoryCoordinationOptions = {}
       permits.clear();
       leases.clear();
       gauges.clear();
+      channels.clear();
       return RESOLVED_VOID;
     },
   };

@@ -15,11 +15,22 @@
  *     works again when Redis comes back, without restarting the process.
  *
  * Keys: `<keyPrefix>permit:<key>` (hash {w: window start, c: count}), `<keyPrefix>lease:<key>`
- * (string owner), `<keyPrefix>inflight:<key>` (integer). Every key carries a TTL. Requires Redis ≥ 5
+ * (string owner), `<keyPrefix>inflight:<key>` (integer). Every key carries a TTL.
+ *
+ * Publish/subscribe: PUBLISH on the command connection to `<keyPrefix>ch:<channel>`; subscribers share
+ * one second connection (a subscribed Redis connection runs no other command), opened on the first
+ * `subscribe`. Redis pub/sub is at most once: while that connection is down messages are lost, so
+ * after it reconnects it subscribes again to every channel and then calls each subscriber's `gap`. Requires Redis ≥ 5
  * (TIME before writes in a script needs effects replication, the default since 5.0).
  */
 import { Redis } from "ioredis";
-import { DependencyUnavailableError, type CoordinationStore, type PermitResult } from "../ports.ts";
+import {
+  DependencyUnavailableError,
+  type CoordinationStore,
+  type PermitResult,
+  type Subscription,
+  type SubscriptionHandlers,
+} from "../ports.ts";
 
 export interface RedisCoordinationOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://…`. */
@@ -77,6 +88,12 @@ export async function createRedisCoordination(options: RedisCoordinationOptions)
     const why = (timedOut ? err.message : lastError || err.message) || "unknown error";
     throw new DependencyUnavailableError("redis", `redis coordination: cannot connect to ${where}: ${why}`, timedOut ? "timeout" : "transport");
   }
+
+  const subscriptions = _createSubscriptions(options.url, `${prefix}ch:`, {
+    connectTimeoutMs,
+    commandTimeoutMs,
+    where,
+  });
 
   const permitPrefix = `${prefix}permit:`;
   const leasePrefix = `${prefix}lease:`;
@@ -140,6 +157,16 @@ export async function createRedisCoordination(options: RedisCoordinationOptions)
       return reply;
     },
 
+    async publish(channel: string, message: string): Promise<void> {
+      try {
+        await redis.publish(subscriptions.prefix + channel, message);
+      } catch (e) {
+        throw _unavailable(e, "publish");
+      }
+    },
+
+    subscribe: (channel, handlers) => subscriptions.subscribe(channel, handlers),
+
     async ping(): Promise<void> {
       let reply: unknown;
       try {
@@ -153,17 +180,140 @@ export async function createRedisCoordination(options: RedisCoordinationOptions)
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      try {
-        await _withDeadline(redis.quit(), QUIT_TIMEOUT_MS, "quit");
-      } catch {
-        // quit hung or the connection is down: drop the socket (also stops reconnecting)
-        redis.disconnect();
-      }
+      await Promise.all([_quit(redis), subscriptions.close()]);
     },
   };
 }
 
 // --- Internal helpers ---
+
+/**
+ * The subscriber connection and the handlers of each channel. Resubscribing is ours, not ioredis's
+ * (`autoResubscribe: false`), so that `gap` is called only once the channels are subscribed again:
+ * a message published after `gap` is never missed because of the outage that caused it.
+ */
+function _createSubscriptions(
+  url: string,
+  prefix: string,
+  o: { connectTimeoutMs: number; commandTimeoutMs: number; where: string },
+) {
+  const channels = new Map<string, Set<SubscriptionHandlers>>();
+  let connection: Promise<Redis> | null = null;
+  let closed = false;
+
+  const open = async (): Promise<Redis> => {
+    const sub = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResubscribe: false,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout: o.commandTimeoutMs,
+      connectTimeout: o.connectTimeoutMs,
+      disconnectTimeout: DISCONNECT_TIMEOUT_MS,
+      retryStrategy: (attempt: number) => Math.min(RECONNECT_BASE_MS * 2 ** Math.min(attempt - 1, 10), RECONNECT_MAX_MS),
+    });
+    let lastError = "";
+    let readyBefore = false;
+    sub.on("error", (e: Error) => {
+      lastError = e.message;
+    });
+    sub.on("message", (full: string, message: string) => {
+      const set = channels.get(full.slice(prefix.length));
+      if (!set) return;
+      for (const h of set) {
+        try {
+          h.message(message);
+        } catch {
+          // a subscriber's failure is its own
+        }
+      }
+    });
+    sub.on("ready", () => {
+      if (!readyBefore) {
+        readyBefore = true;
+        return;
+      }
+      const names = [...channels.keys()].map((c) => prefix + c);
+      const resubscribed = names.length > 0 ? sub.subscribe(...names) : Promise.resolve(0);
+      resubscribed.then(
+        () => {
+          for (const set of channels.values()) for (const h of set) _safeGap(h);
+        },
+        () => sub.disconnect(true), // try again from a fresh connection
+      );
+    });
+    try {
+      await _withDeadline(sub.connect(), o.connectTimeoutMs + o.commandTimeoutMs, "connect");
+    } catch (e) {
+      sub.disconnect();
+      const why = (_isTimeout(e) ? (e as Error).message : lastError || (e as Error).message) || "unknown error";
+      throw new DependencyUnavailableError("redis", `redis subscribe: cannot connect to ${o.where}: ${why}`, "transport");
+    }
+    return sub;
+  };
+
+  return {
+    prefix,
+
+    async subscribe(channel: string, handlers: SubscriptionHandlers): Promise<Subscription> {
+      if (closed) throw new DependencyUnavailableError("redis", "redis coordination store is closed", "transport");
+      connection ??= open().catch((e) => {
+        connection = null;
+        throw e;
+      });
+      const sub = await connection;
+      const own: SubscriptionHandlers = { message: (m) => handlers.message(m), gap: () => handlers.gap?.() };
+      let set = channels.get(channel);
+      if (!set) {
+        set = new Set();
+        channels.set(channel, set);
+      }
+      set.add(own);
+      try {
+        await sub.subscribe(prefix + channel);
+      } catch (e) {
+        set.delete(own);
+        throw _unavailable(e, "subscribe");
+      }
+      let done = false;
+      return {
+        async close(): Promise<void> {
+          if (done) return;
+          done = true;
+          set.delete(own);
+          if (set.size > 0 || channels.get(channel) !== set) return;
+          channels.delete(channel);
+          await sub.unsubscribe(prefix + channel).catch(() => undefined);
+        },
+      };
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      channels.clear();
+      const sub = await connection?.catch(() => null);
+      if (sub) await _quit(sub);
+    },
+  };
+}
+
+function _safeGap(h: SubscriptionHandlers): void {
+  try {
+    h.gap?.();
+  } catch {
+    // a subscriber's failure is its own
+  }
+}
+
+async function _quit(redis: Redis): Promise<void> {
+  try {
+    await _withDeadline(redis.quit(), QUIT_TIMEOUT_MS, "quit");
+  } catch {
+    // quit hung or the connection is down: drop the socket (also stops reconnecting)
+    redis.disconnect();
+  }
+}
 
 const RECONNECT_BASE_MS = 50;
 const RECONNECT_MAX_MS = 1000;

@@ -1,20 +1,87 @@
 /**
- * Operator administration: the invoice-gateway wallet routes (DECISIONS.md "Wallet (operator)"),
- * `GET /admin/wallets/:businessId` and `POST /admin/wallets/:businessId/credits`. Needs the billing
- * port (the composition root builds the document ledger when none is given). docs/billing.md.
+ * Operator administration (docs/operations.md "Admin API"):
+ * - the tenant directory (directory-routes.ts): businesses, domains (sign fee, autoTransmit, mode
+ *   change with drain and reapproval), API keys (create, roll, revoke) and the audit log;
+ * - the invoice-gateway wallet (wallet-routes.ts, DECISIONS.md "Wallet (operator)");
+ * - frozen operations (frozen.ts): what support must resolve by hand.
+ * Needs the billing port (the composition root builds the document ledger when none is given).
  */
-import { definePlugin, requirePort, type GatewayPlugin } from "../../core/plugin.ts";
+import * as v from "valibot";
+import { openDirectoryStore } from "../../core/directory-store.ts";
+import { gwError } from "../../core/errors/gateway-error.ts";
+import { deriveKey } from "../../core/keyed-hash.ts";
+import { definePlugin, requirePort, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
+import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
+import { json } from "../../core/respond.ts";
+import { isDependencyUnavailableError } from "../../adapters/ports.ts";
+import { directoryRoutes } from "./directory-routes.ts";
+import { createDirectoryAdmin } from "./directory-service.ts";
+import { decodeFrozenCursor, frozenSources, listFrozen, type FrozenSource } from "./frozen.ts";
 import { walletRoutes } from "./wallet-routes.ts";
 
-export function createAdminPlugin(): GatewayPlugin {
+export interface AdminOptions {
+  /** Epoch milliseconds (tests). Default Date.now. */
+  now?: () => number;
+}
+
+export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
   return definePlugin({
     name: "admin",
-    needs: ["billing"],
+    needs: ["billing", "documentStore"],
     stages: ["auth", "quota"],
     routes(kit) {
-      return walletRoutes(kit, requirePort(kit, "billing"));
+      const admin = createDirectoryAdmin({
+        store: openDirectoryStore(kit.ports.documentStore),
+        directory: kit.directory,
+        secret: deriveKey(kit.config.regulator.apiSecret, "admin-idempotency-v1"),
+        log: kit.log,
+        now: options.now ?? Date.now,
+        drainRetryAfterSeconds: kit.config.directory.drainRetryAfterSeconds,
+      });
+      return [
+        ...directoryRoutes(admin),
+        ...walletRoutes(kit, requirePort(kit, "billing")),
+        frozenRoute(frozenSources(kit.ports.documentStore)),
+      ];
     },
   });
 }
 
 export const admin = createAdminPlugin();
+
+const FrozenQuerySchema = v.object({
+  businessId: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "a business id"))),
+  limit: LIST_LIMIT,
+  cursor: LIST_CURSOR,
+});
+
+function frozenRoute(sources: readonly FrozenSource[]): RouteDeclaration {
+  return {
+    method: "GET",
+    path: "/admin/invoices/frozen",
+    service: "gateway",
+    hosts: "any",
+    auth: "admin",
+    quota: "management",
+    skip: ["mode"],
+    schemas: { query: FrozenQuerySchema },
+    summary: "Operator: frozen invoice operations (outcome unprovable; support resolves them)",
+    description:
+      "Newest first: Pass-through sign attempts whose regulator outcome could not be proved (the fee stays held; never replayed automatically). Filter `businessId`; `limit` 1–100 (default 50), `cursor` from `nextCursor`.",
+    responses: { 200: "{ data: [operation], nextCursor }" },
+    async handler(ctx) {
+      const q = ctx.query as unknown as v.InferOutput<typeof FrozenQuerySchema>;
+      const before = q.cursor === undefined ? undefined : decodeFrozenCursor(q.cursor);
+      if (before === null)
+        throw gwError("GW_REQUEST_VALIDATION_FAILED", {
+          violations: [{ location: "query", field: "cursor", code: "FORMAT", detail: "an opaque cursor from nextCursor" }],
+        });
+      try {
+        return json(ctx, 200, await listFrozen(sources, { businessId: q.businessId, before, limit: q.limit ?? 50 }));
+      } catch (e) {
+        if (isDependencyUnavailableError(e)) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The store is unavailable.", cause: e });
+        throw e;
+      }
+    },
+  };
+}

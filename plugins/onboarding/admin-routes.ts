@@ -1,33 +1,54 @@
 /**
- * Operator routes of the onboarding plugin (DECISIONS.md "Paths not shown"): the review decision
- * and the protected migration. x-admin-api-key (401 GW_ADMIN_AUTHENTICATION_FAILED otherwise),
- * answered on every host (`hosts: "any"`: an operator is not tied to one business's domain; in
- * trusted edge mode an authenticated any-host route still needs the verified edge), quota
- * "management" per operator credential, idempotent (x-idempotency-key, scope = the operator credential).
+ * Operator routes of the onboarding plugin (DECISIONS.md "Paths not shown"): the list of identity
+ * reviews (pending by default), the review decision and the protected migration. x-admin-api-key
+ * (401 GW_ADMIN_AUTHENTICATION_FAILED otherwise), answered on every host (`hosts: "any"`: an
+ * operator is not tied to one business's domain; in trusted edge mode an authenticated any-host
+ * route still needs the verified edge), quota "management" per operator credential; the mutations
+ * are idempotent (x-idempotency-key, scope = the operator credential).
  */
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
 import { idempotencyKey } from "../../core/validation.ts";
 import type { RequestContext } from "../../core/context.ts";
-import { DecisionBody, MigrationBody, ReviewParams, SubBusinessParams, type DecisionInput, type MigrationInput } from "./schemas.ts";
+import {
+  DecisionBody,
+  MigrationBody,
+  ReviewListQuery,
+  ReviewParams,
+  SubBusinessParams,
+  type DecisionInput,
+  type MigrationInput,
+  type ReviewListInput,
+} from "./schemas.ts";
 import type { OnboardingService, OperatorCaller } from "./service.ts";
 
 export const ADMIN_PATHS = {
+  reviews: "/admin/identity-reviews",
   decision: "/admin/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision",
   migrations: "/admin/sub-businesses/:gatewaySubBusinessId/identity-migrations",
 } as const;
 
-const COMMON = {
+const READ = {
   service: "gateway",
   hosts: "any",
   auth: "admin",
   quota: "management",
-  idempotent: true,
   skip: ["mode"],
 } as const;
+const COMMON = { ...READ, idempotent: true } as const;
 
 export function adminRoutes(service: OnboardingService): RouteDeclaration[] {
   return [
+    {
+      ...READ,
+      method: "GET",
+      path: ADMIN_PATHS.reviews,
+      schemas: { query: ReviewListQuery },
+      summary: "Operator: identity reviews of every business (pending by default)",
+      description: "Filters: `status` (pending, approved, rejected, migrated; default pending), `businessId`; oldest first, `limit` 1–100, `cursor` from `nextCursor`.",
+      responses: { 200: "{ data: [review], nextCursor }" },
+      handler: async (ctx) => json(ctx, 200, await service.listReviews(ctx.query as unknown as ReviewListInput)),
+    },
     {
       ...COMMON,
       method: "POST",

@@ -3,6 +3,7 @@
  * rejected value (least of all a password).
  */
 import * as v from "valibot";
+import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 
 const MAX_EMAIL = 320;
 const MAX_PASSWORD = 1024;
@@ -88,20 +89,16 @@ export const ReviewParams = v.object({
 });
 
 /** GET /sub-businesses?limit=&cursor= */
-export const ListQuery = v.object({
-  limit: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^[0-9]{1,4}$/, "an integer from 1 to 100"),
-      v.transform(Number),
-      v.minValue(1, "an integer from 1 to 100"),
-      v.maxValue(100, "an integer from 1 to 100"),
-    ),
-  ),
-  cursor: v.optional(
-    v.pipe(v.string(), v.minLength(1, "1 to 512 characters"), v.maxLength(512, "1 to 512 characters"), v.regex(/^[A-Za-z0-9_-]+$/, "an opaque cursor from nextCursor")),
-  ),
-});
+export const ListQuery = v.object({ limit: LIST_LIMIT, cursor: LIST_CURSOR });
 export type ListInput = v.InferOutput<typeof ListQuery>;
 
 export const DEFAULT_LIST_LIMIT = 20;
+
+/** GET /admin/identity-reviews?status=&businessId=&limit=&cursor= (operator) */
+export const ReviewListQuery = v.object({
+  status: v.optional(v.picklist(["pending", "approved", "rejected", "migrated"], 'one of "pending", "approved", "rejected", "migrated"'), "pending"),
+  businessId: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "a business id"))),
+  limit: LIST_LIMIT,
+  cursor: LIST_CURSOR,
+});
+export type ReviewListInput = v.InferOutput<typeof ReviewListQuery>;

@@ -11,7 +11,7 @@ import { hash, randomUUID } from "node:crypto";
 import { gwError, isGatewayError, type GatewayError } from "../../core/errors/gateway-error.ts";
 import type { GwCode } from "../../core/errors/catalog.ts";
 import type { Logger } from "../../core/log.ts";
-import { isDependencyUnavailableError, isDuplicateKeyError, type Filter } from "../../adapters/ports.ts";
+import { isDependencyUnavailableError, isDuplicateKeyError, type Collection, type Doc, type Filter } from "../../adapters/ports.ts";
 import type { RegulatorClient, RegulatorState, TaxpayerLogin } from "../../adapters/regulator/port.ts";
 import {
   cleanIdentity,
@@ -20,17 +20,23 @@ import {
   selectForOnboarding,
   selectForReverification,
 } from "./identity.ts";
-import { createIdempotency, KeepClaim, type IdempotentAnswer, type Outcome, type PresentedFingerprint } from "./idempotency.ts";
-import type { DecisionInput, ListInput, MigrationInput, OnboardingInput, ReverificationInput, RotationInput } from "./schemas.ts";
+import {
+  createIdempotency,
+  idempotencyId,
+  KeepClaim,
+  type IdempotencyDoc,
+  type IdempotentAnswer,
+  type Outcome,
+  type PresentedFingerprint,
+} from "../../core/idempotency.ts";
+import type { DecisionInput, ListInput, MigrationInput, OnboardingInput, ReverificationInput, ReviewListInput, RotationInput } from "./schemas.ts";
 import { DEFAULT_LIST_LIMIT } from "./schemas.ts";
 import {
   cryptoFingerprint,
   identityKeyOf,
-  idempotencyId,
   keyedHash,
   subKeyOf,
   type CryptoMaterial,
-  type IdempotencyDoc,
   type MigrationDoc,
   type MigrationSide,
   type OnboardingStore,
@@ -82,7 +88,7 @@ export interface ListPage {
 
 export function createOnboardingService(o: OnboardingServiceOptions) {
   const { store, regulator, log, secret, now } = o;
-  const idem = createIdempotency(store, {
+  const idem = createIdempotency(store.idempotency, {
     now,
     staleAfterMs: o.staleAfterMs,
     waitMs: o.inFlightWaitMs,
@@ -264,19 +270,29 @@ export function createOnboardingService(o: OnboardingServiceOptions) {
   // -------------------------------------------------------------------------
 
   async function list(caller: Pick<Caller, "businessId" | "state">, input: ListInput): Promise<ListPage> {
+    const page = await _byCreatedAt(store.subBusinesses, { businessId: caller.businessId, state: caller.state }, input);
+    return { data: page.items.map(subBusinessView), nextCursor: page.nextCursor };
+  }
+
+  /** Operator: reviews of every business in one status (default pending), oldest first. */
+  async function listReviews(input: ReviewListInput) {
+    const filter: Filter = { status: input.status };
+    if (input.businessId !== undefined) filter.businessId = input.businessId;
+    const page = await _byCreatedAt(store.reviews, filter, input);
+    return { data: page.items.map((r) => ({ ...reviewView(r, true), businessId: r.businessId, state: r.state })), nextCursor: page.nextCursor };
+  }
+
+  /** One page of `filter`'s documents, oldest first (createdAt, then _id), from `input.cursor` on. */
+  async function _byCreatedAt<T extends Doc & { createdAt: string }>(coll: Collection<T>, filter: Filter, input: ListInput) {
     const limit = input.limit ?? DEFAULT_LIST_LIMIT;
-    const filter: Filter = { businessId: caller.businessId, state: caller.state };
     if (input.cursor !== undefined) {
       const [t, id] = _decodeCursor(input.cursor);
-      filter.$or = [{ createdAt: { $gt: t } }, { createdAt: t, _id: { $gt: id } }];
+      filter = { ...filter, $or: [{ createdAt: { $gt: t } }, { createdAt: t, _id: { $gt: id } }] };
     }
-    const page = await db(() => store.subBusinesses.find(filter, { sort: [{ field: "createdAt", direction: 1 }], limit: limit + 1 }));
+    const page = await db(() => coll.find(filter, { sort: [{ field: "createdAt", direction: 1 }], limit: limit + 1 }));
     const items = page.items.slice(0, limit);
     const last = items[items.length - 1];
-    return {
-      data: items.map(subBusinessView),
-      nextCursor: page.items.length > limit && last ? _encodeCursor(last.createdAt, last._id) : null,
-    };
+    return { items, nextCursor: page.items.length > limit && last ? _encodeCursor(last.createdAt, last._id) : null };
   }
 
   async function get(caller: Pick<Caller, "businessId" | "state">, gatewaySubBusinessId: string): Promise<SubBusinessView> {
@@ -689,7 +705,7 @@ export function createOnboardingService(o: OnboardingServiceOptions) {
     return _finishDecision(review, op);
   }
 
-  return { onboard, list, get, identityVersions, reverify, rotateCrypto, decideReview, migrate };
+  return { onboard, list, listReviews, get, identityVersions, reverify, rotateCrypto, decideReview, migrate };
 }
 
 export type OnboardingService = ReturnType<typeof createOnboardingService>;

@@ -16,6 +16,7 @@
  * idempotency keys (only their HMAC).
  */
 import { hash } from "node:crypto";
+import type { IdempotencyDoc } from "../../core/idempotency.ts";
 import { deriveKey, keyedHash } from "../../core/keyed-hash.ts";
 import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
@@ -130,31 +131,6 @@ export interface CryptoVersionDoc extends Doc {
   installedAt: string;
 }
 
-/** Content fingerprint: component → keyed hash, or null for "absent". */
-export type Fingerprint = Record<string, string | null>;
-
-export interface IdempotencyDoc extends Doc {
-  /** Top-level business, or `operator:<credential id>`. */
-  scope: string;
-  /** Route id ("POST /sub-businesses"). */
-  route: string;
-  fingerprint: Fingerprint;
-  status: "in_progress" | "completed";
-  /** Request id of the request that holds (or held) the claim. */
-  owner: string;
-  startedAt: string;
-  startedAtMs: number;
-  completedAt: string | null;
-  response: { status: number; body: unknown } | null;
-  /**
-   * Set when the holder ended with an unconfirmed effect (the claim is kept): the public code it
-   * answered, repeated to a retry until the claim is stale and can be resolved.
-   */
-  uncertainCode?: string | null;
-  /** TTL (epoch ms). */
-  expiresAtMs: number;
-}
-
 export interface OnboardingStore {
   subBusinesses: Collection<SubBusinessDoc>;
   versions: Collection<IdentityVersionDoc>;
@@ -209,11 +185,6 @@ export function deriveIdempotencySecret(deploymentSecret: string): Buffer {
 }
 
 export { keyedHash };
-
-/** `${scope}|${route}|${HMAC(key)}`: the idempotency record id; the raw key is never stored. */
-export function idempotencyId(secret: Buffer, scope: string, route: string, key: string): string {
-  return `${scope}|${route}|${keyedHash(secret, `${scope}\u0000${route}\u0000${key}`)}`;
-}
 
 /** "sha256:<hex>" of the QR material (public; shown in answers instead of the bodies). */
 export function cryptoFingerprint(publicKey: string, certificate: string): string {

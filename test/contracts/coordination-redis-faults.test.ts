@@ -81,6 +81,31 @@ if (isRedisSkip(server)) {
     await store.ping();
   });
 
+  (owned ? test : test.skip)("subscription across an outage: the subscriber is told of the gap, then receives again", async () => {
+    const [store, publisher] = await Promise.all([open(), open()]);
+    const got: string[] = [];
+    let gaps = 0;
+    const sub = await store.subscribe("outage-channel", { message: (m) => got.push(m), gap: () => void gaps++ });
+    await publisher.publish("outage-channel", "before");
+    assert.ok(await _pollUntil(async () => got.length === 1, 3_000), "delivered before the outage");
+    assert.is(gaps, 0, "no gap while connected");
+
+    await server.kill();
+    await _expectUnavailable(() => publisher.publish("outage-channel", "lost"), "publish while down");
+    await server.restart();
+    assert.ok(await _pollUntil(async () => gaps === 1, 10_000), "gap reported once the subscription is back");
+    // gap comes after resubscribing: a message published now arrives.
+    assert.ok(
+      await _pollUntil(async () => {
+        await publisher.publish("outage-channel", "after");
+        return got.includes("after");
+      }, 5_000),
+      "delivered after the outage",
+    );
+    assert.equal(got.filter((m) => m !== "after"), ["before"]);
+    await sub.close();
+  });
+
   (owned ? test : test.skip)("hung server: calls reject with failureClass timeout after commandTimeoutMs", async () => {
     const store = await open(200);
     assert.is((await store.takePermit("hung", 10, 60_000)).allowed, true);

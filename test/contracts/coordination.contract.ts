@@ -242,6 +242,46 @@ export function coordinationContract(
     assert.is(await store.adjustInFlight(k, 1, LEASE_TTL_MS), 1, "expired: counts from zero");
   });
 
+  // ---- publish / subscribe -------------------------------------------------------------------
+
+  test("publish/subscribe: a subscriber gets every message of its channel, in order, from another handle too", async () => {
+    const channel = key("chan");
+    const got: string[] = [];
+    const other: string[] = [];
+    const sub = await store.subscribe(channel, { message: (m) => got.push(m) });
+    const unrelated = await store.subscribe(key("chan-other"), { message: (m) => other.push(m) });
+    for (let i = 1; i <= 5; i++) await peer.publish(channel, `m${i}`);
+    await store.publish(channel, "own");
+    await _until(() => got.length === 6, "six messages");
+    assert.equal(got, ["m1", "m2", "m3", "m4", "m5", "own"], "the publisher's own subscribers receive too; order kept");
+    assert.equal(other, [], "another channel hears nothing");
+    await sub.close();
+    await unrelated.close();
+  });
+
+  test("publish/subscribe: every subscriber of a channel receives; a closed subscription receives nothing more", async () => {
+    const channel = key("fanout");
+    const a: string[] = [];
+    const b: string[] = [];
+    const subA = await store.subscribe(channel, { message: (m) => a.push(m) });
+    const subB = await peer.subscribe(channel, {
+      message: (m) => {
+        b.push(m);
+        throw new Error("a subscriber that throws does not stop delivery");
+      },
+    });
+    await store.publish(channel, "one");
+    await _until(() => a.length === 1 && b.length === 1, "both subscribers");
+    await subA.close();
+    await subA.close(); // twice is a no-op
+    await store.publish(channel, "two");
+    await _until(() => b.length === 2, "the open subscription");
+    await _sleep(50);
+    assert.equal(a, ["one"], "closed: nothing after close");
+    assert.equal(b, ["one", "two"]);
+    await subB.close();
+  });
+
   // ---- lifecycle -----------------------------------------------------------------------------
 
   test("after close every call rejects with DependencyUnavailableError (fails closed)", async () => {
@@ -252,6 +292,8 @@ export function coordinationContract(
     await _rejectsWith(other.store.acquireLease(key("closed"), "a", 1000), isUnavailable, "acquireLease");
     await _rejectsWith(other.store.releaseLease(key("closed"), "a"), isUnavailable, "releaseLease");
     await _rejectsWith(other.store.adjustInFlight(key("closed"), 1, 1000), isUnavailable, "adjustInFlight");
+    await _rejectsWith(other.store.publish(key("closed"), "m"), isUnavailable, "publish");
+    await _rejectsWith(other.store.subscribe(key("closed"), { message: () => {} }), isUnavailable, "subscribe");
     await _rejectsWith(other.store.ping(), isUnavailable, "ping");
     await other.cleanup();
   });
@@ -268,6 +310,15 @@ const LEASE_TTL_MS = 300;
 const LEASE_STEP_MS = 200;
 /** Real-time waits add this much, so a real server's expiry has certainly happened. */
 const REAL_TIME_MARGIN_MS = 15;
+
+/** Waits (real time) until `done()`; messages travel through a server, so delivery is not instant. */
+async function _until(done: () => boolean, what: string, ms = 3_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) assert.unreachable(`timed out waiting for ${what}`);
+    await _sleep(5);
+  }
+}
 
 function _sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

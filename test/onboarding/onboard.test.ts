@@ -5,7 +5,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { deriveIdempotencySecret, idempotencyId, COLLECTIONS, type IdempotencyDoc } from "../../plugins/onboarding/store.ts";
+import { idempotencyId, type IdempotencyDoc } from "../../core/idempotency.ts";
+import { deriveIdempotencySecret, COLLECTIONS } from "../../plugins/onboarding/store.ts";
 import { onboardingFingerprint } from "../../plugins/onboarding/service.ts";
 import {
   DEMO_KEY,
@@ -232,7 +233,7 @@ test("the route contract: key rules, strict body, server-managed fields, quota c
   );
   await expectProblem(await h.post("/sub-businesses", {}, "onboard-bad-key-01", { apiKey: "gw_wrong_key_000" }), 401, "GW_API_KEY_INVALID");
   const routes = h.tg.gateway.routes.routes().filter((r) => r.plugin === "onboarding");
-  assert.is(routes.length, 8);
+  assert.is(routes.length, 9, "6 public routes, 3 operator routes (review list, decision, migration)");
   assert.ok(routes.every((r) => r.quota === "management"));
   assert.ok(routes.filter((r) => r.decl.method === "POST").every((r) => r.decl.idempotent === true));
   const doc = (await (await h.tg.call("/openapi.json", { host: "localhost" })).json()) as { paths: Record<string, Record<string, unknown>> };

@@ -15,6 +15,7 @@ import type { GatewayPlugin } from "../../core/plugin.ts";
 import { plugins } from "../../plugins/index.ts";
 import { createOnboardingPlugin, type OnboardingOptions } from "../../plugins/onboarding/plugin.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { withStoreFaults, type StoreFaultHook } from "../support/store-faults.ts";
 import { startDemoSimulator, startTestSimulator } from "../simulator/simulator-helpers.ts";
 
 export { ADMIN_KEY, DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED } from "../support/gateway.ts";
@@ -71,11 +72,6 @@ export interface OnboardingHarness {
   close(): Promise<void>;
 }
 
-/**
- * Decides, per store call, whether it fails: "before" (nothing written) or "after" (written, then
- * the answer is lost). The resilience guard turns the thrown error into DependencyUnavailableError.
- */
-export type StoreFaultHook = (collection: string, method: string, args: unknown[]) => "before" | "after" | null;
 
 export interface HarnessOptions {
   fixtures?: "demo" | "test";
@@ -90,31 +86,8 @@ export interface HarnessOptions {
 export async function startOnboardingHarness(options: HarnessOptions = {}): Promise<OnboardingHarness> {
   const sim = options.fixtures === "test" ? await startTestSimulator() : await startDemoSimulator();
   const raw = options.documentStore ? await options.documentStore() : await createUnstorageDocumentStore({ driver: "memory" });
-  const collections = new Set<string>();
-  const store: DocumentStore = {
-    kind: raw.kind,
-    collection<T extends Doc>(name: string, spec?: Parameters<DocumentStore["collection"]>[1]) {
-      collections.add(name);
-      const inner = raw.collection<T>(name, spec);
-      const hook = options.storeFault;
-      if (!hook) return inner;
-      return new Proxy(inner, {
-        get(target, prop, receiver) {
-          const value = Reflect.get(target, prop, receiver) as unknown;
-          if (typeof value !== "function") return value;
-          return async (...args: unknown[]) => {
-            const fault = hook(name, String(prop), args);
-            if (fault === "before") throw new Error("injected store failure");
-            const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-            if (fault === "after") throw new Error("injected store failure after the write");
-            return result;
-          };
-        },
-      });
-    },
-    ping: () => raw.ping(),
-    close: () => raw.close(),
-  };
+  const store = withStoreFaults(raw, options.storeFault);
+  const collections = store.collections;
   const tg = await startTestGateway({
     // The default list may already hold the onboarding plugin: this harness mounts its own instance.
     plugins: [...plugins.filter((p) => p.name !== "onboarding"), createOnboardingPlugin(options.onboarding), ...(options.extraPlugins ?? [])],

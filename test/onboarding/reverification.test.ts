@@ -314,13 +314,30 @@ test("additive review through the migration route → 409 GW_IDENTITY_REVIEW_CON
   h.sim.faults.clear();
 });
 
+test("operator review list: pending by default, by status and business, oldest first, paged; x-admin-api-key", async () => {
+  const list = async (query: string, adminKey: string | null = ADMIN_KEY) =>
+    h.tg.call(`/admin/identity-reviews${query}`, { host: "localhost", headers: adminKey ? { "x-admin-api-key": adminKey } : {} });
+  const pending = await expectJson(await list(""), 200);
+  assert.ok(pending.data.length >= 1);
+  assert.ok(pending.data.every((r: { status: string; businessId: string }) => r.status === "pending" && r.businessId === "demo"));
+  const decided = await expectJson(await list("?status=approved&businessId=demo"), 200);
+  assert.ok(decided.data.length >= 1 && decided.data.every((r: { status: string; decidedBy: string }) => r.status === "approved" && r.decidedBy === "demo-operator"));
+  const first = await expectJson(await list("?status=rejected&limit=1"), 200);
+  assert.is(first.data.length, 1);
+  assert.equal((await expectJson(await list("?businessId=other"), 200)).data, []);
+  await expectProblem(await list("?status=lost"), 400, "GW_REQUEST_VALIDATION_FAILED");
+  await expectProblem(await list("", null), 401, "GW_ADMIN_AUTHENTICATION_FAILED");
+});
+
 test("operator routes: quota class management, x-admin-api-key, any host", () => {
   const admin = h.tg.gateway.routes.routes().filter((r) => r.plugin === "onboarding" && r.decl.auth === "admin");
   assert.equal(admin.map((r) => r.id).sort(), [
+    "GET /admin/identity-reviews",
     "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-migrations",
     "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision",
   ]);
-  assert.ok(admin.every((r) => r.surface === "any" && r.quota === "management" && r.decl.idempotent));
+  assert.ok(admin.every((r) => r.surface === "any" && r.quota === "management"));
+  assert.ok(admin.every((r) => Boolean(r.decl.idempotent) === (r.decl.method === "POST")), "the mutations are idempotent");
   assert.ok(ADMIN_KEY);
 });
 

@@ -6,8 +6,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
-import { createConfigDirectory, type Principal, type TenantDirectory } from "../../core/directory.ts";
+import { DIRECTORY_COLLECTIONS, type CredentialDoc } from "../../core/directory-store.ts";
 import { expectProblem } from "../support/assertions.ts";
 import {
   ADMIN_KEY,
@@ -24,6 +25,8 @@ import {
   testConfig,
 } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
+import { credentialDoc } from "../support/directory.ts";
+import { withStoreFaults } from "../support/store-faults.ts";
 
 /** A collections-envelope error: returns its message. */
 async function expectEnvelope(res: Response, status: number): Promise<string> {
@@ -45,24 +48,22 @@ async function assertNoKeys(res: Response): Promise<void> {
   for (const k of ALL_KEYS) assert.not.ok(text.includes(k), `response body repeats a key (${k.slice(0, 6)}…)`);
 }
 
-/** The demo directory whose authentication can be made to fail or to revoke keys, at run time. */
-function switchableDirectory() {
-  const real = createConfigDirectory(testConfig());
-  const state = { down: false, revoked: new Set<string>() };
-  const directory: TenantDirectory = {
-    ...real,
-    authenticate(scheme, secret) {
-      if (state.down) throw new Error("tenant service timeout after 2000 ms");
-      const p = real.authenticate(scheme, secret);
-      return p && state.revoked.has(p.credentialId) ? ({ ...p, revoked: true } satisfies Principal) : p;
-    },
-  };
-  return { directory, state };
-}
-
-/** A gateway, composed as in production, with a replacement tenant directory. */
-async function gatewayWith(directory: TenantDirectory): Promise<Gateway> {
-  return (await start({ plugins: [probePlugin], directory })).gateway;
+/**
+ * A gateway composed as in production on the embedded store, whose credential reads (the first
+ * check reads the record, later ones count it unchanged) can be made to fail at run time (`state.down`), with the raw store at hand to change records as another process would.
+ */
+async function gatewayWithStore() {
+  const state = { down: false };
+  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = withStoreFaults(raw, (collection, method) =>
+    state.down && collection === DIRECTORY_COLLECTIONS.credentials && (method === "get" || method === "count") ? "before" : null,
+  );
+  const tg = await start({ plugins: [probePlugin], ports: { documentStore: store } });
+  const credentials = raw.collection<CredentialDoc>(DIRECTORY_COLLECTIONS.credentials);
+  /** Changes a credential record directly in the store (no notification: keys are never cached). */
+  const setCredential = (credentialId: string, set: Partial<CredentialDoc>) =>
+    credentials.findOneAndUpdate({ credentialId }, { $set: set, $inc: { rev: 1 } });
+  return { gateway: tg.gateway, state, credentials, setCredential, logs: tg.logs };
 }
 
 function call(gateway: Gateway, path: string, host: string, headers: Record<string, string>): Promise<Response> {
@@ -228,41 +229,81 @@ test("keys never reach a response body or a log record", async () => {
   await tg.close();
 });
 
-test("tenant authorization that cannot be verified gives 503 GW_TENANT_AUTHORIZATION_UNAVAILABLE, never an earlier answer", async () => {
-  const { directory, state } = switchableDirectory();
-  const gateway = await gatewayWith(directory);
+test("a key record that cannot be read gives 503 GW_TENANT_AUTHORIZATION_UNAVAILABLE (operator key: GW_AUTH_CONTEXT_UNAVAILABLE), never an earlier answer", async () => {
+  const { gateway, state, logs } = await gatewayWithStore();
   probeHits.reset();
-  assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "authorized while the service answers");
+  assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "authorized while the store answers");
   state.down = true;
   for (let i = 0; i < 3; i++) {
     const res = await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY });
     const body = await expectProblem(res, 503, "GW_TENANT_AUTHORIZATION_UNAVAILABLE", "BACKOFF");
     assert.is(body.retry.sameIdempotencyKey, true);
-    assert.not.match(JSON.stringify(body), /timeout after 2000/, "the cause is not leaked");
+    assert.not.match(JSON.stringify(body), /injected store failure/, "the cause is not leaked");
   }
-  await expectProblem(
+  // The operator's key: authorization cannot be verified.
+  const admin = await expectProblem(
     await call(gateway, "/probe/admin", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }),
     503,
-    "GW_TENANT_AUTHORIZATION_UNAVAILABLE",
+    "GW_AUTH_CONTEXT_UNAVAILABLE",
     "BACKOFF",
   );
+  assert.is(admin.retry.sameIdempotencyKey, true);
   const col = await call(gateway, "/api/v1/probe", "localhost", { authorization: `Bearer ${BEARER_DEMO}` });
   assert.is(col.status, 503, "collections: 503 in the envelope");
   assert.is((await col.json()).statusCode, 503);
   assert.is(probeHits.count, 1, "no request ran while authorization was unavailable");
+  const why = logs.filter((l) => l.event === "gateway_authorization_unavailable");
+  assert.ok(why.length >= 5, "each refusal is logged with its cause");
+  for (const k of ALL_KEYS) assert.not.ok(JSON.stringify(why).includes(k), "no key in the log");
   state.down = false;
   assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
   await gateway.close();
 });
 
-test("a key revoked at run time is refused on the very next request (no cached authorization)", async () => {
-  const { directory, state } = switchableDirectory();
-  const gateway = await gatewayWith(directory);
+test("a key revoked in the store is refused on the very next request (no cached authorization)", async () => {
+  const { gateway, setCredential, credentials } = await gatewayWithStore();
   assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
-  state.revoked.add("demo-primary");
+  await setCredential("demo-primary", { revoked: true });
   await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
-  state.revoked.add("demo-operator");
+  await setCredential("demo-operator", { revoked: true });
   await expectProblem(await call(gateway, "/probe/admin", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }), 401, "GW_ADMIN_AUTHENTICATION_FAILED", "DO_NOT_RETRY");
+  await setCredential("demo-primary", { revoked: false });
+  assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "un-revoked: accepted again");
+  // Even a hand edit of the store that forgets to bump the record's rev is seen at once.
+  await credentials.findOneAndUpdate({ credentialId: "demo-primary" }, { $set: { revoked: true } });
+  await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
+  await gateway.close();
+});
+
+test("a key past its expiresAt is refused like a revoked one; before it, it works", async () => {
+  const { gateway, setCredential } = await gatewayWithStore();
+  await setCredential("demo-primary", { expiresAt: Date.now() + 60_000 });
+  assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "valid until its deadline");
+  await setCredential("demo-primary", { expiresAt: Date.now() - 1 });
+  await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
+  const col = await call(gateway, "/api/v1/probe", "localhost", { authorization: `Bearer ${BEARER_DEMO}` });
+  assert.is(col.status, 200, "other keys are unaffected");
+  await gateway.close();
+});
+
+test("an unreadable key record gives 503 GW_TENANT_AUTHORIZATION_UNAVAILABLE (no valid result), not a pass or a 401", async () => {
+  const { gateway, setCredential } = await gatewayWithStore();
+  await setCredential("demo-primary", { scheme: "telepathy" as never });
+  probeHits.reset();
+  await expectProblem(await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 503, "GW_TENANT_AUTHORIZATION_UNAVAILABLE", "BACKOFF");
+  assert.is(probeHits.count, 0);
+  await gateway.close();
+});
+
+test("a collections key whose business the directory does not know gives 503 GW_AUTH_CONTEXT_UNAVAILABLE", async () => {
+  const { gateway, credentials } = await gatewayWithStore();
+  const orphan = "sk_test_orphan_0001";
+  await credentials.insert(credentialDoc(orphan, { credentialId: "orphan-collections", scheme: "bearer", businessId: "ghost" }));
+  const res = await call(gateway, "/api/v1/probe", "localhost", { authorization: `Bearer ${orphan}` });
+  assert.is(res.status, 503);
+  const body = await res.json();
+  assert.is(body.statusCode, 503);
+  assert.not.ok(JSON.stringify(body).includes(orphan));
   await gateway.close();
 });
 

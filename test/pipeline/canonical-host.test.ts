@@ -5,9 +5,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
-import { createConfigDirectory, type TenantDirectory } from "../../core/directory.ts";
-import type { LogFields } from "../../core/log.ts";
+import { DIRECTORY_COLLECTIONS } from "../../core/directory-store.ts";
 import { plugins } from "../../plugins/index.ts";
 import { expectProblem } from "../support/assertions.ts";
 import {
@@ -22,28 +22,26 @@ import {
   testConfig,
 } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
+import { withStoreFaults } from "../support/store-faults.ts";
 
 const EDGE_OK = { "x-edge-secret": EDGE.secret };
 
-/** A gateway, composed as in production, with a replacement tenant directory. */
-async function gatewayWith(directory: TenantDirectory, patch: Record<string, unknown> = {}): Promise<{ gateway: Gateway; logs: LogFields[] }> {
-  const tg = await start({ patch, plugins: [...plugins, probePlugin], directory });
-  return { gateway: tg.gateway, logs: tg.logs };
+/**
+ * A gateway, composed as in production on the embedded store, whose domain-record reads fail while
+ * `state.down` (a registry outage), and whose directory clock can be moved (`state.offsetMs`).
+ */
+async function gatewayWithRegistry(patch: Record<string, unknown> = {}) {
+  const state = { down: false, offsetMs: 0 };
+  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = withStoreFaults(raw, (collection, method) =>
+    state.down && collection === DIRECTORY_COLLECTIONS.domains && method === "get" ? "before" : null,
+  );
+  const tg = await start({ patch, plugins: [...plugins, probePlugin], ports: { documentStore: store }, now: () => Date.now() + state.offsetMs });
+  return { gateway: tg.gateway, logs: tg.logs, state };
 }
 
 function call(gateway: Gateway, path: string, host: string, headers: Record<string, string> = {}): Promise<Response> {
   return gateway.fetch(new Request(`http://${host}${path}`, { headers: { host, ...headers } }));
-}
-
-/** The config directory, except that domain resolution throws (a remote registry that is down). */
-function registryDown(): TenantDirectory {
-  const real = createConfigDirectory(testConfig());
-  return {
-    ...real,
-    domain() {
-      throw new Error("registry connect ECONNREFUSED 10.0.0.7:5432");
-    },
-  };
 }
 
 const { start, closeAll } = gatewayTracker();
@@ -126,20 +124,39 @@ test("a domain with approved: false is not provisioned, even with its owner's va
 });
 
 test("a domain registry that cannot answer gives 503 GW_DOMAIN_REGISTRY_UNAVAILABLE, never a pass or a 404", async () => {
-  const { gateway, logs } = await gatewayWith(registryDown());
+  const { gateway, logs, state } = await gatewayWithRegistry();
+  state.down = true; // nothing is cached yet: the first request must read the store
   probeHits.reset();
   const res = await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY });
   const body = await expectProblem(res, 503, "GW_DOMAIN_REGISTRY_UNAVAILABLE", "BACKOFF");
   assert.is(body.retry.sameIdempotencyKey, true);
-  assert.not.match(JSON.stringify(body), /ECONNREFUSED|10\.0\.0\.7/, "the cause is not leaked");
+  assert.not.match(JSON.stringify(body), /injected store failure/, "the cause is not leaked");
   assert.is(probeHits.count, 0, "the handler never ran");
   const done = logs.find((l) => l.event === "gateway_request_completed" && l.requestId === body.requestId);
   assert.is(done?.code, "GW_DOMAIN_REGISTRY_UNAVAILABLE");
+  assert.ok(logs.some((l) => l.event === "gateway_domain_registry_unavailable" && l.requestId === body.requestId), "the cause is logged");
+  // An unknown host is not "not provisioned" while the registry cannot say so.
+  await expectProblem(await call(gateway, "/probe/echo", "unknown.example.ng", { "x-api-key": DEMO_KEY }), 503, "GW_DOMAIN_REGISTRY_UNAVAILABLE", "BACKOFF");
+  state.down = false;
+  assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "served again once the store answers");
+  await gateway.close();
+});
+
+test("the domain record is cached for directory.domainCacheTtlMs: fresh, an outage does not stop requests; stale, 503 and never the old record", async () => {
+  const { gateway, state } = await gatewayWithRegistry({ directory: { domainCacheTtlMs: 5_000 } });
+  assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "loads and caches the record");
+  state.down = true;
+  assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "fresh cached configuration");
+  state.offsetMs = 5_001;
+  await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 503, "GW_DOMAIN_REGISTRY_UNAVAILABLE", "BACKOFF");
+  state.down = false;
+  assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
   await gateway.close();
 });
 
 test("liveness answers while the domain registry is unavailable (health is not proof of any dependency)", async () => {
-  const { gateway } = await gatewayWith(registryDown());
+  const { gateway, state } = await gatewayWithRegistry();
+  state.down = true;
   for (const path of ["/health", "/health/live"]) {
     const res = await call(gateway, path, PASSTHROUGH);
     assert.is(res.status, 200, path);

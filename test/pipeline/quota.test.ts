@@ -47,6 +47,8 @@ function brokenStore(mode: { fail: "reject" | "hang" | "none" }): CoordinationSt
     acquireLease: (k, o, t) => inner.acquireLease(k, o, t),
     releaseLease: (k, o) => inner.releaseLease(k, o),
     adjustInFlight: (k, d, t) => inner.adjustInFlight(k, d, t),
+    publish: (c, m) => inner.publish(c, m),
+    subscribe: (c, h) => inner.subscribe(c, h),
     ping: () => inner.ping(),
     close: () => inner.close(),
   };

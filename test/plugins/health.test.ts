@@ -18,6 +18,8 @@ function countingCoordination() {
     acquireLease: (k, o, t) => inner.acquireLease(k, o, t),
     releaseLease: (k, o) => inner.releaseLease(k, o),
     adjustInFlight: (k, d, t) => inner.adjustInFlight(k, d, t),
+    publish: (c, m) => inner.publish(c, m),
+    subscribe: (c, h) => inner.subscribe(c, h),
     ping: async () => {
       counter.pings++;
       if (counter.broken) throw new Error("coordination down");

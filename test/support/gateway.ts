@@ -4,7 +4,7 @@
  * with its log records captured. `call()` goes through app.fetch in-process; `listen()` starts a
  * real HTTP server on a free loopback port.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../config/load.ts";
@@ -44,7 +44,7 @@ export function testConfig(patch: Record<string, unknown> = {}): Config {
   raw.coordination = { driver: "memory" };
   raw.regulator = { ...(raw.regulator as object), simulator: { enabled: false } };
   raw.log = { level: "debug", format: "json" };
-  raw.email = { driver: "folder", dir: mkdtempSync(join(tmpdir(), "gatehouse-mail-")) };
+  raw.email = { driver: "folder", dir: _mailDir() };
   return loadConfig({ raw: _merge(raw, patch), env: {} });
 }
 
@@ -130,6 +130,16 @@ export function gatewayTracker() {
 export { rawRequest } from "./raw-http.ts";
 
 // --- Internal helpers ---
+
+/** Mail folders of this test process: one per config, all removed when the process exits. */
+const MAIL_DIRS: string[] = [];
+
+function _mailDir(): string {
+  if (MAIL_DIRS.length === 0) process.once("exit", () => MAIL_DIRS.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-mail-"));
+  MAIL_DIRS.push(dir);
+  return dir;
+}
 
 function _merge(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   for (const [k, v] of Object.entries(patch)) {

@@ -11,6 +11,7 @@ import { createUnstorageDocumentStore } from "../../adapters/document-store/unst
 import { createPolicyRegistry } from "../../adapters/policies.ts";
 import { composeGateway } from "../../core/compose.ts";
 import { createGateway } from "../../core/create-gateway.ts";
+import { openDirectory, type TenantDirectory } from "../../core/directory.ts";
 import { createLogger } from "../../core/log.ts";
 import { definePlugin, type GatewayPlugin, type PortName, type Ports, type RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
@@ -21,6 +22,12 @@ import { testConfig } from "../support/gateway.ts";
 import { probePlugin } from "../support/probe-plugin.ts";
 
 const log = createLogger({ level: "silent", sink: () => {} });
+
+/** The tenant directory createGateway needs (on stores of its own: some tests leave a port out on purpose). */
+async function directoryOn(patch?: Record<string, unknown>): Promise<TenantDirectory> {
+  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  return openDirectory({ config: testConfig(patch), store, coordination: createMemoryCoordination(), log });
+}
 
 function route(overrides: Partial<RouteDeclaration> = {}): RouteDeclaration {
   return {
@@ -49,7 +56,8 @@ async function bootProblems(
     ...options.ports,
   } as Ports;
   try {
-    const gw = createGateway({ config: testConfig(options.patch), ports, plugins, log, policies: createPolicyRegistry() });
+    const directory = await directoryOn(options.patch);
+    const gw = createGateway({ config: testConfig(options.patch), ports, plugins, log, policies: createPolicyRegistry(), directory });
     await gw.close();
   } catch (e) {
     await Promise.allSettled([ports.documentStore?.close(), ports.coordination?.close()]);
@@ -72,7 +80,7 @@ function one(problems: string[], ...parts: string[]): string {
 
 test("a valid set of plugins boots (guards the harness)", async () => {
   const ports: Ports = { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() };
-  const gw = createGateway({ config: testConfig(), ports, plugins: [health, probePlugin], log, policies: createPolicyRegistry() });
+  const gw = createGateway({ config: testConfig(), ports, plugins: [health, probePlugin], log, policies: createPolicyRegistry(), directory: await directoryOn() });
   assert.ok(gw.routes.routes().length > 5);
   await gw.close();
 });
@@ -147,6 +155,7 @@ test("the same plugin boots when the stage it needs is enabled", async () => {
     plugins: [plugin("guarded", [route()], { stages: ["admission"] })],
     log,
     policies: createPolicyRegistry(),
+    directory: await directoryOn(),
   });
   assert.ok(gw.pipeline.names.includes("admission"));
   await gw.close();

@@ -331,6 +331,8 @@ function faultyCoordination(): { store: CoordinationStore; fault: { error: unkno
     acquireLease: (k, o, t) => gate(() => inner.acquireLease(k, o, t)),
     releaseLease: (k, o) => gate(() => inner.releaseLease(k, o)),
     adjustInFlight: (k, d, t) => gate(() => inner.adjustInFlight(k, d, t)),
+    publish: (c, m) => gate(() => inner.publish(c, m)),
+    subscribe: (c, h) => gate(() => inner.subscribe(c, h)),
     ping: () => gate(() => inner.ping()),
     close: () => inner.close(),
   };

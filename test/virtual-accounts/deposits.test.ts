@@ -9,7 +9,6 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Collection } from "../../adapters/ports.ts";
-import { createConfigDirectory } from "../../core/directory.ts";
 import { createLogger } from "../../core/log.ts";
 import { createDepositService, IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/deposits.ts";
 import { createVirtualAccountService } from "../../plugins/collections/virtual-accounts.ts";
@@ -270,7 +269,7 @@ test("the worker finishes deposits a crash left undecided or unsettled, exactly 
       accounts,
       wallet: createCollectionWallet({ store: other.store, clock }),
       webhooks: other.outbox,
-      directory: createConfigDirectory(other.tg.config),
+      directory: other.tg.gateway.kit.directory,
       log,
       clock,
     });

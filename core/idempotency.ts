@@ -1,5 +1,5 @@
 /**
- * Idempotent mutations of the onboarding plugin (spec §7.2). One record per (scope, route, key),
+ * Idempotent mutations (spec §7.2): onboarding and the operator's Admin API. One record per (scope, route, key),
  * claimed with a unique insert in state `in_progress` BEFORE any external call, so a concurrent
  * duplicate never starts a second one:
  *
@@ -17,10 +17,40 @@
  * A failure before any durable effect releases the claim (the same key can be retried); a failure
  * whose effect is uncertain (`KeepClaim`) leaves it, so the stale path resolves it later.
  */
-import { CATALOG, type GwCode } from "../../core/errors/catalog.ts";
-import { gwError, type GatewayError } from "../../core/errors/gateway-error.ts";
-import { isDuplicateKeyError } from "../../adapters/ports.ts";
-import type { Fingerprint, IdempotencyDoc, OnboardingStore } from "./store.ts";
+import { CATALOG, type GwCode } from "./errors/catalog.ts";
+import { gwError, type GatewayError } from "./errors/gateway-error.ts";
+import { keyedHash } from "./keyed-hash.ts";
+import { isDuplicateKeyError, type Collection, type Doc } from "../adapters/ports.ts";
+
+/** Content fingerprint: component → keyed hash, or null for "absent". */
+export type Fingerprint = Record<string, string | null>;
+
+export interface IdempotencyDoc extends Doc {
+  /** Top-level business, or `operator:<credential id>`. */
+  scope: string;
+  /** Route id ("POST /sub-businesses"). */
+  route: string;
+  fingerprint: Fingerprint;
+  status: "in_progress" | "completed";
+  /** Request id of the request that holds (or held) the claim. */
+  owner: string;
+  startedAt: string;
+  startedAtMs: number;
+  completedAt: string | null;
+  response: { status: number; body: unknown } | null;
+  /**
+   * Set when the holder ended with an unconfirmed effect (the claim is kept): the public code it
+   * answered, repeated to a retry until the claim is stale and can be resolved.
+   */
+  uncertainCode?: string | null;
+  /** TTL (epoch ms). */
+  expiresAtMs: number;
+}
+
+/** `${scope}|${route}|${HMAC(key)}`: the idempotency record id; the raw key is never stored. */
+export function idempotencyId(secret: Buffer, scope: string, route: string, key: string): string {
+  return `${scope}|${route}|${keyedHash(secret, `${scope}\u0000${route}\u0000${key}`)}`;
+}
 
 /** Content as presented: a component `undefined` was omitted by the caller. */
 export type PresentedFingerprint = Record<string, string | null | undefined>;
@@ -76,8 +106,7 @@ export function isKeepClaim(e: unknown): e is KeepClaim {
   return typeof e === "object" && e !== null && (e as { isKeepClaim?: unknown }).isKeepClaim === true;
 }
 
-export function createIdempotency(store: OnboardingStore, options: IdempotencyOptions) {
-  const records = store.idempotency;
+export function createIdempotency(records: Collection<IdempotencyDoc>, options: IdempotencyOptions) {
   const { now } = options;
 
   const read = async (id: string) => {

@@ -1,0 +1,125 @@
+/**
+ * Frozen operations for operators (spec §3.2: an ambiguous sign or transmission is frozen, never
+ * replayed automatically; support resolves it). `GET /admin/invoices/frozen` lists every source's
+ * frozen operations, newest first, with one cursor across sources.
+ *
+ * The seam: a FrozenSource reads one kind of frozen operation from the document store.
+ * `frozenSources()` lists them; today the Pass-through sign attempts the signing plugin froze
+ * (`signing_idempotency` records with status "frozen": the debit is held). Stored mode's frozen
+ * invoices (plugins/stored-processing, status "frozen") become one more source in that list.
+ */
+import type { DocumentStore, Filter } from "../../adapters/ports.ts";
+import { SIGNING_COLLECTIONS, type SignRecord } from "../signing/store.ts";
+
+export interface FrozenOperation {
+  /** Which source: "passthrough-sign" (Stored mode adds its own). */
+  kind: string;
+  operationId: string;
+  businessId: string;
+  state: string | null;
+  domain: string | null;
+  subBusinessId: string | null;
+  irn: string | null;
+  attemptNumber: number | null;
+  /** Where the money stands: "held" (debited, neither confirmed nor reversed), … */
+  money: string | null;
+  /** The public code the caller was answered. */
+  code: string | null;
+  frozenAt: string;
+  frozenAtMs: number;
+}
+
+export interface FrozenQuery {
+  businessId?: string;
+  /** Only operations strictly older than this position (frozenAtMs desc, then operationId desc). */
+  before?: { ms: number; operationId: string };
+  limit: number;
+}
+
+export interface FrozenSource {
+  readonly kind: string;
+  /** At most `limit` operations, newest first. */
+  list(query: FrozenQuery): Promise<FrozenOperation[]>;
+}
+
+/** Every source of frozen operations. Stored mode (issue 10) adds its frozen invoices here. */
+export function frozenSources(store: DocumentStore): FrozenSource[] {
+  return [passthroughSignSource(store)];
+}
+
+/** The Pass-through sign attempts whose outcome could not be proved (signing plugin). */
+export function passthroughSignSource(store: DocumentStore): FrozenSource {
+  const records = store.collection<SignRecord>(SIGNING_COLLECTIONS.idempotency);
+  return {
+    kind: "passthrough-sign",
+    async list(q) {
+      const filter: Filter = { status: "frozen" };
+      if (q.businessId) filter.businessId = q.businessId;
+      if (q.before)
+        filter.$or = [
+          { completedAtMs: { $lt: q.before.ms } },
+          { completedAtMs: q.before.ms, operationId: { $lt: q.before.operationId } },
+        ];
+      const page = await records.find(filter, {
+        sort: [
+          { field: "completedAtMs", direction: -1 },
+          { field: "operationId", direction: -1 },
+        ],
+        limit: q.limit,
+      });
+      return page.items.map(_signView);
+    },
+  };
+}
+
+// --- Internal helpers ---
+
+function _signView(r: SignRecord): FrozenOperation {
+  // attemptKey = `${state}|${domain}|${subBusinessId}|${irn}|${attempt}` (plugins/signing/store.ts);
+  // a represented-business id may itself hold "|": it is whatever lies between domain and IRN.
+  const parts = r.attemptKey.split("|");
+  const [state, domain] = parts;
+  const attempt = parts.length >= 5 ? parts[parts.length - 1] : undefined;
+  const irn = parts.length >= 5 ? parts[parts.length - 2] : undefined;
+  const subBusinessId = parts.length >= 5 ? parts.slice(2, -2).join("|") : undefined;
+  const at = r.completedAtMs ?? r.startedAtMs;
+  return {
+    kind: "passthrough-sign",
+    operationId: r.operationId,
+    businessId: r.businessId,
+    state: state ?? null,
+    domain: domain ?? null,
+    subBusinessId: subBusinessId ?? null,
+    irn: irn ?? null,
+    attemptNumber: attempt !== undefined && /^\d+$/.test(attempt) ? Number(attempt) : null,
+    money: r.money ?? null,
+    code: r.answer?.kind === "error" ? r.answer.code : null,
+    frozenAt: new Date(at).toISOString(),
+    frozenAtMs: at,
+  };
+}
+
+/** Newest first across every source, then cut to `limit`: each source is asked for `limit`. */
+export async function listFrozen(sources: readonly FrozenSource[], q: FrozenQuery): Promise<{ data: FrozenOperation[]; nextCursor: string | null }> {
+  const all = (await Promise.all(sources.map((s) => s.list({ ...q, limit: q.limit + 1 })))).flat();
+  all.sort((a, b) => b.frozenAtMs - a.frozenAtMs || (a.operationId < b.operationId ? 1 : a.operationId > b.operationId ? -1 : 0));
+  const data = all.slice(0, q.limit);
+  const last = data[data.length - 1];
+  return { data, nextCursor: all.length > q.limit && last ? encodeFrozenCursor(last) : null };
+}
+
+export function encodeFrozenCursor(op: Pick<FrozenOperation, "frozenAtMs" | "operationId">): string {
+  return Buffer.from(JSON.stringify([op.frozenAtMs, op.operationId]), "utf8").toString("base64url");
+}
+
+/** The position a cursor names, or null when it is not one of ours. */
+export function decodeFrozenCursor(cursor: string): FrozenQuery["before"] | null {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(v) && v.length === 2 && Number.isFinite(v[0]) && typeof v[1] === "string" && v[1].length <= 200)
+      return { ms: v[0] as number, operationId: v[1] };
+  } catch {
+    // not ours
+  }
+  return null;
+}

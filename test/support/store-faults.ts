@@ -1,0 +1,43 @@
+/**
+ * A document store with a fault switch in front of every collection call: a test decides, per call,
+ * whether it fails "before" (nothing written) or "after" (written, then the answer is lost). The
+ * gateway wraps it in its resilience guard as it does any store, so a failure reaches the code under
+ * test as the DependencyUnavailableError a real outage gives.
+ */
+import type { Doc, DocumentStore } from "../../adapters/ports.ts";
+
+/** Decides, per store call, whether it fails. */
+export type StoreFaultHook = (collection: string, method: string, args: unknown[]) => "before" | "after" | null;
+
+export interface FaultyStore extends DocumentStore {
+  /** Names of every collection opened through it. */
+  readonly collections: Set<string>;
+}
+
+export function withStoreFaults(raw: DocumentStore, hook: StoreFaultHook | undefined): FaultyStore {
+  const collections = new Set<string>();
+  return {
+    kind: raw.kind,
+    collections,
+    collection<T extends Doc>(name: string, spec?: Parameters<DocumentStore["collection"]>[1]) {
+      collections.add(name);
+      const inner = raw.collection<T>(name, spec);
+      if (!hook) return inner;
+      return new Proxy(inner, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof value !== "function") return value;
+          return async (...args: unknown[]) => {
+            const fault = hook(name, String(prop), args);
+            if (fault === "before") throw new Error("injected store failure");
+            const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            if (fault === "after") throw new Error("injected store failure after the write");
+            return result;
+          };
+        },
+      });
+    },
+    ping: () => raw.ping(),
+    close: () => raw.close(),
+  };
+}
