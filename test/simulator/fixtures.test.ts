@@ -1,5 +1,5 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
+import { tempDir } from "../support/temp.ts";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -129,7 +129,7 @@ test("cross-checks: duplicates and unknown entity ids", () => {
 });
 
 test("a missing file and invalid JSON give clear errors naming the file", () => {
-  const dir = mkdtempSync(join(tmpdir(), "sim-fixtures-"));
+  const dir = tempDir("sim-fixtures");
   const missing = join(dir, "missing.json");
   try {
     loadFixtures(missing);
