@@ -15,7 +15,8 @@
  *   body of a dispatched request (the client half-closed mid-body, a malformed chunk), that
  *   request's own answer says so (GW_REQUEST_BODY_INCOMPLETE, pipeline/protocol.ts `failBody`)
  *   and the connection closes after it;
- * - a request target that is neither a path nor an http(s) URL, and CONNECT, are answered too.
+ * - a request target that is neither a path nor an http(s) URL, and CONNECT, are answered too;
+ *   an unknown Expect is ignored (Node would answer a bare 417).
  * The requests in flight on a connection are counted with public events only: the server's
  * `request` and each response's `close`.
  *
@@ -76,6 +77,16 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions): Pro
     edge.request,
   );
   node.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // A client may half-close (FIN) once its request is sent. Node's default then ends the
+  // connection at once, and the answer of a request still running (a sign already debited) is
+  // lost: keep the write side open until the last response is out (Node then closes). The switch
+  // is a long-standing but undocumented server property: checked here, and covered by
+  // test/edge/ordering.test.ts.
+  if (!("httpAllowHalfOpen" in node)) throw new Error("node:http no longer has httpAllowHalfOpen: review core/server.ts");
+  (node as { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  // An Expect other than 100-continue: served as if absent (RFC 9110 §10.1.1 allows it), rather
+  // than Node's bare 417 without a request id.
+  node.on("checkExpectation", edge.request);
   node.on("clientError", edge.clientError);
   node.on("connect", edge.connect);
   await new Promise<void>((resolve, reject) => {
@@ -321,10 +332,11 @@ function _head(packet: Buffer | undefined): string | null {
   return packet ? packet.toString("latin1", 0, Math.min(packet.length, HEAD_SCAN_BYTES)) : null;
 }
 
-/** A header's value in raw request text (first occurrence), or null. */
+/** A header's value in the first header block of raw request text, or null. */
 function _headerValue(raw: string | null, name: string): string | null {
   if (raw === null) return null;
-  const m = new RegExp(`\\n${name}[ \\t]*:[ \\t]*([^\\r\\n]*)`, "i").exec(raw);
+  const end = raw.search(/\r?\n\r?\n/);
+  const m = new RegExp(`\\n${name}[ \\t]*:[ \\t]*([^\\r\\n]*)`, "i").exec(end < 0 ? raw : raw.slice(0, end));
   return m ? m[1]!.trim() : null;
 }
 

@@ -111,6 +111,27 @@ test("a body cut short by a half-close on a collections route: GW_REQUEST_BODY_I
   assert.ok(ex.closed);
 });
 
+test("a client that half-closes (FIN) right after a complete request still reads the answer of a request that takes its time", async () => {
+  const tg = await start({ plugins: [...plugins, probePlugin] });
+  const server = await tg.listen();
+  const exchange = rawExchange({
+    port: server.port,
+    send: [[`GET /probe/slow HTTP/1.1`, `Host: ${PASSTHROUGH}`, `x-api-key: ${DEMO_KEY}`, "", ""].join("\r\n")],
+    end: true,
+    timeoutMs: 5_000,
+  });
+  const deadline = Date.now() + 3_000;
+  while (slowGate.waiting.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 100));
+  slowGate.releaseAll();
+  const ex = await exchange;
+  assert.equal(
+    ex.responses.map((r) => r.status),
+    [200],
+  );
+  assert.ok(ex.closed, "then the server closes its side too");
+});
+
 test("keep-alive still works: two well-formed requests on one connection are both answered and the connection stays open", async () => {
   const tg = await start({ plugins: [...plugins, probePlugin] });
   const server = await tg.listen();

@@ -67,6 +67,10 @@ export interface RawExchangeOptions {
   timeoutMs?: number;
   /** Resolve as soon as this many complete responses arrived. */
   expect?: number;
+  /** Resolve once a response arrived and nothing more came for this many ms. */
+  idleMs?: number;
+  /** The (first) request is a HEAD: its response has no body whatever its Content-Length. */
+  head?: boolean;
 }
 
 export interface RawExchange {
@@ -88,11 +92,13 @@ export function rawExchange(options: RawExchangeOptions): Promise<RawExchange> {
     let data = Buffer.alloc(0);
     let closed = false;
     let done = false;
+    let idle: NodeJS.Timeout | undefined;
     const finish = () => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      const { responses, rest } = parseResponses(data);
+      clearTimeout(idle);
+      const { responses, rest } = parseResponses(data, { head: options.head });
       socket.destroy();
       resolve({ responses, rest: rest.toString("latin1"), closed });
     };
@@ -106,7 +112,12 @@ export function rawExchange(options: RawExchangeOptions): Promise<RawExchange> {
     });
     socket.on("data", (d) => {
       data = Buffer.concat([data, d]);
-      if (options.expect !== undefined && parseResponses(data).responses.length >= options.expect) finish();
+      const count = options.expect !== undefined || options.idleMs !== undefined ? parseResponses(data, { head: options.head }).responses.length : 0;
+      if (options.expect !== undefined && count >= options.expect) finish();
+      if (options.idleMs !== undefined && count > 0) {
+        clearTimeout(idle);
+        idle = setTimeout(finish, options.idleMs);
+      }
     });
     socket.on("close", () => {
       closed = true;
@@ -116,10 +127,14 @@ export function rawExchange(options: RawExchangeOptions): Promise<RawExchange> {
   });
 }
 
-/** Splits bytes read off a connection into complete HTTP/1.1 responses and what is left over. */
-export function parseResponses(data: Buffer): { responses: RawResponse[]; rest: Buffer } {
+/**
+ * Splits bytes read off a connection into complete HTTP/1.1 responses and what is left over.
+ * Interim 1xx responses (100 Continue) are skipped; with `head`, the first final response has no body.
+ */
+export function parseResponses(data: Buffer, options: { head?: boolean } = {}): { responses: RawResponse[]; rest: Buffer } {
   const responses: RawResponse[] = [];
   let at = 0;
+  let bodyless = options.head ?? false;
   for (;;) {
     const headEnd = data.indexOf("\r\n\r\n", at);
     if (headEnd < 0) break;
@@ -132,6 +147,16 @@ export function parseResponses(data: Buffer): { responses: RawResponse[]; rest: 
     }
     let bodyStart = headEnd + 4;
     let body: Buffer;
+    if (status >= 100 && status < 200) {
+      at = bodyStart;
+      continue;
+    }
+    if (bodyless) {
+      bodyless = false;
+      responses.push({ status, headers, body: "" });
+      at = bodyStart;
+      continue;
+    }
     if (headers["transfer-encoding"]?.toLowerCase() === "chunked") {
       const parts: Buffer[] = [];
       let p = bodyStart;
