@@ -183,7 +183,11 @@ export interface JsonLimits {
 export function createJsonLimitCheck(limits: JsonLimits): (text: string) => void {
   const { maxDepth, maxObjectKeys } = limits;
   const members = new Uint32Array(maxDepth + 1);
+  // A text shorter than this cannot break either limit: d levels take 2d characters, m members
+  // at least 5m + 1 ("":0, each).
+  const shortest = Math.min(2 * (maxDepth + 1), 5 * (maxObjectKeys + 1) + 1);
   return function checkJsonLimits(text: string): void {
+    if (text.length < shortest) return;
     let depth = 0;
     const n = text.length;
     for (let i = 0; i < n; i++) {

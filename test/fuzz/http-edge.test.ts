@@ -21,10 +21,10 @@ import * as assert from "uvu/assert";
 import { CATALOG, type GwCode } from "../../core/errors/catalog.ts";
 import type { LogFields } from "../../core/log.ts";
 import { UUID } from "../support/assertions.ts";
-import { ADMIN_KEY, ALLOWLISTED_KEY, BEARER_DEMO, BEARER_OTHER, DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED } from "../support/gateway.ts";
+import { ADMIN_KEY, ALLOWLISTED_KEY, BEARER_DEMO, BEARER_OTHER, DEMO_KEY, OTHER_KEY } from "../support/gateway.ts";
 import { rawExchange, type RawResponse } from "../support/raw-http.ts";
-import { SUB, invoice, startSigningHarness } from "../signing/signing-helpers.ts";
-import { MARKER, describe, fuzzCase, toBytes, type FuzzCase, type FuzzContext, type OpenApiRoute } from "./requests.ts";
+import { SUB, startSigningHarness } from "../signing/signing-helpers.ts";
+import { MARKER, demoFuzzContext, describe, fuzzCase, routesOf, toBytes, type FuzzCase, type FuzzContext, type OpenApiDocument } from "./requests.ts";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 500);
 const SEED = Number(process.env.FUZZ_SEED ?? (process.env.CI === "true" ? 18 : Date.now() % 2_147_483_647));
@@ -50,34 +50,14 @@ const h = await startSigningHarness({
 const server = await h.tg.listen();
 test.after(() => h.close());
 
-const openapi = (await (await h.tg.call("/openapi.json")).json()) as { paths: Record<string, Record<string, { "x-gatehouse": Record<string, string>; security?: Array<Record<string, unknown>> }>> };
-const routes: OpenApiRoute[] = Object.entries(openapi.paths).flatMap(([template, ops]) =>
-  Object.entries(ops).map(([method, op]) => {
-    const scheme = Object.keys(op.security?.[0] ?? {})[0];
-    return {
-      method: method.toUpperCase(),
-      template,
-      service: op["x-gatehouse"].service as OpenApiRoute["service"],
-      hosts: op["x-gatehouse"].hosts as OpenApiRoute["hosts"],
-      auth: scheme === "apiKey" ? "apiKey" : scheme === "bearer" ? "bearer" : scheme === "adminKey" || scheme === "admin" ? "admin" : "none",
-    } satisfies OpenApiRoute;
-  }),
-);
+const openapi = (await (await h.tg.call("/openapi.json")).json()) as OpenApiDocument;
+const routes = routesOf(openapi);
 /** Any-host routes that answer in the gateway's shape whatever the host (health, OpenAPI). */
 const anyHostGateway = routes
   .filter((r) => r.hosts === "any" && r.service === "gateway")
   .map((r) => new RegExp(`^${r.template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+")}$`));
 
-const ctx: FuzzContext = {
-  routes,
-  gatewayHosts: [PASSTHROUGH, STORED, OTHER],
-  collectionsHosts: ["localhost", "127.0.0.1"],
-  apiKeys: [DEMO_KEY, OTHER_KEY],
-  bearerKeys: [BEARER_DEMO, BEARER_OTHER],
-  adminKeys: [ADMIN_KEY],
-  subBusinessId: SUB,
-  plausibleBody: (r, n) => plausibleBody(r, n),
-};
+const ctx: FuzzContext = demoFuzzContext(routes, SUB);
 
 test(`fuzz: ${RUNS} raw requests over ${routes.length} routes (seed ${SEED}): contract shape, no undocumented 5xx, no leaks`, async () => {
   assert.ok(routes.length >= 40, `the OpenAPI document lists every route (${routes.length})`);
@@ -186,48 +166,4 @@ function checkLogs(records: LogFields[]): string[] {
     if (typeof record.host === "string" && (record.host.length > 253 || /[@\s]/.test(record.host))) problems.push(`${what}: host not canonical (${record.host.slice(0, 60)})`);
   }
   return problems;
-}
-
-/** A document the route's handler accepts (fresh references each time), so cases reach the handlers. */
-function plausibleBody(r: OpenApiRoute, n: number): unknown {
-  const ref = `fz-${n}`;
-  switch (`${r.method} ${r.template}`) {
-    case "POST /api/v1/invoice/sign":
-    case "POST /api/v1/invoice/validate":
-      return invoice(`FZ${n}`);
-    case "POST /api/v1/invoice/irn/validate":
-      return { invoice_reference: `FZ${n}`, business_id: invoice("X").business_id, irn: `FZ${n}-94ND90NR-20240611` };
-    case "PATCH /api/v1/invoice/update/{irn}":
-      return { payment_status: n % 2 ? "PAID" : "REJECTED" };
-    case "POST /api/v1/invoice/transmit/{irn}":
-    case "POST /api/v1/customers/{id}/virtual-account":
-      return {};
-    case "POST /sub-businesses":
-    case "POST /sub-businesses/{gatewaySubBusinessId}/identity-reverification":
-      return { regulatorCredentials: { email: "taxpayer@demo.ng", password: "demo-password-1" } };
-    case "POST /sub-businesses/{gatewaySubBusinessId}/reg-crypto-material":
-      return { publicKey: `pk-${n}`, certificate: `cert-${n}` };
-    case "POST /admin/sub-businesses/{gatewaySubBusinessId}/identity-reviews/{reviewId}/decision":
-      return { decision: n % 2 ? "approve" : "reject" };
-    case "POST /admin/sub-businesses/{gatewaySubBusinessId}/identity-migrations":
-      return { reviewId: "00000000-0000-4000-8000-000000000000" };
-    case "POST /admin/wallets/{businessId}/credits":
-      return { amount: (n % 1000) + 1, reference: ref };
-    case "POST /api/v1/payment-link":
-      return { link_name: `Fuzz ${n}`, narration: "Order", fee_bearer: n % 2 ? "MERCHANT" : "CUSTOMER", source_reference: ref, amount: 100 + (n % 5000), redirect_link: "https://shop.example.com/thanks" };
-    case "POST /api/v1/payment-link/toggle-status":
-      return { link_id: ref, activate: n % 2 === 0 };
-    case "POST /api/v1/virtual-account":
-      return { account_type: "multi_use", account_name: `Fuzz ${n}`, source_reference: ref };
-    case "POST /api/v1/virtual-account/toggle-status":
-      return { reference: ref, activate: n % 2 === 0 };
-    case "POST /api/v1/customers":
-      return { first_name: "Ada", last_name: "Fuzz", email: `ada${n}@example.com`, phone: "+2348012345678", has_wallet: n % 2 === 0 };
-    case "POST /api/v1/sandbox/virtual-account/deposit":
-      return { account_number: "0000000000", amount: 1000, sender_name: "Payer", sender_account_number: "1234567890", sender_bank: "Bank" };
-    case "POST /pay/{reference}":
-      return new URLSearchParams({ email: `payer${n}@example.com`, amount: "150", outcome: "success" }).toString();
-    default:
-      return r.method === "GET" ? null : {};
-  }
 }

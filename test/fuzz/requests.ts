@@ -9,6 +9,8 @@
  * followed by stray bytes. `toBytes` is the exact wire form; `describe` prints a reproduction.
  */
 import * as fc from "fast-check";
+import { ADMIN_KEY, BEARER_DEMO, BEARER_OTHER, DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED } from "../support/gateway.ts";
+import { demoInvoice as invoice } from "../simulator/simulator-helpers.ts";
 
 /** Put into every secret-bearing value a case sends: it must never come back in an error or reach a log. */
 export const MARKER = "Zq9Sekr1t";
@@ -360,4 +362,86 @@ function bodyOf(r: OpenApiRoute, ctx: FuzzContext): fc.Arbitrary<string | null> 
     { arbitrary: hostileJson.map((v) => JSON.stringify(v) ?? "null"), weight: 3 },
     { arbitrary: fc.constantFrom("{", "{\"a\":", "[1,]", "nul", "\u00ff\u00fe", "a=b&c=d", "{\"a\":\"\\ud800\"}", " "), weight: 1 },
   );
+}
+
+// ---------------------------------------------------------------------------
+// The demo deployment as a fuzz target
+// ---------------------------------------------------------------------------
+
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, { "x-gatehouse": Record<string, string>; security?: Array<Record<string, unknown>> }>>;
+}
+
+/** Every route of the gateway's /openapi.json. */
+export function routesOf(openapi: OpenApiDocument): OpenApiRoute[] {
+  return Object.entries(openapi.paths).flatMap(([template, ops]) =>
+    Object.entries(ops).map(([method, op]) => {
+      const scheme = Object.keys(op.security?.[0] ?? {})[0];
+      return {
+        method: method.toUpperCase(),
+        template,
+        service: op["x-gatehouse"].service as OpenApiRoute["service"],
+        hosts: op["x-gatehouse"].hosts as OpenApiRoute["hosts"],
+        auth: scheme === "apiKey" ? "apiKey" : scheme === "bearer" ? "bearer" : scheme === "adminKey" ? "admin" : "none",
+      } satisfies OpenApiRoute;
+    }),
+  );
+}
+
+/** The demo config's hosts and keys, with `subBusinessId` onboarded for the demo business. */
+export function demoFuzzContext(routes: readonly OpenApiRoute[], subBusinessId: string): FuzzContext {
+  return {
+    routes,
+    gatewayHosts: [PASSTHROUGH, STORED, OTHER],
+    collectionsHosts: ["localhost", "127.0.0.1"],
+    apiKeys: [DEMO_KEY, OTHER_KEY],
+    bearerKeys: [BEARER_DEMO, BEARER_OTHER],
+    adminKeys: [ADMIN_KEY],
+    subBusinessId,
+    plausibleBody,
+  };
+}
+
+/** A document the route's handler accepts (fresh references each time), so cases reach the handlers. */
+function plausibleBody(r: OpenApiRoute, n: number): unknown {
+  const ref = `fz-${n}`;
+  switch (`${r.method} ${r.template}`) {
+    case "POST /api/v1/invoice/sign":
+    case "POST /api/v1/invoice/validate":
+      return invoice(`FZ${n}`);
+    case "POST /api/v1/invoice/irn/validate":
+      return { invoice_reference: `FZ${n}`, business_id: invoice("X").business_id, irn: `FZ${n}-94ND90NR-20240611` };
+    case "PATCH /api/v1/invoice/update/{irn}":
+      return { payment_status: n % 2 ? "PAID" : "REJECTED" };
+    case "POST /api/v1/invoice/transmit/{irn}":
+    case "POST /api/v1/customers/{id}/virtual-account":
+      return {};
+    case "POST /sub-businesses":
+    case "POST /sub-businesses/{gatewaySubBusinessId}/identity-reverification":
+      return { regulatorCredentials: { email: "taxpayer@demo.ng", password: "demo-password-1" } };
+    case "POST /sub-businesses/{gatewaySubBusinessId}/reg-crypto-material":
+      return { publicKey: `pk-${n}`, certificate: `cert-${n}` };
+    case "POST /admin/sub-businesses/{gatewaySubBusinessId}/identity-reviews/{reviewId}/decision":
+      return { decision: n % 2 ? "approve" : "reject" };
+    case "POST /admin/sub-businesses/{gatewaySubBusinessId}/identity-migrations":
+      return { reviewId: "00000000-0000-4000-8000-000000000000" };
+    case "POST /admin/wallets/{businessId}/credits":
+      return { amount: (n % 1000) + 1, reference: ref };
+    case "POST /api/v1/payment-link":
+      return { link_name: `Fuzz ${n}`, narration: "Order", fee_bearer: n % 2 ? "MERCHANT" : "CUSTOMER", source_reference: ref, amount: 100 + (n % 5000), redirect_link: "https://shop.example.com/thanks" };
+    case "POST /api/v1/payment-link/toggle-status":
+      return { link_id: ref, activate: n % 2 === 0 };
+    case "POST /api/v1/virtual-account":
+      return { account_type: "multi_use", account_name: `Fuzz ${n}`, source_reference: ref };
+    case "POST /api/v1/virtual-account/toggle-status":
+      return { reference: ref, activate: n % 2 === 0 };
+    case "POST /api/v1/customers":
+      return { first_name: "Ada", last_name: "Fuzz", email: `ada${n}@example.com`, phone: "+2348012345678", has_wallet: n % 2 === 0 };
+    case "POST /api/v1/sandbox/virtual-account/deposit":
+      return { account_number: "0000000000", amount: 1000, sender_name: "Payer", sender_account_number: "1234567890", sender_bank: "Bank" };
+    case "POST /pay/{reference}":
+      return new URLSearchParams({ email: `payer${n}@example.com`, amount: "150", outcome: "success" }).toString();
+    default:
+      return r.method === "GET" ? null : {};
+  }
 }
