@@ -130,7 +130,7 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions): Pro
   };
 }
 
-/** The Node handlers of the edge (exported for tests of the edge alone). */
+/** The Node server handlers of the edge: requests, parser failures, CONNECT. */
 export interface Edge {
   request(req: IncomingMessage, res: ServerResponse): void;
   clientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void;

@@ -7,7 +7,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { expectContractShape } from "../support/assertions.ts";
+import { expectContractShape, until } from "../support/assertions.ts";
 import { BEARER_DEMO, DEMO_KEY, PASSTHROUGH, gatewayTracker } from "../support/gateway.ts";
 import { rawExchange } from "../support/raw-http.ts";
 import { probePlugin, slowGate } from "../support/probe-plugin.ts";
@@ -19,6 +19,13 @@ test.after.each(closeAll);
 
 function post(path: string, host: string, headers: string[], body: string, declared = Buffer.byteLength(body)): string {
   return [`POST ${path} HTTP/1.1`, `Host: ${host}`, "Content-Type: application/json", `Content-Length: ${declared}`, ...headers, "", body].join("\r\n");
+}
+
+/** Waits until a request is parked in /probe/slow, lets the rest of the exchange happen, releases it. */
+async function releaseWhenParked(): Promise<void> {
+  await until(() => slowGate.waiting.length > 0);
+  await new Promise((r) => setTimeout(r, 100));
+  slowGate.releaseAll();
 }
 
 test("a body one byte longer than its Content-Length: the client reads 201 for the link it created, then a 400 for the stray byte", async () => {
@@ -63,10 +70,7 @@ test("pipelined requests are answered in order; an unparseable one after them wa
   const get = (path: string) => [`GET ${path} HTTP/1.1`, `Host: ${PASSTHROUGH}`, `x-api-key: ${DEMO_KEY}`, "", ""].join("\r\n");
   const exchange = rawExchange({ port: server.port, send: [get("/probe/slow") + get("/probe/echo") + "BROKEN\r\n\r\n"], timeoutMs: 5_000 });
   // The first request is parked in its handler while the rest of the bytes have arrived and failed to parse.
-  const deadline = Date.now() + 3_000;
-  while (slowGate.waiting.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  await new Promise((r) => setTimeout(r, 100));
-  slowGate.releaseAll();
+  await releaseWhenParked();
   const ex = await exchange;
   assert.equal(
     ex.responses.map((r) => r.status),
@@ -120,10 +124,7 @@ test("a client that half-closes (FIN) right after a complete request still reads
     end: true,
     timeoutMs: 5_000,
   });
-  const deadline = Date.now() + 3_000;
-  while (slowGate.waiting.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  await new Promise((r) => setTimeout(r, 100));
-  slowGate.releaseAll();
+  await releaseWhenParked();
   const ex = await exchange;
   assert.equal(
     ex.responses.map((r) => r.status),
