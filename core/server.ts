@@ -2,10 +2,10 @@
  * Serving and stopping, and the HTTP edge.
  *
  * `serveGateway` runs Node's HTTP server with the gateway behind srvx's Node bridge
- * (`toNodeHandler`). The edge is everything Node's parser decides before a request reaches the
- * pipeline, answered in the contract's shape (the host's: problem+json, or the collections
- * envelope on collections hosts; the gateway's problem+json where no host is known) with a
- * request id:
+ * (`NodeRequest`, `sendNodeResponse`). The edge is everything Node's parser decides before a
+ * request reaches the pipeline, answered in the contract's shape (the host's: problem+json, or the
+ * collections envelope on collections hosts; the gateway's problem+json where no host is known)
+ * with a request id:
  * - a request Node cannot parse (malformed request line or headers, headers over
  *   `server.maxHeaderBytes`, bad framing) → 400 GW_REQUEST_HEADER_INVALID (414 for a request line
  *   over `server.maxUriLength`); headers slower than `server.headerReadTimeoutMs` → 408;
@@ -29,14 +29,14 @@ import { randomUUID } from "node:crypto";
 import { STATUS_CODES, createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { toNodeHandler } from "srvx/node";
+import { NodeRequest, sendNodeResponse } from "srvx/node";
 import type { ServerRequest } from "srvx";
 import { createRequestContext, type RequestContext } from "./context.ts";
 import { CollectionsError, gwError, type GatewayError } from "./errors/gateway-error.ts";
 import { CATALOG } from "./errors/catalog.ts";
 import { renderError } from "./errors/render.ts";
 import type { Gateway } from "./create-gateway.ts";
-import type { Logger } from "./log.ts";
+import { describeError, type Logger } from "./log.ts";
 import { resolveHostKind } from "../pipeline/canonical-host.ts";
 import { failBody } from "../pipeline/protocol.ts";
 
@@ -138,8 +138,22 @@ export interface Edge {
 }
 
 export function createEdge(gateway: Gateway, log: Logger): Edge {
-  // srvx bridges Node requests to the fetch handler (its FastResponse path included).
-  const handler = toNodeHandler(gateway.fetch) as (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * srvx's Node bridge (its request wrapper and FastResponse writer), as srvx's own server uses it,
+   * but quiet: a response that cannot be sent (the client is gone) is logged without a stack and
+   * its connection closed; a failure before any byte was sent is still answered in the contract's
+   * shape.
+   */
+  function dispatch(req: IncomingMessage, res: ServerResponse): void {
+    gateway
+      .fetch(new NodeRequest({ req, res }) as unknown as Request)
+      .then((response) => sendNodeResponse(res, response))
+      .catch((e: unknown) => {
+        log.warn("gateway_response_not_sent", { error: describeError(e), headersSent: res.headersSent });
+        if (res.headersSent) res.destroy();
+        else void _sendResponse(res, answer(req.headers.host ?? null, "/", req.method ?? null, gwError("GW_INTERNAL_ERROR"), null));
+      });
+  }
   const { headerReadTimeoutMs, maxHeaderBytes, maxUriLength } = gateway.kit.config.server;
   const directory = gateway.kit.directory;
 
@@ -175,7 +189,7 @@ export function createEdge(gateway: Gateway, log: Logger): Edge {
       _track(req, res);
       const target = req.url ?? "";
       if (target.charCodeAt(0) === 0x2f || target === "*" || _isHttpUrl(target)) {
-        handler(req, res);
+        dispatch(req, res);
         return;
       }
       // srvx would answer a bare 400 without a request id: answer in the contract's shape.
