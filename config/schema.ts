@@ -79,6 +79,10 @@ export const ConfigSchema = v.strictObject({
       shutdownGraceMs: v.optional(NON_NEGATIVE_INT, 10_000),
       /** Read deadline for a request body (408 GW_REQUEST_BODY_TIMEOUT after it). */
       bodyReadTimeoutMs: v.optional(POSITIVE_INT, 10_000),
+      /** Read deadline for the request line and headers (408 GW_REQUEST_BODY_TIMEOUT after it). */
+      headerReadTimeoutMs: v.optional(POSITIVE_INT, 10_000),
+      /** Request line + headers size limit (400 GW_REQUEST_HEADER_INVALID, or 414 for a long request line). */
+      maxHeaderBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1024)), 16_384),
       /** Path + query length limit (414). */
       maxUriLength: v.optional(POSITIVE_INT, 8192),
     }),
@@ -104,6 +108,16 @@ export const ConfigSchema = v.strictObject({
     v.strictObject({
       bodyBytes: v.optional(POSITIVE_INT, 64 * 1024),
       largeBodyBytes: v.optional(POSITIVE_INT, 1024 * 1024),
+      /** Shape of a JSON body, checked before it is parsed (400 GW_REQUEST_VALIDATION_FAILED; collections 422). */
+      json: v.optional(
+        v.strictObject({
+          /** Nesting of objects and arrays. */
+          maxDepth: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 64),
+          /** Members of any one object. */
+          maxObjectKeys: v.optional(POSITIVE_INT, 1000),
+        }),
+        {},
+      ),
       capacity: v.optional(
         v.strictObject({
           total: v.optional(POSITIVE_INT, 2048),

@@ -20,7 +20,7 @@ import { buildOpenApi } from "./openapi.ts";
 import { PORT_NAMES, type GatewayPlugin, type PluginKit, type Ports, type RouteDeclaration, type Worker } from "./plugin.ts";
 import { BootError, buildRouteTable, type RouteTable } from "./route-table.ts";
 import { Runtime } from "./runtime.ts";
-import { idempotencyKey, rejectServerManagedFields, validateInput } from "./validation.ts";
+import { createJsonLimitCheck, idempotencyKey, rejectServerManagedFields, rejectServerManagedParams, validateInput } from "./validation.ts";
 import { compilePipeline, type CompiledPipeline } from "../pipeline/stages.ts";
 import { readBody } from "../pipeline/protocol.ts";
 import { isStageName, type StageName } from "../pipeline/stage-names.ts";
@@ -124,13 +124,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     disabled,
   );
   const bodyTimeout = config.server.bodyReadTimeoutMs;
+  const checkJson = createJsonLimitCheck(config.limits.json);
 
   async function dispatch(event: H3Event): Promise<Response> {
     const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
     let res: Response;
     try {
       await pipeline.run(ctx);
-      await _prepareInput(ctx, bodyTimeout);
+      await _prepareInput(ctx, bodyTimeout, checkJson);
       if (ctx.domain !== null && !directory.isCurrent(ctx.domain)) throw _approvalChanged();
       res = await ctx.route!.decl.handler(ctx);
     } catch (e) {
@@ -211,10 +212,17 @@ export function createGateway(options: GatewayOptions): Gateway {
 
 const UTF8 = new TextDecoder();
 
-/** The route's own checks, after the pipeline: idempotency key, params, query, body. */
-async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number): Promise<void> {
+/**
+ * The route's own checks, after the pipeline: server-managed fields in headers and query, the
+ * idempotency key, params, query, then the body: read (limit, deadline, completeness), its JSON
+ * shape checked (depth, members) before anything parses it, parsed, server-managed body fields,
+ * schema.
+ */
+async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJson: (text: string) => void): Promise<void> {
   const route = ctx.route!;
   const d = route.decl;
+  const serverFields = d.rejectServerFields ?? d.service === "gateway";
+  if (serverFields) rejectServerManagedParams(ctx);
   if (d.idempotent) idempotencyKey(ctx, true);
   if (d.schemas?.params) ctx.params = validateInput(d.schemas.params, ctx.params, "path") as Record<string, string>;
   if (d.schemas?.query) {
@@ -230,6 +238,7 @@ async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number): Promis
     const type = (ctx.req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (type === "application/x-www-form-urlencoded") body = Object.fromEntries(new URLSearchParams(text));
     else {
+      checkJson(text);
       try {
         body = JSON.parse(text);
       } catch {
@@ -237,7 +246,7 @@ async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number): Promis
       }
     }
   }
-  if (d.rejectServerFields ?? d.service === "gateway") rejectServerManagedFields(body);
+  if (serverFields) rejectServerManagedFields(body);
   ctx.body = d.schemas?.body ? validateInput(d.schemas.body, body, "body") : body;
 }
 

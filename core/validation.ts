@@ -133,23 +133,122 @@ export const SERVER_MANAGED_FIELDS = [
   "signFee",
 ] as const;
 
+/**
+ * Spec §1.2 rule 1 on the request's headers and query: a server-managed field as a header
+ * (`mode`, `x-mode`, `x-wallet-id`, `X-Sign-Fee`…) or as a query parameter (`?mode=stored`, any
+ * case) gives GW_REQUEST_SERVER_FIELD_SUPPLIED listing each one, as a body field does. No
+ * allocation unless the request has a query string or a finding.
+ */
+export function rejectServerManagedParams(ctx: RequestContext): void {
+  let found: Violation[] | null = null;
+  const nodeHeaders = ctx.req.runtime?.node?.req.headers;
+  if (nodeHeaders) {
+    for (const name in nodeHeaders) if (SERVER_MANAGED_NAMES.has(name)) (found ??= []).push(_serverField("header", name));
+  } else {
+    for (const name of ctx.req.headers.keys()) if (SERVER_MANAGED_NAMES.has(name)) (found ??= []).push(_serverField("header", name));
+  }
+  if (ctx.search.length > 1) {
+    for (const name of new URLSearchParams(ctx.search).keys())
+      if (SERVER_MANAGED_NAMES.has(name.toLowerCase())) (found ??= []).push(_serverField("query", name));
+  }
+  if (found !== null) throw _serverFieldsError(found);
+}
+
 /** Rejects a JSON body whose top level carries a server-managed field. */
 export function rejectServerManagedFields(body: unknown): void {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return;
   const found = SERVER_MANAGED_FIELDS.filter((f) => Object.hasOwn(body, f));
-  if (found.length === 0) return;
-  throw gwError("GW_REQUEST_SERVER_FIELD_SUPPLIED", {
-    detail: "Mode, business state, parent business, domain, wallet and fee are set by the gateway; remove them.",
-    violations: found.map((f) => ({
-      location: "body" as const,
-      pointer: toJsonPointer([f]),
-      code: "IMMUTABLE_FIELD" as const,
-      detail: "server-managed field; remove it",
-    })),
-  });
+  if (found.length > 0) throw _serverFieldsError(found.map((f) => _serverField("body", f)));
+}
+
+// ---------------------------------------------------------------------------
+// JSON body shape (before JSON.parse)
+// ---------------------------------------------------------------------------
+
+export interface JsonLimits {
+  /** Nesting of objects and arrays (the top-level value's container is level 1). */
+  maxDepth: number;
+  /** Members of any one object. */
+  maxObjectKeys: number;
+}
+
+/**
+ * A check of a JSON text's nesting depth and per-object member count, in one pass over the text
+ * before anything parses it (deep nesting otherwise exhausts the stack in recursive code such as
+ * JSON.stringify, long after a fee might have been taken). Planned once: the member counters live
+ * in one buffer reused by every call (the scan is synchronous). Strings are skipped with indexOf;
+ * the text is not validated here (JSON.parse does that next), so a malformed text only ever
+ * passes through to GW_REQUEST_INVALID_JSON or trips the same limits.
+ */
+export function createJsonLimitCheck(limits: JsonLimits): (text: string) => void {
+  const { maxDepth, maxObjectKeys } = limits;
+  const members = new Uint32Array(maxDepth + 1);
+  // A text shorter than this cannot break either limit: d levels take 2d characters, m members
+  // at least 5m + 1 ("":0, each).
+  const shortest = Math.min(2 * (maxDepth + 1), 5 * (maxObjectKeys + 1) + 1);
+  return function checkJsonLimits(text: string): void {
+    if (text.length < shortest) return;
+    let depth = 0;
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        // Skip to the closing quote: the next '"' preceded by an even number of backslashes.
+        let from = i + 1;
+        for (;;) {
+          const q = text.indexOf('"', from);
+          if (q < 0) return; // unterminated string: JSON.parse reports it
+          let b = q - 1;
+          while (text.charCodeAt(b) === 0x5c) b--;
+          if ((q - 1 - b) % 2 === 0) {
+            i = q;
+            break;
+          }
+          from = q + 1;
+        }
+      } else if (c === 0x7b || c === 0x5b) {
+        if (++depth > maxDepth) throw _bodyShapeError(`nesting is deeper than ${maxDepth} levels`);
+        members[depth] = 0;
+      } else if (c === 0x7d || c === 0x5d) {
+        if (depth > 0) depth--;
+      } else if (c === 0x3a && depth > 0) {
+        if (++members[depth]! > maxObjectKeys) throw _bodyShapeError(`an object has more than ${maxObjectKeys} members`);
+      }
+    }
+  };
 }
 
 // --- Internal helpers ---
+
+/** Every spelling of a server-managed field a header or query name may take, lower-cased. */
+const SERVER_MANAGED_NAMES: ReadonlySet<string> = new Set(
+  SERVER_MANAGED_FIELDS.flatMap((f) => {
+    const words = f.replace(/[A-Z]/g, (c) => " " + c.toLowerCase()).split(" ");
+    const spellings = [words.join(""), words.join("-"), words.join("_")];
+    return spellings.flatMap((n) => [n, `x-${n}`]);
+  }),
+);
+
+function _serverField(location: Location, name: string): Violation {
+  const violation: Violation = { location, code: "IMMUTABLE_FIELD", detail: "server-managed field; remove it" };
+  if (location === "body") violation.pointer = toJsonPointer([name]);
+  else violation.field = name;
+  return violation;
+}
+
+function _serverFieldsError(violations: Violation[]) {
+  return gwError("GW_REQUEST_SERVER_FIELD_SUPPLIED", {
+    detail: "Mode, business state, parent business, domain, wallet and fee are set by the gateway; remove them.",
+    violations,
+  });
+}
+
+function _bodyShapeError(detail: string) {
+  return gwError("GW_REQUEST_VALIDATION_FAILED", {
+    detail: "The JSON body is nested too deeply or has too many members; nothing was processed.",
+    violations: [{ location: "body", pointer: "", code: "RANGE", detail }],
+  });
+}
 
 function _headerError(field: string, code: Violation["code"], detail: string) {
   return gwError("GW_REQUEST_HEADER_INVALID", {

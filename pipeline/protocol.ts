@@ -5,6 +5,7 @@
  * it enforces the same limit while streaming (bodies without Content-Length), a read deadline
  * (408 GW_REQUEST_BODY_TIMEOUT) and completeness (400 GW_REQUEST_BODY_INCOMPLETE).
  */
+import type { IncomingMessage } from "node:http";
 import { gwError } from "../core/errors/gateway-error.ts";
 import type { RequestContext } from "../core/context.ts";
 import { callerRequestId } from "../core/validation.ts";
@@ -28,6 +29,26 @@ export const protocolStage = defineStage({
     };
   },
 });
+
+export type BodyFailure = "incomplete" | "malformed" | "timeout";
+const BODY_FAILURE = Symbol("gatehouse.bodyFailure");
+
+/**
+ * Ends the body of a dispatched request whose message the HTTP parser could not finish (the
+ * connection ended mid-body, a malformed chunk, the request deadline): `readBody` then answers
+ * GW_REQUEST_BODY_INCOMPLETE (or GW_REQUEST_BODY_TIMEOUT) in the request's own shape, as its
+ * response in request order, instead of waiting for bytes that will never come.
+ */
+export function failBody(message: IncomingMessage, reason: BodyFailure): void {
+  if (message.complete || message.readableEnded) return;
+  (message as FailedMessage)[BODY_FAILURE] = reason;
+  // Ended but incomplete, Node's auto-destroy of the message would destroy the connection and the
+  // answer with it: the message counts as complete, and `readBody` reads the failure mark instead.
+  message.complete = true;
+  message.push(null);
+}
+
+type FailedMessage = IncomingMessage & { [BODY_FAILURE]?: BodyFailure };
 
 /** True when the request carries (or announces) a body. */
 export function hasBody(ctx: RequestContext): boolean {
@@ -77,6 +98,14 @@ export async function readBody(ctx: RequestContext, limit: number, timeoutMs: nu
     clearTimeout(timer);
   }
   if (timedOut) throw gwError("GW_REQUEST_BODY_TIMEOUT", { detail: `The body did not arrive within ${timeoutMs} ms.` });
+  // The server ends the body of a request whose message the HTTP parser could not finish
+  // (`failBody`): what arrived is a prefix, never a body to act on.
+  const failure = (ctx.req.runtime?.node?.req as FailedMessage | undefined)?.[BODY_FAILURE];
+  if (failure === "timeout") throw gwError("GW_REQUEST_BODY_TIMEOUT", { detail: "The body did not arrive in time." });
+  if (failure)
+    throw gwError("GW_REQUEST_BODY_INCOMPLETE", {
+      detail: failure === "malformed" ? "The body's framing is malformed; it could not be read." : "The connection ended before the whole body arrived.",
+    });
   if (declared !== null && size !== declared)
     throw gwError("GW_REQUEST_BODY_INCOMPLETE", { detail: "The body is shorter than its Content-Length." });
   if (chunks.length === 1) return chunks[0]!;

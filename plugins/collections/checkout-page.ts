@@ -6,7 +6,7 @@
  */
 import { formatNgn, split, type FeePolicy } from "./money.ts";
 import type { CheckoutSession } from "./checkout.ts";
-import type { FieldErrors, SandboxOutcome } from "./schemas.ts";
+import { redirectTarget, type FieldErrors, type SandboxOutcome } from "./schemas.ts";
 import type { Availability, PaymentLink } from "./service.ts";
 import { formatTime } from "./time.ts";
 
@@ -146,12 +146,14 @@ export function sessionPage(p: Omit<PageLink, "fee" | "testMode">, s: CheckoutSe
   let title: string;
   let content: string;
   switch (s.status) {
-    case "successful":
+    case "successful": {
+      const redirect = redirectTarget(p.link.redirectLink);
       title = "Payment successful";
       content = `<p>Thank you. ${escapeHtml(p.businessName)} has received your payment.</p>${facts}${
-        p.link.redirectLink ? `<p><a class="button" href="${escapeHtml(p.link.redirectLink)}">Continue</a></p>` : ""
+        redirect ? `<p><a class="button" href="${escapeHtml(redirect)}">Continue</a></p>` : ""
       }`;
       break;
+    }
     case "pending":
       title = "Payment processing";
       content = `<p>Your payment is being processed. This page updates every few seconds; you can also <a href="/pay/${ref}/success/${encodeURIComponent(s._id)}">check again</a>.</p>${facts}`;

@@ -19,6 +19,7 @@ import {
   ToggleStatusBody,
   parseCheckoutForm,
   parseInput,
+  redirectTarget,
   type ListLinksInput,
   type ListTransactionsInput,
   type PageInput,
@@ -289,8 +290,14 @@ export function collectionsRoutes(s: CollectionsServices): RouteDeclaration[] {
   function outcomeResponse(ctx: RequestContext, link: PaymentLink, view: PageLink, session: CheckoutSession, amountKobo: number): Response {
     const statusPage = `${linkPath(link)}/success/${encodeURIComponent(session._id)}`;
     switch (session.status) {
-      case "successful":
-        return _seeOther(ctx, link.redirectLink ?? statusPage);
+      case "successful": {
+        // The payment succeeded whatever the redirect: an unusable stored link (saved before
+        // creation validated it) sends the payer to the success page instead of an error page.
+        const target = redirectTarget(link.redirectLink);
+        if (link.redirectLink && !target)
+          kit.log.warn("collections_redirect_link_unusable", { requestId: ctx.requestId, linkReference: link.reference });
+        return _seeOther(ctx, target ?? statusPage);
+      }
       case "pending":
         return _seeOther(ctx, statusPage);
       case "failed":

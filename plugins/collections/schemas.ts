@@ -51,15 +51,27 @@ const WINDOW_DATE = v.pipe(
   ),
 );
 
-function _isHttpUrl(s: string): boolean {
-  if (s === "") return true; // blank: the customer stays on the success page (spec §2.2)
-  try {
-    const u = new URL(s);
-    return (u.protocol === "https:" || u.protocol === "http:") && u.hostname !== "";
-  } catch {
-    return false;
-  }
+export const MAX_REDIRECT_LENGTH = 2048;
+
+/**
+ * Where a successful payment sends the payer: the stored `redirect_link` serialised by the URL
+ * standard (always a valid Location value: ASCII, no CR/LF/NUL), or null when there is none or it
+ * is unusable (a value stored before creation validated it strictly). Never throws.
+ */
+export function redirectTarget(stored: string | null | undefined): string | null {
+  if (!stored || !_isRedirectUrl(stored)) return null;
+  return new URL(stored).href;
 }
+
+/** An absolute http(s) URL with a host, no credentials, no whitespace or control characters. */
+function _isRedirectUrl(s: string): boolean {
+  if (s.length > MAX_REDIRECT_LENGTH || WHITESPACE_OR_CONTROL.test(s) || !URL.canParse(s)) return false;
+  const u = new URL(s);
+  return (u.protocol === "https:" || u.protocol === "http:") && u.hostname !== "" && u.username === "" && u.password === "";
+}
+
+// eslint-disable-next-line no-control-regex
+const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/;
 
 // ---------------------------------------------------------------------------
 // POST /api/v1/payment-link
@@ -91,8 +103,9 @@ export const CreatePaymentLinkBody = v.pipe(
         v.pipe(
           v.string("must be a string"),
           v.trim(),
-          v.maxLength(2048, "must be at most 2048 characters"),
-          v.check(_isHttpUrl, "must be an http or https URL"),
+          v.maxLength(MAX_REDIRECT_LENGTH, `must be at most ${MAX_REDIRECT_LENGTH} characters`),
+          // Blank: the customer stays on the success page (spec §2.2).
+          v.check((s) => s === "" || _isRedirectUrl(s), "must be an absolute http or https URL without credentials, spaces or control characters"),
         ),
       ),
       start_date: v.nullish(WINDOW_DATE),

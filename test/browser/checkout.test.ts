@@ -12,11 +12,10 @@
  * exist yet or when UPDATE_SCREENSHOTS=1; otherwise to a temporary folder (a test run never dirties
  * the committed images).
  */
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { suite, test } from "uvu";
@@ -24,6 +23,7 @@ import * as assert from "uvu/assert";
 import { createLogger } from "../../core/log.ts";
 import { serveGateway, type RunningServer } from "../../core/server.ts";
 import { DEMO_RAW } from "../support/gateway.ts";
+import { tempDir } from "../support/temp.ts";
 import {
   HOOK_SECRET,
   dataOf,
@@ -352,7 +352,7 @@ function _screenshotsDir(): string {
     mkdirSync(docs, { recursive: true });
     return docs;
   }
-  return mkdtempSync(join(tmpdir(), "gatehouse-shots-"));
+  return tempDir("shots");
 }
 
 async function _shot(page: Page, path: string): Promise<void> {

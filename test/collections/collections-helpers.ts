@@ -4,11 +4,10 @@
  * outbox, the folder e-mail sender and the sandbox payment processor — plus a webhook receiver
  * over real HTTP for the business that configures an endpoint.
  */
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
@@ -19,6 +18,7 @@ import { verifyWebhook } from "../../adapters/webhooks/signature.ts";
 import { createCollectionsPlugin, type CollectionsPluginOptions } from "../../plugins/collections/plugin.ts";
 import { health } from "../../plugins/health/plugin.ts";
 import { BEARER_DEMO, DEMO_RAW, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { tempDir } from "../support/temp.ts";
 
 export { BEARER_DEMO, BEARER_OTHER } from "../support/gateway.ts";
 export const BEARER_HOOKED = "sk_test_hooked_0001";
@@ -129,7 +129,7 @@ export async function startCollections(options: HarnessOptions = {}): Promise<Co
   const clock = createClock();
   const store = options.store ? await options.store(clock.now) : await createUnstorageDocumentStore({ driver: "memory", clock: clock.now });
   const outbox = createWebhookOutbox({ store, clock: clock.now, schedule: [1000], timeoutMs: 2000 });
-  const mailDir = options.mailDir ?? mkdtempSync(join(tmpdir(), "gatehouse-mail-"));
+  const mailDir = options.mailDir ?? tempDir("mail");
   const email = createFolderEmailSender({ dir: mailDir, clock: clock.now });
   const payments = createSandboxPaymentProcessor({ clock: clock.now, delayReportMs: options.delayReportMs ?? 0 });
   const plugin = createCollectionsPlugin({

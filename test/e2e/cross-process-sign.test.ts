@@ -4,14 +4,14 @@
  * Twenty identical sign requests split across both processes make exactly one regulator sign and
  * exactly one wallet debit.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { loadFixtures } from "../../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
 import { ADMIN_KEY, DEMO_KEY, DEMO_RAW, PASSTHROUGH } from "../support/gateway.ts";
+import { tempDir } from "../support/temp.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
 import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
@@ -37,7 +37,7 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
       fixtures: loadFixtures(join(ROOT, "config/regulator-fixtures.json")),
       credentials: { apiKey: "sim_api_key_demo", apiSecret: "sim_api_secret_demo" },
     });
-    const dir = mkdtempSync(join(tmpdir(), "gatehouse-xsign-"));
+    const dir = tempDir("xsign");
     const raw = structuredClone(DEMO_RAW) as Record<string, any>;
     raw.storage = { driver: "mongodb", uri: mongoServer.uri, dbName: mongoServer.dbName() };
     raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xsign${process.pid}:` };

@@ -3,13 +3,13 @@
  * and one MongoDB-compatible server. A quota of N per window holds across both (N permits in
  * total, not 2N), and a unique-key mutation raced through both processes is stored once.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MongoClient } from "mongodb";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DEMO_KEY, DEMO_RAW, PASSTHROUGH } from "../support/gateway.ts";
+import { tempDir } from "../support/temp.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
 import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
@@ -29,7 +29,7 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
   const urls: string[] = [];
 
   test.before(async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gatehouse-xproc-"));
+    const dir = tempDir("xproc");
     const raw = structuredClone(DEMO_RAW) as Record<string, any>;
     raw.storage = { driver: "mongodb", uri: mongoServer.uri, dbName };
     raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xproc${process.pid}:` };

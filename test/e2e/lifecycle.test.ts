@@ -4,8 +4,7 @@
  * in-flight requests finish, and the deadline bounds the wait.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -13,13 +12,14 @@ import { plugins } from "../../plugins/index.ts";
 import { serveGateway } from "../../core/server.ts";
 import { createLogger } from "../../core/log.ts";
 import { DEMO_KEY, DEMO_RAW, PASSTHROUGH, startTestGateway } from "../support/gateway.ts";
+import { tempDir } from "../support/temp.ts";
 import { probePlugin, slowGate } from "../support/probe-plugin.ts";
 import { httpCall } from "../support/raw-http.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 test("npm start's entry point: prints URL and demo hosts, answers /health, exits 0 on SIGTERM after draining", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-life-"));
+  const dir = tempDir("life");
   const raw = structuredClone(DEMO_RAW) as Record<string, any>;
   raw.server.port = 0;
   raw.storage = { driver: "fs", dir: join(dir, "data") };

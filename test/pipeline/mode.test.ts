@@ -48,10 +48,17 @@ test("routes without modes answer in both; the mode comes from the hostname, nev
     [PASSTHROUGH, "passthrough"],
     [STORED, "stored"],
   ] as const) {
-    const other = mode === "stored" ? "passthrough" : "stored";
-    const res = await tg.call(`/probe/echo?mode=${other}`, { host, headers: { ...KEY, "x-mode": other, "x-operation-mode": other } });
+    const res = await tg.call("/probe/echo", { host, headers: KEY });
     assert.is(res.status, 200, host);
     assert.is((await res.json()).mode, mode);
+    // A mode the request names itself is refused (spec §1.2 rule 1, every channel), not ignored.
+    const other = mode === "stored" ? "passthrough" : "stored";
+    const named = await tg.call(`/probe/echo?mode=${other}`, { host, headers: { ...KEY, "x-mode": other, "x-operation-mode": other } });
+    const body = await expectProblem(named, 400, "GW_REQUEST_SERVER_FIELD_SUPPLIED", "AFTER_CORRECTION");
+    assert.equal(
+      body.errors.map((e: { location: string; field: string }) => `${e.location}:${e.field}`).sort(),
+      ["header:x-mode", "header:x-operation-mode", "query:mode"],
+    );
   }
   await tg.close();
 });

@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
+import { tempDir } from "../support/temp.ts";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -138,7 +138,7 @@ test("cross-checks: duplicates and unknown entity ids", () => {
 });
 
 test("a missing file and invalid JSON give clear errors naming the file", () => {
-  const dir = mkdtempSync(join(tmpdir(), "sim-fixtures-"));
+  const dir = tempDir("sim-fixtures");
   const missing = join(dir, "missing.json");
   try {
     loadFixtures(missing);
@@ -156,8 +156,6 @@ test("a missing file and invalid JSON give clear errors naming the file", () => 
   } catch (e) {
     assert.ok(isSimulatorFixturesError(e));
     assert.match((e as Error).message, "not valid JSON");
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -50,3 +50,32 @@ export async function until(condition: () => boolean, timeoutMs = 3_000): Promis
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/**
+ * The contract's shape of an answer read off a raw socket, for the service the host answers in:
+ * the gateway's problem+json (every §2.4 field) or the collections envelope (DECISIONS.md), with
+ * an X-Request-ID that is a gateway UUID equal to the body's requestId. Returns the body.
+ */
+export function expectContractShape(res: RawResponse, service: "gateway" | "collections", status?: number): Record<string, any> {
+  if (status !== undefined) assert.is(res.status, status, "status");
+  assert.match(res.headers["x-request-id"] ?? "", UUID, "X-Request-ID is a gateway request id");
+  const body = JSON.parse(res.body) as Record<string, any>;
+  assert.is(body.requestId, res.headers["x-request-id"], "body requestId equals X-Request-ID");
+  if (service === "gateway") {
+    assert.is(res.headers["content-type"], "application/problem+json");
+    assert.is(res.headers["cache-control"], "no-store");
+    for (const field of ["type", "title", "status", "statusCode", "detail", "message", "instance", "code", "timestamp", "action", "retry", "path"])
+      assert.ok(field in body, `problem+json field ${field}`);
+    assert.is(body.status, res.status);
+    assert.match(body.code, /^GW_[A-Z_]+$/);
+    assert.ok(typeof body.retry?.strategy === "string", "retry.strategy");
+  } else {
+    assert.is(res.headers["content-type"], "application/json");
+    assert.is(body.statusCode, res.status);
+    assert.type(body.message, "string");
+    assert.match(body.requestTimestamp, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{3})?$/);
+    assert.ok(Array.isArray(body.errors), "errors is an array");
+    assert.not.ok("code" in body, "not problem+json");
+  }
+  return body;
+}

@@ -4,15 +4,14 @@
  * with its log records captured. `call()` goes through app.fetch in-process; `listen()` starts a
  * real HTTP server on a free loopback port.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { loadConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
 import { composeGateway, type ComposeOptions } from "../../core/compose.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
 import { createLogger, type LogFields } from "../../core/log.ts";
 import { serveGateway, type RunningServer } from "../../core/server.ts";
+import { tempDir } from "./temp.ts";
 
 export const DEMO_RAW = JSON.parse(readFileSync(new URL("../../config/demo.json", import.meta.url), "utf8")) as Record<string, unknown>;
 
@@ -44,7 +43,7 @@ export function testConfig(patch: Record<string, unknown> = {}): Config {
   raw.coordination = { driver: "memory" };
   raw.regulator = { ...(raw.regulator as object), simulator: { enabled: false } };
   raw.log = { level: "debug", format: "json" };
-  raw.email = { driver: "folder", dir: _mailDir() };
+  raw.email = { driver: "folder", dir: tempDir("mail") };
   return loadConfig({ raw: _merge(raw, patch), env: {} });
 }
 
@@ -130,16 +129,6 @@ export function gatewayTracker() {
 export { rawRequest } from "./raw-http.ts";
 
 // --- Internal helpers ---
-
-/** Mail folders of this test process: one per config, all removed when the process exits. */
-const MAIL_DIRS: string[] = [];
-
-function _mailDir(): string {
-  if (MAIL_DIRS.length === 0) process.once("exit", () => MAIL_DIRS.forEach((d) => rmSync(d, { recursive: true, force: true })));
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-mail-"));
-  MAIL_DIRS.push(dir);
-  return dir;
-}
 
 function _merge(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   for (const [k, v] of Object.entries(patch)) {
