@@ -21,6 +21,7 @@ import {
   renderFault,
 } from "./faults.ts";
 import type { Fault, FaultAction, FaultController, SimulatorProblem, SimulatorRoute } from "./faults.ts";
+import { INBOUND_CONTROL_PATH, handleInboundPush } from "./inbound.ts";
 
 // ---------------------------------------------------------------------------
 // Public types
@@ -525,6 +526,10 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
         totalCalls: state.totalCalls(),
         faults: faults.list(),
       });
+    }
+    if (path === INBOUND_CONTROL_PATH) {
+      const pushed = await handleInboundPush(req, method, { secret: apiSecret, signedInvoice: (irn) => signed.get(irn)?.invoice });
+      return reply(pushed.status, pushed.body);
     }
     if (path === "/__sim/reset" && method === "POST") {
       reset();
