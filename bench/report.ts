@@ -34,6 +34,7 @@ export function formatReport(report: BenchReport): string {
     line(header),
     line(widths.map((w) => "-".repeat(w))),
     ...rows.map(line),
+    ...report.scenarios.filter((x) => x.extra).map((x) => `${x.name}: ${Object.entries(x.extra!).map(([k, v]) => `${k} ${v}`).join(", ")}`),
     "",
     formatRatioLine(report),
   ].join("\n");

@@ -21,6 +21,7 @@ import { formatReport, gitShortSha, writeReport } from "./report.ts";
 import { bareH3 } from "./scenarios/bare-h3.ts";
 import { gatewayHealth } from "./scenarios/gateway-health.ts";
 import { gatewayPipeline } from "./scenarios/gateway-pipeline.ts";
+import { stored } from "./scenarios/stored.ts";
 
 /** The fixed load settings; env overrides exist for quick runs only (and are recorded in the JSON). */
 export const DEFAULT_SETTINGS: BenchSettings = {
@@ -32,7 +33,7 @@ export const DEFAULT_SETTINGS: BenchSettings = {
 };
 
 /** The scenarios, in the order they run. The first is the baseline the ratios divide by. */
-export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth];
+export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth, stored];
 export const BASELINE = bareH3.name;
 export const SUBJECT = gatewayPipeline.name;
 
@@ -66,7 +67,10 @@ export interface BenchTarget {
 export interface BenchScenario {
   name: string;
   description: string;
-  start(): Promise<BenchTarget>;
+  /** An autocannon GET scenario: the server to load. */
+  start?(): Promise<BenchTarget>;
+  /** A scenario that drives its own load (per-request bodies, background work) and reports its figures. */
+  measure?(settings: BenchSettings, progress: (line: string) => void): Promise<ScenarioResult>;
 }
 
 export interface ScenarioResult {
@@ -84,6 +88,8 @@ export interface ScenarioResult {
   timeouts: number;
   /** Measured seconds (autocannon's own figure). */
   seconds: number;
+  /** Further figures of a measured scenario (printed under the table). */
+  extra?: Record<string, number>;
 }
 
 export interface BenchReport {
@@ -134,7 +140,15 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
   const problems: string[] = [];
 
   for (const scenario of scenarios) {
-    const target = await scenario.start();
+    if (scenario.measure) {
+      const result = await scenario.measure(settings, progress);
+      results.push(result);
+      if (result.requests === 0) problems.push(`${scenario.name}: no request completed`);
+      if (result.non2xx > 0) problems.push(`${scenario.name}: ${result.non2xx} non-2xx responses`);
+      if (result.errors > 0) problems.push(`${scenario.name}: ${result.errors} connection errors (${result.timeouts} timeouts)`);
+      continue;
+    }
+    const target = await scenario.start!();
     try {
       await _preflight(scenario.name, target);
       if (settings.warmup > 0) {

@@ -153,7 +153,7 @@ export const ConfigSchema = v.strictObject({
           leaseMs: v.optional(POSITIVE_INT),
           /** Dependency backoff: first delay, then doubled per consecutive outage, jittered, capped. */
           backoffBaseMs: v.optional(POSITIVE_INT, 1_000),
-          backoffMaxMs: v.optional(POSITIVE_INT, 300_000),
+          backoffMaxMs: v.optional(POSITIVE_INT, 60_000),
           /** How often each processor records its heartbeat (shown in /health/dependencies). */
           heartbeatMs: v.optional(POSITIVE_INT, 5_000),
         }),

@@ -93,6 +93,8 @@ const SORT = [{ field: "dueAt", direction: 1 as const }];
 const MAX_STEPS = 32;
 /** Retries of the write that records a regulator outcome (losing it would freeze the invoice). */
 const RECORD_TRIES = 3;
+/** The longest claim pause of an outage streak (a dependency that is back is noticed within it). */
+const MAX_PAUSE_MS = 10_000;
 
 export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
   const { store, billing, regulator, webhooks, directory, log } = o;
@@ -108,8 +110,9 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
   let heartbeat: NodeJS.Timeout | null = null;
   let lastTickAt = Date.now();
   let processed = 0;
-  /** Consecutive passes that met a dependency outage (the processor-wide claim pause). */
+  /** Consecutive passes that met a dependency outage, and the claim pause they cause. */
   let outageStreak = 0;
+  let pauseUntil = 0;
 
   // -------------------------------------------------------------------------
   // The claim loop
@@ -122,14 +125,17 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
         await new Promise((resolve) => queue.once("next", resolve));
         continue;
       }
-      if (outageStreak > 0) await sleep(backoff(outageStreak, false));
-      if (!running) break;
+      const pause = pauseUntil - Date.now();
+      if (pause > 0) {
+        await sleep(pause); // a wake during the pause only re-checks it
+        continue;
+      }
       let doc: (InvoiceDoc & { lease: Lease }) | null;
       try {
         doc = await invoices.claim({ dueAt: { $lte: Date.now() } }, owner, o.leaseMs, SORT);
       } catch (e) {
         log.warn("stored_processor_claim_failed", { error: describeError(e) });
-        outageStreak++;
+        passEnded(true);
         continue;
       }
       if (!doc) {
@@ -154,9 +160,24 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
     });
   }
 
-  function backoff(n: number, jitter = true): number {
+  /** base × 2^(n−1), capped, jittered down by up to half. */
+  function backoff(n: number): number {
     const raw = Math.min(o.backoffMaxMs, o.backoffBaseMs * 2 ** Math.min(Math.max(n, 1) - 1, 30));
-    return Math.max(1, Math.round(jitter ? raw * (0.5 + 0.5 * Math.random()) : raw));
+    return Math.max(1, Math.round(raw * (0.5 + 0.5 * Math.random())));
+  }
+
+  /**
+   * While dependency outages last, the processor pauses its claims (backoff of the streak, at most
+   * MAX_PAUSE_MS): invoices wait out their own backoff anyway, and a long outage costs no churn.
+   */
+  function passEnded(outage: boolean): void {
+    if (!outage) {
+      outageStreak = 0;
+      pauseUntil = 0;
+      return;
+    }
+    outageStreak++;
+    pauseUntil = Date.now() + Math.min(MAX_PAUSE_MS, backoff(outageStreak));
   }
 
   // -------------------------------------------------------------------------
@@ -189,7 +210,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
       await finish(p, {}, [], Date.now() + backoff(p.cur.outages + 1)).catch(() => undefined);
     } finally {
       processed++;
-      outageStreak = p.outage ? outageStreak + 1 : 0;
+      passEnded(p.outage);
     }
   }
 

@@ -84,15 +84,14 @@ export function createStoredService(o: StoredServiceOptions) {
 
   async function intake(caller: StoredCaller, r: IntakeRequest): Promise<InvoiceDoc> {
     const intakeKey = `${caller.businessId}|${keyedHash(secret, `${caller.businessId}\u0000intake\u0000${r.idempotencyKey}`)}`;
-    const fingerprint = keyedHash(secret, `${canonicalJson(r.body)}\u0000${r.subBusinessId}`);
     const existing = await intakeDb(() => invoices.findOne({ intakeKey }));
-    if (existing) return _replay(existing, fingerprint);
+    if (existing) return _replay(existing, r);
 
     const sub = await intakeDb(() => subs.get(`${caller.state}:${r.subBusinessId}`));
     if (!sub) throw gwError("GW_SUB_BUSINESS_NOT_FOUND", { detail: "No represented business with that x-sub-business-id." });
     if (sub.businessId !== caller.businessId)
       throw gwError("GW_SUB_BUSINESS_FORBIDDEN", { detail: "That represented business belongs to another top-level business." });
-    const document = _completed(sub, r.body);
+    const { document, filled } = _completed(sub, r.body);
     const irn = checkInvoice(sub, document).irn;
 
     const now = new Date();
@@ -117,7 +116,7 @@ export function createStoredService(o: StoredServiceOptions) {
       updatedAt: at,
       createdAtMs: now.getTime(),
       document,
-      fingerprint,
+      filled,
       intakeKey,
       irnLock: `${caller.state}|${r.subBusinessId}|${irn}`,
       feeKobo: caller.feeKobo,
@@ -138,7 +137,7 @@ export function createStoredService(o: StoredServiceOptions) {
       if (!isDuplicateKeyError(e)) throw e;
       // The same key (a concurrent duplicate) answers its invoice; otherwise the IRN is taken.
       const same = await intakeDb(() => invoices.findOne({ intakeKey }));
-      if (same) return _replay(same, fingerprint);
+      if (same) return _replay(same, r);
       const holder = await intakeDb(() => invoices.findOne({ irnLock: doc.irnLock }));
       throw gwError("GW_INVOICE_STATE_CONFLICT", {
         detail: holder
@@ -265,9 +264,15 @@ export type StoredService = ReturnType<typeof createStoredService>;
 
 // --- Internal helpers ---
 
-/** The same key again: the same invoice when the content is the same, 409 otherwise. */
-function _replay(doc: InvoiceDoc, fingerprint: string): InvoiceDoc {
-  if (doc.fingerprint !== fingerprint)
+/**
+ * The same key again: the same invoice when the content is the same (the stored document without
+ * the fields the gateway filled in, compared as canonical JSON, and the same represented business),
+ * 409 otherwise. Compared only here, so a first intake computes no fingerprint.
+ */
+function _replay(doc: InvoiceDoc, r: IntakeRequest): InvoiceDoc {
+  const original: Record<string, unknown> = { ...doc.document };
+  for (const f of doc.filled ?? []) delete original[f];
+  if (doc.subBusinessId !== r.subBusinessId || canonicalJson(original) !== canonicalJson(r.body))
     throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
       detail: "This idempotency key was used with different content; never reuse a key for different content.",
     });
@@ -279,10 +284,14 @@ function _replay(doc: InvoiceDoc, fingerprint: string): InvoiceDoc {
  * business's current externalBusinessId when omitted, and `irn` built from its IRN template, the
  * `invoice_reference` and the `issue_date` when omitted.
  */
-function _completed(sub: RepresentedBusiness, body: Record<string, unknown>): Record<string, unknown> {
+function _completed(sub: RepresentedBusiness, body: Record<string, unknown>): { document: Record<string, unknown>; filled: string[] } {
   const doc: Record<string, unknown> = { ...body };
-  if (doc.business_id === undefined) doc.business_id = sub.externalBusinessId;
-  if (doc.irn !== undefined) return doc;
+  const filled: string[] = [];
+  if (doc.business_id === undefined) {
+    doc.business_id = sub.externalBusinessId;
+    filled.push("business_id");
+  }
+  if (doc.irn !== undefined) return { document: doc, filled };
   if (typeof doc.invoice_reference !== "string" || !INVOICE_REFERENCE.test(doc.invoice_reference))
     throw gwError("GW_INVOICE_IRN_INVALID", {
       detail: "Send irn, or invoice_reference and issue_date for the gateway to build it.",
@@ -300,7 +309,8 @@ function _completed(sub: RepresentedBusiness, body: Record<string, unknown>): Re
       violations: [{ location: "body", pointer: "/irn", code: "REQUIRED", detail: "no IRN template to build it from" }],
     });
   doc.irn = template.replaceAll("{{invoice_id}}", doc.invoice_reference).replaceAll("{{YYYYMMDD}}", doc.issue_date.replaceAll("-", ""));
-  return doc;
+  filled.push("irn");
+  return { document: doc, filled };
 }
 
 function _notFound() {

@@ -104,8 +104,10 @@ export interface InvoiceDoc extends Doc {
   createdAtMs: number;
   /** The stored invoice document (intake: with business_id and irn filled in). */
   document: Record<string, unknown>;
-  /** HMAC of the canonical intake body + x-sub-business-id (or of the inbound delivery). */
-  fingerprint: string;
+  /** Intake: the fields the gateway filled into the document (the rest is the body as sent). */
+  filled?: string[];
+  /** Inbound: HMAC of the canonical delivery. */
+  fingerprint?: string;
   intakeKey?: string;
   irnLock?: string;
   inboundKey?: string;

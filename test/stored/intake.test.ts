@@ -75,7 +75,14 @@ test("the same key and content → the same 202 (same invoiceId); other content 
   const second = await accepted(again);
   assert.is(second.invoiceId, first.invoiceId);
   assert.is(again.headers.get("location"), `/invoices/${first.invoiceId}`);
+  // The same content written differently (key order, whitespace) is the same content.
+  const reordered = JSON.stringify(Object.fromEntries(Object.entries(intakeInvoice("IDEM1")).reverse()), null, 2);
+  assert.is((await accepted(await h.intake(reordered, { key: "intake-idem-0001" }))).invoiceId, first.invoiceId);
   await expectProblem(await h.intake(intakeInvoice("IDEM1", { overrides: { note: "changed" } }), { key: "intake-idem-0001" }), 409, "GW_IDEMPOTENCY_CONTENT_CONFLICT");
+  // The filled-in fields are not content: sending them explicitly is other content.
+  const ids = await accepted(await h.intake(intakeInvoice("IDEM2", { gatewayIds: true }), { key: "intake-idem-0002" }));
+  assert.is((await accepted(await h.intake(intakeInvoice("IDEM2", { gatewayIds: true }), { key: "intake-idem-0002" }))).invoiceId, ids.invoiceId);
+  await expectProblem(await h.intake({ ...intakeInvoice("IDEM2", { gatewayIds: true }), business_id: SUB }, { key: "intake-idem-0002" }), 409, "GW_IDEMPOTENCY_CONTENT_CONFLICT");
   // The same document for another represented business under the same key is other content too.
   await expectProblem(await h.intake(intakeInvoice("IDEM1"), { key: "intake-idem-0001", sub: "another-sub" }), 409, "GW_IDEMPOTENCY_CONTENT_CONFLICT");
   assert.is(await invoices().count({ irn: irnOf("IDEM1") }), 1);

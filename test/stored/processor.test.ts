@@ -8,7 +8,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { InvoiceDoc } from "../../plugins/stored-processing/store.ts";
 import { STORED_COLLECTIONS } from "../../plugins/stored-processing/store.ts";
+import { DEMO_RAW } from "../support/gateway.ts";
 import {
+  HIGH_QUOTAS,
   PASSTHROUGH,
   SUB,
   accepted,
@@ -235,7 +237,7 @@ test("an invoice a dead holder left in 'dispatching' (lease expired) is frozen b
 test("with the domain's autoTransmit on, the processor transmits every signed invoice once", async () => {
   const auto = await startStoredHarness({
     patch: {
-      businesses: (await import("../support/gateway.ts")).DEMO_RAW.businesses.map((b: any, i: number) =>
+      businesses: (DEMO_RAW.businesses as Array<Record<string, any>>).map((b, i) =>
         i === 0 ? { ...b, gateway: { ...b.gateway, domains: b.gateway.domains.map((d: any) => (d.mode === "stored" ? { ...d, autoTransmit: true } : d)) } } : b,
       ),
     },
@@ -253,7 +255,7 @@ test("with the domain's autoTransmit on, the processor transmits every signed in
 });
 
 test("business refusals consume the budget: the wallet declines until the budget is spent → rejected GW_BILLING_WALLET_DECLINED", async () => {
-  const poor = await startStoredHarness({ openingKobo: 0, patch: { limits: { ...(await import("./stored-helpers.ts")).HIGH_QUOTAS.limits, storedRetryBudget: 3 } } });
+  const poor = await startStoredHarness({ openingKobo: 0, patch: { limits: { ...HIGH_QUOTAS.limits, storedRetryBudget: 3 } } });
   try {
     const id = await submit(poor, "POOR1", "proc-poor-0001");
     const inv = await poor.waitFor(id, done);
