@@ -13,6 +13,7 @@ import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type Wor
 import { createInvoiceWebhooks } from "./events.ts";
 import { createInboundReceiver, type InboundReceiver } from "./inbound.ts";
 import { createStoredProcessor, type ProcessorHooks, type StoredProcessor } from "./processor.ts";
+import { storedAdminRoutes } from "./admin-routes.ts";
 import { storedRoutes } from "./routes.ts";
 import { createStoredService, type StoredService } from "./service.ts";
 import { BACKLOG_STATUSES, deriveStoredSecret, openStoredStore, type StoredStore } from "./store.ts";
@@ -45,7 +46,7 @@ export function createStoredProcessingPlugin(options: StoredProcessingOptions = 
     name: "stored-processing",
     needs: ["documentStore", "regulator", "billing", "webhooks"],
     stages: ["auth", "quota", "mode"],
-    routes: (kit) => storedRoutes(parts(kit).service, parts(kit).inbound),
+    routes: (kit) => [...storedRoutes(parts(kit).service, parts(kit).inbound), ...storedAdminRoutes(parts(kit).service)],
     workers: (kit) => {
       const b = parts(kit);
       kit.reports.register("storedProcessor", () => _report(b.store));

@@ -57,6 +57,23 @@ export function rangeEnd(value: string): number {
   return ISO_DATE.test(value) ? Date.parse(`${value}T23:59:59.999Z`) : Date.parse(value);
 }
 
+/** The operator's list: the merchant list's filters, plus the business. */
+export const AdminListQuery = v.strictObject({
+  ...ListQuery.entries,
+  businessId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
+});
+export type AdminListQueryInput = v.InferOutput<typeof AdminListQuery>;
+
+/**
+ * The operator's resolution of a frozen invoice, after checking at the regulator what happened:
+ * a frozen sign was `signed` or `not_signed`; a frozen transmission was `transmitted` or
+ * `not_transmitted`.
+ */
+export const ResolutionBody = v.strictObject({
+  outcome: v.picklist(["signed", "not_signed", "transmitted", "not_transmitted"]),
+});
+export type ResolutionInput = v.InferOutput<typeof ResolutionBody>;
+
 /** Transmit and cancel take exactly `{}`. */
 export const EmptyBody = v.strictObject({}, "the body must be {}");
 

@@ -18,7 +18,7 @@ import { checkInvoice } from "../signing/service.ts";
 import { SIGNING_COLLECTIONS, type RepresentedBusiness } from "../signing/store.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
 import type { InvoiceWebhooks } from "./events.ts";
-import { INVOICE_REFERENCE, rangeEnd, rangeStart, type ListQueryInput } from "./schemas.ts";
+import { INVOICE_REFERENCE, rangeEnd, rangeStart, type ListQueryInput, type ResolutionInput } from "./schemas.ts";
 import type { InvoiceDoc, StoredStore } from "./store.ts";
 
 export interface StoredCaller {
@@ -162,8 +162,9 @@ export function createStoredService(o: StoredServiceOptions) {
     return doc;
   }
 
-  async function list(businessId: string, q: ListQueryInput): Promise<{ items: InvoiceDoc[]; nextCursor: string | null }> {
-    const filter: Filter = { businessId };
+  /** The business's invoices (merchant), or every business's (operator: `businessId` null). */
+  async function list(businessId: string | null, q: ListQueryInput): Promise<{ items: InvoiceDoc[]; nextCursor: string | null }> {
+    const filter: Filter = businessId === null ? {} : { businessId };
     if (q.status) filter.status = q.status;
     if (q.subBusinessId) filter.subBusinessId = q.subBusinessId;
     if (q.direction) filter.direction = q.direction;
@@ -252,12 +253,53 @@ export function createStoredService(o: StoredServiceOptions) {
     }
   }
 
+  // -------------------------------------------------------------------------
+  // Operator: resolving a frozen invoice
+  // -------------------------------------------------------------------------
+
+  /**
+   * A frozen invoice resolved by an operator who checked at the regulator (confirm by IRN):
+   *   frozen sign         signed → signed (the held debit is confirmed by the processor)
+   *                       not_signed → the held debit is reversed, then the invoice is signed again
+   *                       under the next attempt number (back through validated)
+   *   frozen transmission transmitted → transmitted; not_transmitted → signed (it may be transmitted again)
+   */
+  async function resolve(operator: { requestId: string; credentialId: string }, invoiceId: string, outcome: ResolutionInput["outcome"]): Promise<InvoiceDoc> {
+    for (;;) {
+      const doc = await db(() => invoices.get(invoiceId));
+      if (!doc) throw _notFound();
+      if (doc.status !== "frozen") throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: `Only a frozen invoice can be resolved; this one is ${doc.status}.` });
+      const at = new Date().toISOString();
+      const frozenSign = doc.lastError?.code === "GW_SIGN_OUTCOME_UNCONFIRMED";
+      const allowed = frozenSign ? ["signed", "not_signed"] : ["transmitted", "not_transmitted"];
+      if (!allowed.includes(outcome))
+        throw gwError("GW_REQUEST_VALIDATION_FAILED", {
+          detail: `This invoice froze during ${frozenSign ? "signing" : "transmission"}: the outcome is one of ${allowed.join(", ")}.`,
+          violations: [{ location: "body", pointer: "/outcome", code: "MISMATCH", detail: `one of ${allowed.join(", ")}` }],
+        });
+      const history = (s: InvoiceDoc["status"]) => [...doc.statusHistory, { status: s, at }];
+      const set: Partial<InvoiceDoc> =
+        outcome === "signed"
+          ? { status: "signed", statusHistory: history("signed"), step: "done", settle: true, lastError: null, dueAt: Date.now(), events: [...doc.events, ...webhooks.event(doc, "invoice.signed", "signed", at)] }
+          : outcome === "not_signed"
+            ? { status: "signing", statusHistory: history("signing"), step: "reverse", reverseFor: { why: "regulator_not_called", code: "GW_SIGN_OUTCOME_UNCONFIRMED" }, dueAt: Date.now() }
+            : outcome === "transmitted"
+              ? { status: "transmitted", statusHistory: history("transmitted"), step: "done", lastError: null, dueAt: Date.now(), events: [...doc.events, ...webhooks.event(doc, "invoice.transmitted", "transmitted", at)] }
+              : { status: "signed", statusHistory: history("signed"), step: "done", dueAt: doc.settle || doc.events.length > 0 ? Date.now() : null };
+      const updated = await _cas(doc, set);
+      if (!updated) continue;
+      log.event("stored_invoice_resolved", { requestId: operator.requestId, credentialId: operator.credentialId, invoiceId, operationId: doc.operationId, outcome });
+      o.onDue();
+      return updated;
+    }
+  }
+
   async function _cas(doc: InvoiceDoc, set: Partial<InvoiceDoc>, unset: string[] = []): Promise<InvoiceDoc | null> {
     const next = { ...set, rev: doc.rev + 1, updatedAt: new Date().toISOString() };
     return db(() => invoices.findOneAndUpdate({ _id: doc._id, rev: doc.rev }, unset.length > 0 ? { $set: next, $unset: unset } : { $set: next }));
   }
 
-  return { intake, get, list, transmit, cancel };
+  return { intake, get, list, transmit, cancel, resolve };
 }
 
 export type StoredService = ReturnType<typeof createStoredService>;

@@ -10,7 +10,9 @@ import type { InvoiceDoc } from "../../plugins/stored-processing/store.ts";
 import { STORED_COLLECTIONS } from "../../plugins/stored-processing/store.ts";
 import { DEMO_RAW } from "../support/gateway.ts";
 import {
+  ADMIN_KEY,
   HIGH_QUOTAS,
+  expectProblem,
   PASSTHROUGH,
   SUB,
   accepted,
@@ -275,6 +277,50 @@ test("business refusals consume the budget: the wallet declines until the budget
   } finally {
     await poor.close();
   }
+});
+
+test("operators resolve frozen invoices: GET /admin/invoices?status=frozen, then POST …/resolution after checking the regulator", async () => {
+  const admin = { host: "localhost", apiKey: null, headers: { "x-admin-api-key": ADMIN_KEY } };
+  // Frozen after the regulator did sign (its answer was lost): resolved as signed, the held fee confirmed.
+  h.sim.faults.set("sign", { kind: "malformed", afterProcessing: true, times: 1 });
+  const a = await submit(h, "RES1", "proc-res-0001");
+  assert.is((await h.waitFor(a, done)).status, "frozen");
+  // Frozen before the regulator did anything (no answer in time): resolved as not signed.
+  h.sim.faults.set("sign", { kind: "timeout", times: 1 });
+  const b = await submit(h, "RES2", "proc-res-0002");
+  assert.is((await h.waitFor(b, done)).status, "frozen");
+  assert.not.ok(h.sim.state.isSigned(irnOf("RES2")));
+
+  const list = await h.call("GET", "/admin/invoices?status=frozen&businessId=demo", admin);
+  assert.is(list.status, 200);
+  const frozen = (await list.json()).data as Array<{ invoiceId: string; businessId: string }>;
+  assert.ok(frozen.some((d) => d.invoiceId === a && d.businessId === "demo"));
+  assert.ok(frozen.some((d) => d.invoiceId === b));
+  await expectProblem(await h.call("GET", "/admin/invoices?status=frozen", { host: "localhost" }), 401, "GW_ADMIN_AUTHENTICATION_FAILED");
+
+  const before = await h.ledger();
+  const wrong = await expectProblem(await h.call("POST", `/admin/invoices/${a}/resolution`, { ...admin, body: { outcome: "transmitted" } }), 400, "GW_REQUEST_VALIDATION_FAILED");
+  assert.is(wrong.errors[0].pointer, "/outcome");
+  const resolved = await h.call("POST", `/admin/invoices/${a}/resolution`, { ...admin, body: { outcome: "signed" } });
+  assert.is(resolved.status, 200, await resolved.clone().text());
+  assert.is((await resolved.json()).status, "signed");
+  await expectProblem(await h.call("POST", `/admin/invoices/${a}/resolution`, { ...admin, body: { outcome: "signed" } }), 409, "GW_INVOICE_STATE_CONFLICT");
+  const deadline = Date.now() + 5_000;
+  while ((await h.raw(a))?.settle !== false) {
+    assert.ok(Date.now() < deadline, "the held fee is confirmed");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+
+  const signs = h.sim.state.calls("sign");
+  assert.is((await h.call("POST", `/admin/invoices/${b}/resolution`, { ...admin, body: { outcome: "not_signed" } })).status, 200);
+  const again = await h.waitFor(b, done);
+  assert.is(again.status, "signed", "signed again under the next attempt");
+  assert.is((await h.raw(b))?.signAttempt, 2);
+  assert.is(h.sim.state.calls("sign") - signs, 1);
+  const after = await h.ledger();
+  assert.is(after.debits - before.debits, 1, "attempt 2");
+  assert.is(after.reversals - before.reversals, 1, "attempt 1's held fee went back");
+  assert.ok(h.tg.logs.some((l) => l.event === "stored_invoice_resolved" && l.invoiceId === b && l.credentialId === "demo-operator"));
 });
 
 test("no raw document data, TIN or IRN in the processor's logs", () => {
