@@ -203,10 +203,15 @@ function _cannon(target: BenchTarget, settings: BenchSettings, seconds: number):
 }
 
 function _summarize(scenario: BenchScenario, target: BenchTarget, r: autocannon.Result): ScenarioResult {
+  return summarizeCannon(scenario, new URL(target.url).pathname, r);
+}
+
+/** An autocannon result as a scenario's row (measured scenarios use it too). */
+export function summarizeCannon(scenario: Pick<BenchScenario, "name" | "description">, path: string, r: autocannon.Result): ScenarioResult {
   return {
     name: scenario.name,
     description: scenario.description,
-    path: new URL(target.url).pathname,
+    path,
     requestsPerSec: r.requests.mean,
     latency: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
     requests: r.requests.total,

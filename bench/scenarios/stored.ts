@@ -21,14 +21,12 @@ import autocannon from "autocannon";
 import { composeGateway } from "../../core/compose.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
 import { createLogger } from "../../core/log.ts";
-import { requirePort } from "../../core/plugin.ts";
 import { serveGateway, type RunningServer } from "../../core/server.ts";
-import { createInvoiceWebhooks } from "../../plugins/stored-processing/events.ts";
-import { createStoredProcessor } from "../../plugins/stored-processing/processor.ts";
-import { deriveStoredSecret, openStoredStore } from "../../plugins/stored-processing/store.ts";
+import { createProcessorFor } from "../../plugins/stored-processing/plugin.ts";
+import { openStoredStore } from "../../plugins/stored-processing/store.ts";
 import { DEMO_KEY, STORED, testConfig } from "../../test/support/gateway.ts";
 import { DEMO, demoInvoice } from "../../test/simulator/simulator-helpers.ts";
-import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
+import { summarizeCannon, type BenchScenario, type BenchSettings, type ScenarioResult } from "../run.ts";
 import { BENCH_LIMIT } from "./gateway-pipeline.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -81,7 +79,7 @@ interface Running {
 async function _gateway(simUrl: string): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-stored-"));
   const config = testConfig({
-    storage: process.env.BENCH_STORED_MEMORY ? { driver: "memory" } : { driver: "fs", dir },
+    storage: { driver: "fs", dir },
     log: { level: "silent", format: "json" },
     limits: {
       admission: { perClient: BENCH_LIMIT, windowSeconds: 1 },
@@ -135,20 +133,7 @@ async function _intake(simUrl: string, settings: BenchSettings, progress: (line:
       await cannon(settings.warmup);
     }
     progress(`stored: intake, measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
-    const r = await cannon(settings.duration);
-    return {
-      name: stored.name,
-      description: stored.description,
-      path: INTAKE_PATH,
-      requestsPerSec: r.requests.mean,
-      latency: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
-      requests: r.requests.total,
-      status2xx: r["2xx"],
-      non2xx: r.non2xx,
-      errors: r.errors,
-      timeouts: r.timeouts,
-      seconds: r.duration,
-    };
+    return summarizeCannon(stored, INTAKE_PATH, await cannon(settings.duration));
   } finally {
     await g.close();
   }
@@ -176,21 +161,7 @@ async function _drain(simUrl: string, backlog: number, progress: (line: string) 
     const kit = g.gateway.kit;
     const p = kit.config.stored.processor;
     const store = openStoredStore(kit.ports.documentStore);
-    const processor = createStoredProcessor({
-      store,
-      billing: requirePort(kit, "billing"),
-      regulator: requirePort(kit, "regulator"),
-      webhooks: createInvoiceWebhooks(kit.directory, requirePort(kit, "webhooks")),
-      directory: kit.directory,
-      log: kit.log,
-      secret: deriveStoredSecret(kit.config.regulator.apiSecret),
-      concurrency: p.concurrency,
-      pollMs: p.pollMs,
-      leaseMs: p.leaseMs ?? 3 * kit.config.regulator.timeoutMs + 30_000,
-      backoffBaseMs: p.backoffBaseMs,
-      backoffMaxMs: p.backoffMaxMs,
-      heartbeatMs: p.heartbeatMs,
-    });
+    const processor = createProcessorFor(kit);
     progress(`stored: one processor (concurrency ${p.concurrency}) draining ${backlog} invoices to signed`);
     const started = performance.now();
     await processor.start();

@@ -10,14 +10,14 @@
  */
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { isDuplicateKeyError, type DocumentStore } from "../../adapters/ports.ts";
-import { gwError, isGatewayError } from "../../core/errors/gateway-error.ts";
+import { gwError } from "../../core/errors/gateway-error.ts";
 import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
 import type { Logger } from "../../core/log.ts";
 import { validateInput } from "../../core/validation.ts";
 import { SIGNING_COLLECTIONS, type RepresentedBusiness } from "../signing/store.ts";
 import type { InvoiceWebhooks } from "./events.ts";
 import { InboundDelivery } from "./schemas.ts";
-import type { InvoiceDoc, StoredStore } from "./store.ts";
+import { storeCall, type InvoiceDoc, type StoredStore } from "./store.ts";
 
 export const INBOUND_PATH = "/regulator/inbound-invoices";
 export const SIGNATURE_HEADER = "x-regulator-signature";
@@ -52,14 +52,7 @@ export function createInboundReceiver(o: InboundOptions) {
   const invoices = o.store.invoices;
   const subs = o.documentStore.collection<RepresentedBusiness>(SIGNING_COLLECTIONS.subBusinesses);
 
-  async function db<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      if (isGatewayError(e) || isDuplicateKeyError(e)) throw e;
-      throw gwError("GW_INVOICE_INTAKE_UNAVAILABLE", { detail: "The delivery could not be stored; deliver it again.", cause: e });
-    }
-  }
+  const db = <T>(fn: () => Promise<T>) => storeCall(fn, "GW_INVOICE_INTAKE_UNAVAILABLE", "The delivery could not be stored; deliver it again.");
 
   async function receive(r: InboundDeliveryRequest): Promise<InboundResult> {
     verifySignature(r, o.regulatorSecret, Math.floor(now() / 1000), o.toleranceSeconds);

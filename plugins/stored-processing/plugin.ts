@@ -59,30 +59,33 @@ export const storedProcessing = createStoredProcessingPlugin();
 
 // --- Internal helpers ---
 
+/** A processor on the gateway's ports with the config's `stored.processor` settings (the bench builds one too). */
+export function createProcessorFor(kit: PluginKit, options: StoredProcessingOptions = {}): StoredProcessor {
+  const p = kit.config.stored.processor;
+  return createStoredProcessor({
+    store: openStoredStore(kit.ports.documentStore),
+    billing: requirePort(kit, "billing"),
+    regulator: requirePort(kit, "regulator"),
+    webhooks: createInvoiceWebhooks(kit.directory, requirePort(kit, "webhooks")),
+    directory: kit.directory,
+    log: kit.log,
+    secret: deriveStoredSecret(kit.config.regulator.apiSecret),
+    concurrency: p.concurrency,
+    pollMs: p.pollMs,
+    leaseMs: p.leaseMs ?? 3 * kit.config.regulator.timeoutMs + 30_000,
+    backoffBaseMs: p.backoffBaseMs,
+    backoffMaxMs: p.backoffMaxMs,
+    heartbeatMs: p.heartbeatMs,
+    ...(options.owner ? { owner: options.owner } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  });
+}
+
 function _build(kit: PluginKit, options: StoredProcessingOptions): Built {
   const store = openStoredStore(kit.ports.documentStore);
   const secret = deriveStoredSecret(kit.config.regulator.apiSecret);
   const webhooks = createInvoiceWebhooks(kit.directory, requirePort(kit, "webhooks"));
-  const p = kit.config.stored.processor;
-  const processor = p.enabled
-    ? createStoredProcessor({
-        store,
-        billing: requirePort(kit, "billing"),
-        regulator: requirePort(kit, "regulator"),
-        webhooks,
-        directory: kit.directory,
-        log: kit.log,
-        secret,
-        concurrency: p.concurrency,
-        pollMs: p.pollMs,
-        leaseMs: p.leaseMs ?? 3 * kit.config.regulator.timeoutMs + 30_000,
-        backoffBaseMs: p.backoffBaseMs,
-        backoffMaxMs: p.backoffMaxMs,
-        heartbeatMs: p.heartbeatMs,
-        ...(options.owner ? { owner: options.owner } : {}),
-        ...(options.hooks ? { hooks: options.hooks } : {}),
-      })
-    : null;
+  const processor = kit.config.stored.processor.enabled ? createProcessorFor(kit, options) : null;
   const onDue = () => processor?.wake();
   const service = createStoredService({
     store,

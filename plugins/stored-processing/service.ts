@@ -9,9 +9,9 @@
  * live invoice for the same IRN of the represented business (under another key).
  */
 import { randomUUID } from "node:crypto";
-import { isDependencyUnavailableError, isDuplicateKeyError, isInvalidQueryError, type Filter } from "../../adapters/ports.ts";
+import { isDuplicateKeyError, isInvalidQueryError, type Filter } from "../../adapters/ports.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
-import { gwError, isGatewayError } from "../../core/errors/gateway-error.ts";
+import { gwError } from "../../core/errors/gateway-error.ts";
 import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
 import type { Logger } from "../../core/log.ts";
 import { checkInvoice } from "../signing/service.ts";
@@ -19,7 +19,7 @@ import { SIGNING_COLLECTIONS, type RepresentedBusiness } from "../signing/store.
 import type { DocumentStore } from "../../adapters/ports.ts";
 import type { InvoiceWebhooks } from "./events.ts";
 import { INVOICE_REFERENCE, rangeEnd, rangeStart, type ListQueryInput, type ResolutionInput } from "./schemas.ts";
-import type { InvoiceDoc, StoredStore } from "./store.ts";
+import { storeCall, type InvoiceDoc, type StoredStore } from "./store.ts";
 
 export interface StoredCaller {
   requestId: string;
@@ -54,29 +54,10 @@ export function createStoredService(o: StoredServiceOptions) {
   const subs = o.documentStore.collection<RepresentedBusiness>(SIGNING_COLLECTIONS.subBusinesses);
 
   /** Store calls of the intake: anything the store cannot confirm is GW_INVOICE_INTAKE_UNAVAILABLE. */
-  async function intakeDb<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      if (isGatewayError(e) || isDuplicateKeyError(e)) throw e;
-      throw gwError("GW_INVOICE_INTAKE_UNAVAILABLE", {
-        detail: "The gateway could not confirm that the invoice was accepted; retry with the same x-idempotency-key and content.",
-        cause: e,
-      });
-    }
-  }
-
+  const intakeDb = <T>(fn: () => Promise<T>) =>
+    storeCall(fn, "GW_INVOICE_INTAKE_UNAVAILABLE", "The gateway could not confirm that the invoice was accepted; retry with the same x-idempotency-key and content.");
   /** Store calls of reads and management mutations. */
-  async function db<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      if (isGatewayError(e)) throw e;
-      if (isDependencyUnavailableError(e))
-        throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The invoice store is unavailable; retry with backoff.", cause: e });
-      throw e;
-    }
-  }
+  const db = <T>(fn: () => Promise<T>) => storeCall(fn, "GW_MANAGEMENT_SERVICE_UNAVAILABLE", "The invoice store is unavailable; retry with backoff.");
 
   // -------------------------------------------------------------------------
   // Intake

@@ -19,8 +19,9 @@
  * Never stored: raw idempotency keys or delivery ids (only their HMAC).
  */
 import { deriveKey } from "../../core/keyed-hash.ts";
-import type { Violation } from "../../core/errors/gateway-error.ts";
-import type { Collection, Doc, DocumentStore, Lease } from "../../adapters/ports.ts";
+import type { GwCode } from "../../core/errors/catalog.ts";
+import { gwError, isGatewayError, type Violation } from "../../core/errors/gateway-error.ts";
+import { isDependencyUnavailableError, type Collection, type Doc, type DocumentStore, type Lease } from "../../adapters/ports.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 
 export const STORED_COLLECTIONS = {
@@ -162,6 +163,19 @@ export function openStoredStore(store: DocumentStore): StoredStore {
     }),
     heartbeats: store.collection<HeartbeatDoc>(STORED_COLLECTIONS.heartbeats, { ttlField: "expiresAtMs" }),
   };
+}
+
+/**
+ * A store call of a request: a store that cannot answer becomes `code` (503 with `detail`); gateway
+ * errors, duplicate keys and caller bugs pass through unchanged.
+ */
+export async function storeCall<T>(fn: () => Promise<T>, code: GwCode, detail: string): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isGatewayError(e) || !isDependencyUnavailableError(e)) throw e;
+    throw gwError(code, { detail, cause: e });
+  }
 }
 
 /** HMAC key for idempotency keys, fingerprints and delivery ids, derived from the deployment secret. */

@@ -21,7 +21,7 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
   let infra: Infra;
 
   test.before(async () => {
-    infra = await startInfra("xcrash", redisServer, mongoServer, { processor: { concurrency: 1, leaseMs: 2_000 } });
+    infra = await startInfra("xcrash", redisServer, mongoServer, { processor: { concurrency: 1, leaseMs: 5_000 } });
   });
   test.after(async () => {
     await infra?.close();

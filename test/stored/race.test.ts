@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import type { HeartbeatDoc } from "../../plugins/stored-processing/store.ts";
 import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
-import { FEE_KOBO, OPENING_KOBO, eventually, spawnWorker, startInfra, type Infra, type WorkerChild } from "./multiprocess-helpers.ts";
+import { FEE_KOBO, OPENING_KOBO, eventually, spawnWorker, startInfra, statusSummary, type Infra, type WorkerChild } from "./multiprocess-helpers.ts";
 
 const COUNT = 200;
 const redis = await startRedisServer();
@@ -48,6 +48,7 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
       "every invoice transmitted",
       async () => (await infra.invoices()).filter((d) => d.status === "transmitted").length === COUNT,
       180_000,
+      () => statusSummary(infra),
     );
     const docs = await infra.invoices();
     assert.is(docs.length, COUNT);

@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as assert from "uvu/assert";
+import { ledgerBalanced } from "../support/ledger.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { createDocumentLedger } from "../../adapters/billing/ledger.ts";
 import { createFaultInjectingLedger, type FaultInjectingLedger } from "../../adapters/billing/faults.ts";
@@ -180,19 +181,7 @@ export async function startStoredHarness(options: StoredHarnessOptions = {}): Pr
       }
     },
     raw: (id) => raw.collection<InvoiceDoc>(STORED_COLLECTIONS.invoices).get(id),
-    async ledger() {
-      const w = await billing.wallet("demo", 100_000);
-      let debits = 0;
-      let reversals = 0;
-      let credits = 0;
-      for (const e of w.entries) {
-        if (e.type === "debit") debits += e.amountKobo;
-        else if (e.type === "reversal") reversals += e.amountKobo;
-        else credits += e.amountKobo;
-      }
-      assert.is(w.balanceKobo, opening - debits + reversals + credits, "wallet entries account for the balance");
-      return { balanceKobo: w.balanceKobo, debits: debits / FEE_KOBO, reversals: reversals / FEE_KOBO };
-    },
+    ledger: () => ledgerBalanced(billing, "demo", opening, FEE_KOBO),
     async close() {
       await tg.close();
       await sim.close();
