@@ -26,7 +26,8 @@ import { createProcessorFor } from "../../plugins/stored-processing/plugin.ts";
 import { openStoredStore } from "../../plugins/stored-processing/store.ts";
 import { DEMO_KEY, STORED, testConfig } from "../../test/support/gateway.ts";
 import { DEMO, demoInvoice } from "../../test/simulator/simulator-helpers.ts";
-import { summarizeCannon, type BenchScenario, type BenchSettings, type ScenarioResult } from "../run.ts";
+import { summarizeCannon } from "../report.ts";
+import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
 import { BENCH_LIMIT } from "./gateway-pipeline.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
