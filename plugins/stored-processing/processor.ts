@@ -232,7 +232,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
       }
       if (d.settle && !p.settleFailed) {
         const w = await settle(p);
-        if (w === "lost" || w === "failed") return;
+        if (w === "done" || w === "lost" || w === "failed") return;
         continue;
       }
       let next: Written | "done";
@@ -375,7 +375,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
     return outage(p, why.code, { ...status(d, "validated"), step: "bill", signAttempt: d.signAttempt + 1, reverseFor: null });
   }
 
-  async function settle(p: Pass): Promise<Written> {
+  async function settle(p: Pass): Promise<Written | "done"> {
     const d = p.cur;
     try {
       await billing.confirm(d.businessId, _identity(d));
@@ -385,6 +385,8 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
       p.outage = true;
       return "ok";
     }
+    // Nothing else to do: the confirmation and the hand-back are one write.
+    if (d.step === "done" && (p.flushed || d.events.length === 0)) return finish(p, { settle: false }, [], null);
     return write(p, { settle: false });
   }
 
