@@ -10,10 +10,10 @@
  * whose heartbeat and backlog appear in /health/dependencies.
  */
 import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
+import { storedAdminRoutes } from "./admin-routes.ts";
 import { createInvoiceWebhooks } from "./events.ts";
 import { createInboundReceiver, type InboundReceiver } from "./inbound.ts";
 import { createStoredProcessor, type ProcessorHooks, type StoredProcessor } from "./processor.ts";
-import { storedAdminRoutes } from "./admin-routes.ts";
 import { storedRoutes } from "./routes.ts";
 import { createStoredService, type StoredService } from "./service.ts";
 import { BACKLOG_STATUSES, deriveStoredSecret, openStoredStore, type StoredStore } from "./store.ts";

@@ -36,8 +36,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import PQueue from "p-queue";
-import type { BillingIdentity, BillingLedger } from "../../adapters/ports.ts";
-import { isBillingError } from "../../adapters/ports.ts";
+import { isBillingError, type BillingIdentity, type BillingLedger, type Lease } from "../../adapters/ports.ts";
 import {
   mapRegulatorFailure,
   regulatorFailureCounts,
@@ -52,7 +51,6 @@ import { describeError, type Logger } from "../../core/log.ts";
 import type { Worker } from "../../core/plugin.ts";
 import type { InvoiceWebhooks } from "./events.ts";
 import type { InvoiceDoc, InvoiceEvent, InvoiceStatus, LastError, StoredStore } from "./store.ts";
-import type { Lease } from "../../adapters/ports.ts";
 
 /** Test-only crash points (a hook that kills the process simulates a processor dying there). */
 export interface ProcessorHooks {

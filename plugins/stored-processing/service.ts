@@ -9,14 +9,13 @@
  * live invoice for the same IRN of the represented business (under another key).
  */
 import { randomUUID } from "node:crypto";
-import { isDuplicateKeyError, isInvalidQueryError, type Filter } from "../../adapters/ports.ts";
+import { isDuplicateKeyError, isInvalidQueryError, type DocumentStore, type Filter } from "../../adapters/ports.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
 import type { Logger } from "../../core/log.ts";
 import { checkInvoice } from "../signing/service.ts";
 import { SIGNING_COLLECTIONS, type RepresentedBusiness } from "../signing/store.ts";
-import type { DocumentStore } from "../../adapters/ports.ts";
 import type { InvoiceWebhooks } from "./events.ts";
 import { INVOICE_REFERENCE, rangeEnd, rangeStart, type ListQueryInput, type ResolutionInput } from "./schemas.ts";
 import { storeCall, type InvoiceDoc, type StoredStore } from "./store.ts";
