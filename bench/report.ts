@@ -7,7 +7,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { BenchReport } from "./run.ts";
+import type autocannon from "autocannon";
+import type { BenchReport, BenchScenario, ScenarioResult } from "./run.ts";
 
 export const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 
@@ -34,6 +35,7 @@ export function formatReport(report: BenchReport): string {
     line(header),
     line(widths.map((w) => "-".repeat(w))),
     ...rows.map(line),
+    ...report.scenarios.filter((x) => x.extra).map((x) => `${x.name}: ${Object.entries(x.extra!).map(([k, v]) => `${k} ${v}`).join(", ")}`),
     "",
     formatRatioLine(report),
   ].join("\n");
@@ -44,6 +46,23 @@ export function formatRatioLine(report: BenchReport): string {
   const r = report.ratios;
   const f = (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : "n/a");
   return `ratio gateway/bare (${r.subject} / ${r.baseline}): req/s ${f(r.requestsPerSec)}, p99 ${f(r.p99)} (same run; compare ratios, not absolute numbers)`;
+}
+
+/** An autocannon result as a scenario's row (measured scenarios use it too). */
+export function summarizeCannon(scenario: Pick<BenchScenario, "name" | "description">, path: string, r: autocannon.Result): ScenarioResult {
+  return {
+    name: scenario.name,
+    description: scenario.description,
+    path,
+    requestsPerSec: r.requests.mean,
+    latency: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
+    requests: r.requests.total,
+    status2xx: r["2xx"],
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    seconds: r.duration,
+  };
 }
 
 /** Writes the JSON result; returns the file's path. */

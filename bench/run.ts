@@ -17,10 +17,11 @@ import { request } from "node:http";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
-import { formatReport, gitShortSha, writeReport } from "./report.ts";
+import { formatReport, gitShortSha, summarizeCannon, writeReport } from "./report.ts";
 import { bareH3 } from "./scenarios/bare-h3.ts";
 import { gatewayHealth } from "./scenarios/gateway-health.ts";
 import { gatewayPipeline } from "./scenarios/gateway-pipeline.ts";
+import { stored } from "./scenarios/stored.ts";
 
 /** The fixed load settings; env overrides exist for quick runs only (and are recorded in the JSON). */
 export const DEFAULT_SETTINGS: BenchSettings = {
@@ -32,7 +33,7 @@ export const DEFAULT_SETTINGS: BenchSettings = {
 };
 
 /** The scenarios, in the order they run. The first is the baseline the ratios divide by. */
-export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth];
+export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth, stored];
 export const BASELINE = bareH3.name;
 export const SUBJECT = gatewayPipeline.name;
 
@@ -66,7 +67,10 @@ export interface BenchTarget {
 export interface BenchScenario {
   name: string;
   description: string;
-  start(): Promise<BenchTarget>;
+  /** An autocannon GET scenario: the server to load. */
+  start?(): Promise<BenchTarget>;
+  /** A scenario that drives its own load (per-request bodies, background work) and reports its figures. */
+  measure?(settings: BenchSettings, progress: (line: string) => void): Promise<ScenarioResult>;
 }
 
 export interface ScenarioResult {
@@ -84,6 +88,8 @@ export interface ScenarioResult {
   timeouts: number;
   /** Measured seconds (autocannon's own figure). */
   seconds: number;
+  /** Further figures of a measured scenario (printed under the table). */
+  extra?: Record<string, number>;
 }
 
 export interface BenchReport {
@@ -134,7 +140,13 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
   const problems: string[] = [];
 
   for (const scenario of scenarios) {
-    const target = await scenario.start();
+    if (scenario.measure) {
+      const result = await scenario.measure(settings, progress);
+      results.push(result);
+      problems.push(..._problemsOf(result));
+      continue;
+    }
+    const target = await scenario.start!();
     try {
       await _preflight(scenario.name, target);
       if (settings.warmup > 0) {
@@ -143,11 +155,9 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
       }
       progress(`${scenario.name}: measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
       const raw = await _cannon(target, settings, settings.duration);
-      const result = _summarize(scenario, target, raw);
+      const result = summarizeCannon(scenario, new URL(target.url).pathname, raw);
       results.push(result);
-      if (result.requests === 0) problems.push(`${scenario.name}: no request completed`);
-      if (result.non2xx > 0) problems.push(`${scenario.name}: ${result.non2xx} non-2xx responses`);
-      if (result.errors > 0) problems.push(`${scenario.name}: ${result.errors} connection errors (${result.timeouts} timeouts)`);
+      problems.push(..._problemsOf(result));
     } finally {
       await target.close();
     }
@@ -188,20 +198,13 @@ function _cannon(target: BenchTarget, settings: BenchSettings, seconds: number):
   });
 }
 
-function _summarize(scenario: BenchScenario, target: BenchTarget, r: autocannon.Result): ScenarioResult {
-  return {
-    name: scenario.name,
-    description: scenario.description,
-    path: new URL(target.url).pathname,
-    requestsPerSec: r.requests.mean,
-    latency: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
-    requests: r.requests.total,
-    status2xx: r["2xx"],
-    non2xx: r.non2xx,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    seconds: r.duration,
-  };
+/** A bench of 401s, 429s or dropped connections measures nothing. */
+function _problemsOf(r: ScenarioResult): string[] {
+  const out: string[] = [];
+  if (r.requests === 0) out.push(`${r.name}: no request completed`);
+  if (r.non2xx > 0) out.push(`${r.name}: ${r.non2xx} non-2xx responses`);
+  if (r.errors > 0) out.push(`${r.name}: ${r.errors} connection errors (${r.timeouts} timeouts)`);
+  return out;
 }
 
 /** One request before the load: a scenario answering 401/429 or the wrong body stops the run here. */

@@ -36,6 +36,13 @@ export const DomainSchema = v.strictObject({
   autoTransmit: v.optional(v.boolean(), false),
 });
 
+/** Where a business's webhooks go (Standard Webhooks: the secret signs every delivery). */
+const WebhookEndpointSchema = v.strictObject({
+  url: v.pipe(v.string(), v.url()),
+  /** "whsec_<base64>" signing secret (Standard Webhooks). */
+  secret: v.pipe(v.string(), v.minLength(16)),
+});
+
 export const BusinessSchema = v.strictObject({
   id: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)),
   name: v.pipe(v.string(), v.minLength(1)),
@@ -45,18 +52,14 @@ export const BusinessSchema = v.strictObject({
       apiKeys: v.array(CredentialSchema),
       domains: v.array(DomainSchema),
       wallet: v.optional(v.strictObject({ openingBalance: NGN }), { openingBalance: "0.00" }),
+      /** Invoice webhooks (invoice.accepted, invoice.signed, …): none unless configured. */
+      webhook: v.optional(WebhookEndpointSchema),
     }),
   ),
   collections: v.optional(
     v.strictObject({
       apiKeys: v.array(CredentialSchema),
-      webhook: v.optional(
-        v.strictObject({
-          url: v.pipe(v.string(), v.url()),
-          /** "whsec_<base64>" signing secret (Standard Webhooks). */
-          secret: v.pipe(v.string(), v.minLength(16)),
-        }),
-      ),
+      webhook: v.optional(WebhookEndpointSchema),
       feeBearerDefault: v.optional(v.picklist(["MERCHANT", "CUSTOMER"]), "MERCHANT"),
     }),
   ),
@@ -141,6 +144,39 @@ export const ConfigSchema = v.strictObject({
           sign: v.optional(QuotaSchema, { limit: 120, windowSeconds: 60 }),
           management: v.optional(QuotaSchema, { limit: 30, windowSeconds: 60 }),
           default: v.optional(QuotaSchema, { limit: 300, windowSeconds: 60 }),
+        }),
+        {},
+      ),
+      /** Stored mode: business refusals (wallet declined) an invoice may meet before it is rejected. */
+      storedRetryBudget: v.optional(POSITIVE_INT, 5),
+    }),
+    {},
+  ),
+  /** Stored mode: the invoice processor and the regulator's inbound deliveries. */
+  stored: v.optional(
+    v.strictObject({
+      processor: v.optional(
+        v.strictObject({
+          /** Run the processor in this process's workers (`npm start` and `npm run worker`). */
+          enabled: v.optional(v.boolean(), true),
+          /** Invoices worked on at once per process (p-queue concurrency). */
+          concurrency: v.optional(POSITIVE_INT, 16),
+          /** Pause between looks for due work when none was found (new intakes in-process wake it at once). */
+          pollMs: v.optional(POSITIVE_INT, 500),
+          /** Lease on a claimed invoice; default 3 × regulator.timeoutMs + 30 000 (more than one pass can take). */
+          leaseMs: v.optional(POSITIVE_INT),
+          /** Dependency backoff: first delay, then doubled per consecutive outage, jittered, capped. */
+          backoffBaseMs: v.optional(POSITIVE_INT, 1_000),
+          backoffMaxMs: v.optional(POSITIVE_INT, 60_000),
+          /** How often each processor records its heartbeat (shown in /health/dependencies). */
+          heartbeatMs: v.optional(POSITIVE_INT, 5_000),
+        }),
+        {},
+      ),
+      inbound: v.optional(
+        v.strictObject({
+          /** Deliveries whose x-regulator-timestamp is further than this from now are refused. */
+          toleranceSeconds: v.optional(POSITIVE_INT, 300),
         }),
         {},
       ),

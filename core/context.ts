@@ -38,6 +38,8 @@ export interface RequestContext {
   mode: Mode | null;
   /** Parsed, validated input (filled after the pipeline, before the handler). */
   body: unknown;
+  /** The body's bytes as received (signature checks over the exact bytes); null before it is read. */
+  rawBody: Uint8Array | null;
   query: Record<string, string>;
   /** Public error code of the response, for the completion log. */
   errorCode: string | null;
@@ -66,6 +68,7 @@ export function createRequestContext(req: ServerRequest, requestId: string, url:
     state: null,
     mode: null,
     body: undefined,
+    rawBody: null,
     query: {},
     errorCode: null,
     finishers: [],

@@ -19,7 +19,7 @@ import { describeError, type Logger } from "./log.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { PORT_NAMES, type GatewayPlugin, type PluginKit, type Ports, type RouteDeclaration, type Worker } from "./plugin.ts";
 import { BootError, buildRouteTable, type RouteTable } from "./route-table.ts";
-import { Runtime } from "./runtime.ts";
+import { Runtime, createStatusReports } from "./runtime.ts";
 import { createJsonLimitCheck, idempotencyKey, rejectServerManagedFields, rejectServerManagedParams, validateInput } from "./validation.ts";
 import { compilePipeline, type CompiledPipeline } from "../pipeline/stages.ts";
 import { readBody } from "../pipeline/protocol.ts";
@@ -57,7 +57,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const now = options.now ?? Date.now;
   const { directory } = options;
   const runtime = new Runtime();
-  const kit: PluginKit = { config, ports, directory, policies, log, runtime };
+  const kit: PluginKit = { config, ports, directory, policies, log, runtime, reports: createStatusReports() };
   const disabled = config.pipeline.disable as readonly StageName[];
 
   // Boot checks: every problem of every plugin is collected, then reported at once.
@@ -232,6 +232,7 @@ async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJs
   }
   if (d.method === "GET" || d.method === "DELETE") return;
   const bytes = await readBody(ctx, route.bodyLimit, bodyTimeoutMs);
+  ctx.rawBody = bytes;
   let body: unknown = undefined;
   if (bytes.byteLength > 0) {
     const text = UTF8.decode(bytes);

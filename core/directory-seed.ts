@@ -82,6 +82,7 @@ export async function seedDirectory(ds: DirectoryStore, config: Config, o: SeedO
       state: b.state,
       collections: b.collections ? { webhook: b.collections.webhook ?? null, feeBearerDefault: b.collections.feeBearerDefault } : null,
       gateway: b.gateway !== undefined,
+      gatewayWebhook: b.gateway?.webhook ?? null,
     };
     await converge(`business ${b.id}`, async () => {
       const doc = await ds.businesses.get(b.id);
@@ -93,7 +94,9 @@ export async function seedDirectory(ds: DirectoryStore, config: Config, o: SeedO
         return true;
       }
       const changes = _diff(_businessView(doc), _businessView(want));
-      const secretChanged = doc.collections?.webhook?.secret !== want.collections?.webhook?.secret;
+      const secretChanged =
+        doc.collections?.webhook?.secret !== want.collections?.webhook?.secret ||
+        (doc.gatewayWebhook?.secret ?? null) !== (want.gatewayWebhook?.secret ?? null);
       if (Object.keys(changes).length === 0 && !secretChanged && doc.gateway === want.gateway) return true;
       if (!(await update(ds.businesses, doc, want))) return false;
       await audit("update", "business", b.id, secretChanged ? { ...changes, webhookSecret: "changed" } : changes);
@@ -338,12 +341,13 @@ async function _removeOthers<T extends Doc>(
 }
 
 /** The audited view of a business (the webhook secret is never written to the audit log). */
-function _businessView(b: Pick<BusinessDoc, "name" | "state" | "collections">): Record<string, unknown> {
+function _businessView(b: Pick<BusinessDoc, "name" | "state" | "collections" | "gatewayWebhook">): Record<string, unknown> {
   return {
     name: b.name,
     state: b.state,
     feeBearerDefault: b.collections?.feeBearerDefault ?? null,
     webhookUrl: b.collections?.webhook?.url ?? null,
+    invoiceWebhookUrl: b.gatewayWebhook?.url ?? null,
   };
 }
 

@@ -50,6 +50,8 @@ export interface BusinessDoc extends Doc {
   collections: { webhook: WebhookSettings | null; feeBearerDefault: "MERCHANT" | "CUSTOMER" } | null;
   /** The business has an invoice-gateway section (domains, keys, wallet). */
   gateway: boolean;
+  /** The invoice webhook endpoint (Stored mode events); absent on records written before it existed. */
+  gatewayWebhook?: WebhookSettings | null;
   rev: number;
   createdAt: string;
   updatedAt: string;

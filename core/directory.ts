@@ -83,6 +83,8 @@ export interface BusinessRecord {
     readonly webhook?: WebhookSettings;
     readonly feeBearerDefault: "MERCHANT" | "CUSTOMER";
   };
+  /** The invoice gateway's webhook endpoint (Stored mode events), when configured. */
+  readonly gateway?: { readonly webhook: WebhookSettings };
 }
 
 /** A change written to the store, announced to every process. */
@@ -343,6 +345,7 @@ function _businessRecord(doc: BusinessDoc): BusinessRecord {
     name: doc.name,
     state: doc.state,
     ...(c ? { collections: { feeBearerDefault: c.feeBearerDefault, ...(c.webhook ? { webhook: c.webhook } : {}) } } : {}),
+    ...(doc.gatewayWebhook ? { gateway: { webhook: doc.gatewayWebhook } } : {}),
   });
 }
 

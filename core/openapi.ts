@@ -1,7 +1,9 @@
 /**
  * The OpenAPI 3.1 document, derived from the route declarations (one source of truth): paths,
  * methods, security scheme, parameters, request-body schemas (valibot → JSON Schema) and the
- * error responses every route can give.
+ * error responses every route can give. The mode variants of one method + path (core/route-table.ts)
+ * are one operation: summaries per mode, `anyOf` of their body schemas, every documented status,
+ * and `x-gatehouse.variants` saying which mode takes which body.
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
@@ -9,23 +11,42 @@ import type { CompiledRoute } from "./route-table.ts";
 
 export function buildOpenApi(routes: readonly CompiledRoute[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const groups = new Map<string, CompiledRoute[]>();
   for (const r of routes) {
+    const group = groups.get(r.id);
+    if (group) group.push(r);
+    else groups.set(r.id, [r]);
+  }
+  for (const group of groups.values()) {
+    const r = group[0]!;
     const d = r.decl;
     const oaPath = d.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
     const op: Record<string, unknown> = {
       operationId: `${r.plugin}.${d.method.toLowerCase()}${oaPath.replace(/[^A-Za-z0-9]+/g, "_")}`,
-      summary: d.summary,
-      tags: [r.plugin],
+      summary: group.length === 1 ? d.summary : group.map((v) => `${_modeLabel(v)}: ${v.decl.summary}`).join(" / "),
+      tags: [...new Set(group.map((v) => v.plugin))],
       "x-gatehouse": {
         service: d.service,
         hosts: r.surface,
         quota: r.quota,
-        modes: d.modes ?? ["passthrough", "stored"],
+        modes: group.length === 1 ? (d.modes ?? ["passthrough", "stored"]) : group.flatMap((v) => v.decl.modes ?? []),
         bodyLimitBytes: r.bodyLimit,
-        idempotentMutation: d.idempotent === true,
+        idempotentMutation: group.some((v) => v.decl.idempotent === true),
+        ...(group.length > 1
+          ? {
+              variants: group.map((v) => ({
+                modes: v.decl.modes,
+                plugin: v.plugin,
+                summary: v.decl.summary,
+                idempotentMutation: v.decl.idempotent === true,
+              })),
+            }
+          : {}),
       },
     };
-    if (d.description) op.description = d.description;
+    const descriptions = group.filter((v) => v.decl.description);
+    if (group.length === 1 && d.description) op.description = d.description;
+    else if (descriptions.length > 0) op.description = descriptions.map((v) => `${_modeLabel(v)}: ${v.decl.description}`).join("\n\n");
     const security = _security(d.auth);
     if (security) op.security = [{ [security]: [] }];
     const paramSchemas = d.schemas?.params ? _schema(d.schemas.params).properties : undefined;
@@ -35,7 +56,7 @@ export function buildOpenApi(routes: readonly CompiledRoute[], version: string):
       required: true,
       schema: (paramSchemas as Record<string, unknown> | undefined)?.[m[1]!] ?? { type: "string" },
     }));
-    if (d.idempotent)
+    if (group.some((v) => v.decl.idempotent))
       parameters.push({
         name: "x-idempotency-key",
         in: "header",
@@ -49,13 +70,24 @@ export function buildOpenApi(routes: readonly CompiledRoute[], version: string):
         parameters.push({ name, in: "query", required: required.has(name), schema });
     }
     if (parameters.length > 0) op.parameters = parameters;
-    if (d.schemas?.body) {
+    const bodies = group.filter((v) => v.decl.schemas?.body);
+    if (bodies.length > 0) {
+      const schema =
+        group.length === 1
+          ? _schema(d.schemas!.body!)
+          : { anyOf: bodies.map((v) => ({ title: _modeLabel(v), ..._schema(v.decl.schemas!.body!) })) };
       const content: Record<string, unknown> = {};
-      for (const type of r.accepts) content[type] = { schema: _schema(d.schemas.body) };
+      for (const type of r.accepts) content[type] = { schema };
       op.requestBody = { required: true, content };
     }
     const responses: Record<string, unknown> = {};
-    for (const [status, description] of Object.entries(d.responses ?? { 200: "OK" })) if (description) responses[status] = { description };
+    for (const v of group)
+      for (const [status, description] of Object.entries(v.decl.responses ?? { 200: "OK" })) {
+        if (!description) continue;
+        const text = group.length === 1 ? description : `${_modeLabel(v)}: ${description}`;
+        const seen = responses[status] as { description: string } | undefined;
+        responses[status] = { description: seen ? `${seen.description} / ${text}` : text };
+      }
     responses.default = {
       description: d.service === "gateway" ? "Problem Details error (spec §2.4)" : "Collections error envelope",
       content:
@@ -114,6 +146,10 @@ export function buildOpenApi(routes: readonly CompiledRoute[], version: string):
 }
 
 // --- Internal helpers ---
+
+function _modeLabel(r: CompiledRoute): string {
+  return (r.decl.modes ?? []).map((m) => (m === "passthrough" ? "Pass-through" : "Stored")).join(", ");
+}
 
 function _security(auth: string): string | null {
   return auth === "apiKey" ? "apiKey" : auth === "admin" ? "adminKey" : auth === "bearer" ? "bearer" : null;

@@ -100,6 +100,17 @@ export interface RuntimeState {
   inFlight(): { total: number; perDomain: Record<string, number> };
 }
 
+/**
+ * Named status reports that plugins contribute to the operator's dependency snapshot
+ * (/health/dependencies `workers`): a plugin registers one when it declares its workers; the health
+ * plugin collects them in its background refresh, never per request.
+ */
+export interface StatusReports {
+  register(name: string, report: () => Promise<unknown>): void;
+  /** Every report by name; a report that fails is `{ status: "unknown", error }`. */
+  collect(): Promise<Record<string, unknown>>;
+}
+
 export interface PluginKit {
   config: Config;
   ports: Ports;
@@ -107,6 +118,7 @@ export interface PluginKit {
   policies: PolicyRegistry;
   log: Logger;
   runtime: RuntimeState;
+  reports: StatusReports;
 }
 
 export interface GatewayPlugin {

@@ -3,10 +3,18 @@
  * gateway (approved domains), collections (collections hosts) and any (every host: health,
  * OpenAPI). A lookup answers the route, or the Allow list of a path known under other methods
  * (405), or nothing (404). Boot errors (duplicates, bad declarations) are BootErrors.
+ *
+ * Mode variants: one method + path may be declared more than once when every declaration names
+ * `modes` and no mode is claimed twice (Pass-through sign and Stored intake share
+ * `POST /api/v1/invoice/sign`, with different bodies). What the stages before "mode" read (service,
+ * hosts, auth, quota, body limit, content types, skips) must be the same in every variant: the
+ * lookup answers the first-declared variant, and the mode stage swaps in the one of the domain's
+ * mode through `modeRoutes`, planned here once per route (a route without modes has none).
  */
 import { addRoute, createRouter, findRoute, type RouterContext } from "rou3";
 import type { Config } from "../config/schema.ts";
 import type { HostKind } from "./context.ts";
+import type { Mode } from "./directory.ts";
 import type { GatewayPlugin, QuotaClass, RouteDeclaration } from "./plugin.ts";
 import { MANDATORY_STAGES, isStageName, type StageName } from "../pipeline/stage-names.ts";
 
@@ -22,11 +30,20 @@ export interface CompiledRoute {
   readonly accepts: ReadonlySet<string>;
   readonly quota: QuotaClass;
   readonly skips: ReadonlySet<StageName>;
+  /**
+   * The route serving each mode, or null when this route answers in every mode (no `modes`). A null
+   * entry is a mode the method + path is not offered in (409 GW_OPERATION_MODE_CONFLICT). The mode
+   * variants of one method + path share one table.
+   */
+  readonly modeRoutes: Readonly<Record<Mode, CompiledRoute | null>> | null;
 }
 
 interface PathEntry {
   pattern: string;
+  /** The route of each method: its first-declared mode variant when it has several. */
   methods: Map<string, CompiledRoute>;
+  /** Every declaration of each method (mode variants), in declaration order. */
+  variants: Map<string, CompiledRoute[]>;
   allow: string;
 }
 
@@ -74,6 +91,8 @@ export function buildRouteTable(
       }
       if (decl.auth === "none" && decl.idempotent) problems.push(`${where}: an idempotent mutation needs authentication`);
       if (decl.modes && decl.service !== "gateway") problems.push(`${where}: modes apply to gateway routes only`);
+      if (decl.modes && decl.hosts === "any") problems.push(`${where}: modes apply to routes on approved domains (hosts "service") only`);
+      if (decl.modes && decl.modes.length === 0) problems.push(`${where}: modes must name at least one mode`);
       if (decl.auth === "bearer" && decl.service !== "collections") problems.push(`${where}: Bearer auth is for collections routes`);
       if (decl.auth === "apiKey" && decl.service !== "gateway") problems.push(`${where}: x-api-key auth is for gateway routes`);
       if (decl.auth === "apiKey" && decl.hosts === "any") problems.push(`${where}: x-api-key routes answer on approved domains only`);
@@ -84,7 +103,7 @@ export function buildRouteTable(
           : decl.bodyLimit === "large"
             ? config.limits.largeBodyBytes
             : config.limits.bodyBytes;
-      const route: CompiledRoute = {
+      const route: _MutableRoute = {
         id,
         plugin: plugin.name,
         surface,
@@ -93,24 +112,41 @@ export function buildRouteTable(
         accepts: new Set(decl.accepts ?? ["application/json"]),
         quota: decl.quota ?? (decl.auth === "none" ? "none" : "default"),
         skips: new Set(decl.skip ?? []),
+        modeRoutes: null,
       };
       const key = `${surface} ${_normalizePattern(decl.path)}`;
       let entry = byPattern.get(key);
       if (!entry) {
-        entry = { pattern: decl.path, methods: new Map(), allow: "" };
+        entry = { pattern: decl.path, methods: new Map(), variants: new Map(), allow: "" };
         byPattern.set(key, entry);
         addRoute(routers[surface], "", decl.path, entry);
       } else if (entry.pattern !== decl.path) {
         problems.push(`${where}: same path shape as ${entry.pattern} with other parameter names`);
       }
-      const clash = entry.methods.get(decl.method);
-      if (clash) {
-        problems.push(`${where}: duplicate route (already declared by plugin "${clash.plugin}")`);
-        continue;
+      const declared = entry.variants.get(decl.method);
+      if (declared) {
+        const problem = _variantProblem(declared, route);
+        if (problem) {
+          problems.push(`${where}: ${problem}`);
+          continue;
+        }
+        declared.push(route);
+      } else {
+        entry.variants.set(decl.method, [route]);
+        entry.methods.set(decl.method, route);
+        entry.allow = [...entry.methods.keys()].sort().join(", ");
       }
-      entry.methods.set(decl.method, route);
-      entry.allow = [...entry.methods.keys()].sort().join(", ");
       all.push(route);
+    }
+  }
+  // Mode tables, planned once: the mode stage does one lookup per request, none for routes without modes.
+  for (const entry of byPattern.values()) {
+    for (const variants of entry.variants.values()) {
+      if (!variants[0]!.decl.modes) continue;
+      const table: Record<Mode, CompiledRoute | null> = { passthrough: null, stored: null };
+      for (const v of variants) for (const mode of v.decl.modes!) table[mode] = v;
+      const frozen = Object.freeze(table);
+      for (const v of variants) (v as _MutableRoute).modeRoutes = frozen;
     }
   }
   // A service path that shadows an any-host path would make health or OpenAPI unreachable.
@@ -138,6 +174,36 @@ export function buildRouteTable(
 // --- Internal helpers ---
 
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+type _MutableRoute = { -readonly [K in keyof CompiledRoute]: CompiledRoute[K] };
+
+/**
+ * Why `route` cannot be another declaration of a method + path already declared by `declared`, or
+ * null when it is a valid mode variant: every declaration names modes, no mode twice, and the
+ * stages before "mode" see the same route whichever variant the domain's mode selects.
+ */
+function _variantProblem(declared: readonly CompiledRoute[], route: CompiledRoute): string | null {
+  const first = declared[0]!;
+  const duplicate = `duplicate route (already declared by plugin "${first.plugin}")`;
+  if (!route.decl.modes || declared.some((d) => !d.decl.modes)) return duplicate;
+  const taken = declared.find((d) => d.decl.modes!.some((m) => route.decl.modes!.includes(m)));
+  if (taken) return `${duplicate} for the same mode`;
+  const differs: string[] = [];
+  if (route.decl.service !== first.decl.service) differs.push("service");
+  if (route.surface !== first.surface) differs.push("hosts");
+  if (route.decl.auth !== first.decl.auth) differs.push("auth");
+  if (route.quota !== first.quota) differs.push("quota");
+  if (route.bodyLimit !== first.bodyLimit) differs.push("bodyLimit");
+  if (!_sameSet(route.accepts, first.accepts)) differs.push("accepts");
+  if (!_sameSet(route.skips, first.skips)) differs.push("skip");
+  if (differs.length > 0) return `a mode variant of plugin "${first.plugin}"'s route must declare the same ${differs.join(", ")}`;
+  if (route.skips.has("mode")) return "a mode variant cannot skip the mode stage";
+  return null;
+}
+
+function _sameSet<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
+  return a.size === b.size && [...a].every((x) => b.has(x));
+}
 
 function _normalizePattern(path: string): string {
   return path.replace(/:[A-Za-z0-9_]+/g, ":");

@@ -3,7 +3,7 @@
  * maintains (total and per canonical domain). Shared by the capacity-guard stage, the health
  * plugin and the lifecycle code.
  */
-import type { RuntimeState } from "./plugin.ts";
+import type { RuntimeState, StatusReports } from "./plugin.ts";
 
 export class Runtime implements RuntimeState {
   readonly startedAt = Date.now();
@@ -61,4 +61,27 @@ export class Runtime implements RuntimeState {
       this.#idleWaiters.add(wake);
     });
   }
+}
+
+/** The StatusReports of one gateway (core/plugin.ts). */
+export function createStatusReports(): StatusReports {
+  const reports = new Map<string, () => Promise<unknown>>();
+  return {
+    register(name, report) {
+      if (reports.has(name)) throw new Error(`status report "${name}" is registered twice`);
+      reports.set(name, report);
+    },
+    async collect() {
+      const entries = await Promise.all(
+        [...reports].map(async ([name, report]) => {
+          try {
+            return [name, await report()] as const;
+          } catch (e) {
+            return [name, { status: "unknown", error: (e as Error).name ?? "Error" }] as const;
+          }
+        }),
+      );
+      return Object.fromEntries(entries);
+    },
+  };
 }

@@ -1,8 +1,10 @@
 /**
  * Stage 10, mode: resolve the domain's mode (Pass-through / Stored) and refuse routes that the
- * mode does not offer. The mode is server-controlled; a request never chooses it. While the domain
- * drains for a mode change (DECISIONS.md "Mode change") its mode-specific routes answer 503
- * GW_TENANT_MODE_UNAVAILABLE with Retry-After.
+ * mode does not offer. The mode is server-controlled; a request never chooses it. A method + path
+ * declared once per mode (core/route-table.ts "Mode variants") is swapped here for the declaration
+ * of the domain's mode, before the route's own checks run; the table is planned at startup. While
+ * the domain drains for a mode change (DECISIONS.md "Mode change") its mode-specific routes answer
+ * 503 GW_TENANT_MODE_UNAVAILABLE with Retry-After.
  */
 import { gwError } from "../core/errors/gateway-error.ts";
 import { defineStage } from "./define-stage.ts";
@@ -15,17 +17,20 @@ export const modeStage = defineStage({
       if (!ctx.domain) return;
       if (!ctx.domain.mode) throw gwError("GW_TENANT_MODE_UNAVAILABLE", { detail: "The domain's mode cannot be determined." });
       ctx.mode = ctx.domain.mode;
-      const modes = ctx.route!.decl.modes;
+      const byMode = ctx.route!.modeRoutes;
+      if (!byMode) return;
       // A mode change drains the domain: its mode-specific (invoice) routes wait for the approval.
-      if (modes && ctx.domain.approval === "draining")
+      if (ctx.domain.approval === "draining")
         throw gwError("GW_TENANT_MODE_UNAVAILABLE", {
           detail: "The domain is changing mode; retry with the same key and content after Retry-After.",
           retryAfterSeconds: drainRetryAfterSeconds,
         });
-      if (modes && !modes.includes(ctx.mode))
+      const route = byMode[ctx.mode];
+      if (!route)
         throw gwError("GW_OPERATION_MODE_CONFLICT", {
           detail: `This endpoint is not available on a ${ctx.mode === "passthrough" ? "Pass-through" : "Stored"} domain.`,
         });
+      ctx.route = route;
     };
   },
 });

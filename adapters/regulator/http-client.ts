@@ -558,7 +558,9 @@ function _errorFailure(raw: RawResponse, op: "authenticate" | "other"): Regulato
   // A 413 without the regulator's envelope comes from something in front of it: not processed.
   if (s === 413 && answer?.shape !== "envelope") return { kind: "rejected", status: s, reason: "payload_too_large", errorId: null };
   if (answer?.shape !== "envelope") return { kind: "invalid_response", reason: "unrecognized_error", upstreamStatus: s };
-  return { kind: "rejected", status: s, reason: _rejectionReason(s, answer.text), errorId: answer.errorId };
+  const rejection: RegulatorRejection = { kind: "rejected", status: s, reason: _rejectionReason(s, answer.text), errorId: answer.errorId };
+  if (answer.explanation !== "") rejection.message = answer.explanation;
+  return rejection;
 }
 
 function _rejectionReason(status: number, text: string): RegulatorRejection["reason"] {
@@ -586,6 +588,8 @@ interface ErrorAnswer {
   errorId: string | null;
   /** `error.public_message` and `message`, for the two text rules only; never logged or returned. */
   text: string;
+  /** `error.details` (else `error.public_message`), bounded: RegulatorRejection.message. */
+  explanation: string;
 }
 
 /** The regulator's error answer, or null when the body is not one of its two JSON shapes. */
@@ -600,10 +604,17 @@ function _errorAnswer(raw: RawResponse): ErrorAnswer | null {
     const publicMessage = typeof e.public_message === "string" ? e.public_message : "";
     if (typeof e.id !== "string" && publicMessage === "") return null;
     const errorId = typeof e.id === "string" && REQUEST_ID.test(e.id) ? e.id : null;
-    return { shape: "envelope", errorId, text: `${publicMessage}\n${message}` };
+    const explanation = _explanation(typeof e.details === "string" && e.details.trim() !== "" ? e.details : publicMessage);
+    return { shape: "envelope", errorId, text: `${publicMessage}\n${message}`, explanation };
   }
-  if (typeof v.code === "number" && message !== "") return { shape: "router", errorId: null, text: message };
+  if (typeof v.code === "number" && message !== "") return { shape: "router", errorId: null, text: message, explanation: "" };
   return null;
+}
+
+/** Free text made safe to store: control characters become spaces, at most 500 characters. */
+function _explanation(text: string): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
+  return clean.length > 500 ? clean.slice(0, 499) + "…" : clean;
 }
 
 /** Retry-After in seconds (delta or HTTP date), at least 1, at most 3600; 1 when absent or unreadable. */

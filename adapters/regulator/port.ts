@@ -191,6 +191,13 @@ export interface RegulatorRejection {
    * regulator's support only, never for decisions. null when absent or not a safe token.
    */
   errorId: string | null;
+  /**
+   * The regulator's own explanation (`error.details`, else `error.public_message`), at most 500
+   * characters, control characters removed. Free text that may repeat the document: it is kept only
+   * on the owning business's own records (a Stored invoice's `lastError`) — never logged, never put in
+   * a problem body. Absent when the answer carries none.
+   */
+  message?: string;
 }
 
 /** Why the result of a mutation cannot be proved. */

@@ -4,15 +4,17 @@
  * frozen operations, newest first, with one cursor across sources.
  *
  * The seam: a FrozenSource reads one kind of frozen operation from the document store.
- * `frozenSources()` lists them; today the Pass-through sign attempts the signing plugin froze
- * (`signing_idempotency` records with status "frozen": the debit is held). Stored mode's frozen
- * invoices (plugins/stored-processing, status "frozen") become one more source in that list.
+ * `frozenSources()` lists them: the Pass-through sign attempts the signing plugin froze
+ * (`signing_idempotency` records with status "frozen": the debit is held) and Stored mode's frozen
+ * invoices (plugins/stored-processing, status "frozen"; resolved with
+ * `POST /admin/invoices/{invoiceId}/resolution`).
  */
 import type { DocumentStore, Filter } from "../../adapters/ports.ts";
 import { SIGNING_COLLECTIONS, type SignRecord } from "../signing/store.ts";
+import { STORED_COLLECTIONS, type InvoiceDoc } from "../stored-processing/store.ts";
 
 export interface FrozenOperation {
-  /** Which source: "passthrough-sign" (Stored mode adds its own). */
+  /** Which source: "passthrough-sign" or "stored-invoice". */
   kind: string;
   operationId: string;
   businessId: string;
@@ -42,9 +44,33 @@ export interface FrozenSource {
   list(query: FrozenQuery): Promise<FrozenOperation[]>;
 }
 
-/** Every source of frozen operations. Stored mode (issue 10) adds its frozen invoices here. */
+/** Every source of frozen operations. */
 export function frozenSources(store: DocumentStore): FrozenSource[] {
-  return [passthroughSignSource(store)];
+  return [passthroughSignSource(store), storedInvoiceSource(store)];
+}
+
+/** Stored invoices the processor froze (an unprovable sign or transmission): `operationId` is the invoice's. */
+export function storedInvoiceSource(store: DocumentStore): FrozenSource {
+  const invoices = store.collection<InvoiceDoc>(STORED_COLLECTIONS.invoices);
+  return {
+    kind: "stored-invoice",
+    async list(q) {
+      const filter: Filter = { status: "frozen" };
+      if (q.businessId) filter.businessId = q.businessId;
+      if (q.before) {
+        const at = new Date(q.before.ms).toISOString();
+        filter.$or = [{ updatedAt: { $lt: at } }, { updatedAt: at, operationId: { $lt: q.before.operationId } }];
+      }
+      const page = await invoices.find(filter, {
+        sort: [
+          { field: "updatedAt", direction: -1 },
+          { field: "operationId", direction: -1 },
+        ],
+        limit: q.limit,
+      });
+      return page.items.map(_invoiceView);
+    },
+  };
 }
 
 /** The Pass-through sign attempts whose outcome could not be proved (signing plugin). */
@@ -95,6 +121,26 @@ function _signView(r: SignRecord): FrozenOperation {
     money: r.money ?? null,
     code: r.answer?.kind === "error" ? r.answer.code : null,
     frozenAt: new Date(at).toISOString(),
+    frozenAtMs: at,
+  };
+}
+
+function _invoiceView(d: InvoiceDoc): FrozenOperation {
+  const at = Date.parse(d.updatedAt);
+  const code = d.lastError?.code ?? null;
+  return {
+    kind: "stored-invoice",
+    operationId: d.operationId,
+    businessId: d.businessId,
+    state: d.state,
+    domain: d.domain,
+    subBusinessId: d.subBusinessId,
+    irn: d.irn,
+    attemptNumber: d.signAttempt,
+    // A frozen sign holds its debit; a frozen transmission was signed and billed before.
+    money: code === "GW_SIGN_OUTCOME_UNCONFIRMED" ? "held" : code === "GW_TRANSMIT_OUTCOME_UNCONFIRMED" ? "confirmed" : null,
+    code,
+    frozenAt: d.updatedAt,
     frozenAtMs: at,
   };
 }

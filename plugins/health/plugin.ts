@@ -2,7 +2,8 @@
  * Health: /health and /health/live (the process answers), /health/ready (local readiness plus
  * the coordination-store safety check; turns not_ready as soon as draining starts) and
  * /health/dependencies (operator key; a cached snapshot refreshed in the background, so a
- * request never fans out to dependencies).
+ * request never fans out to dependencies). `workers` holds the status reports plugins register
+ * (PluginKit.reports: the Stored processor's heartbeats and backlog).
  */
 import { definePlugin, type PluginKit, type RouteDeclaration, type Worker } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
@@ -96,6 +97,7 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
     ["documentStore", { name: "documentStore", status: "unknown", checkedAt: null, latencyMs: null }],
   ]);
   let generatedAt: string | null = null;
+  let workers: Record<string, unknown> = {};
 
   const ping = async (name: string, fn: () => Promise<void>): Promise<DependencyStatus> => {
     const started = performance.now();
@@ -133,12 +135,14 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
       return readyPending;
     },
     async refresh() {
-      const [coordination, documentStore] = await Promise.all([
+      const [coordination, documentStore, reports] = await Promise.all([
         ping("coordination", () => kit.ports.coordination.ping()),
         ping("documentStore", () => kit.ports.documentStore.ping()),
+        kit.reports.collect(),
       ]);
       statuses.set("coordination", coordination);
       statuses.set("documentStore", documentStore);
+      workers = reports;
       generatedAt = new Date().toISOString();
     },
     snapshot() {
@@ -153,6 +157,7 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
           coordination: { kind: kit.ports.coordination.kind, ...statuses.get("coordination") },
         },
         circuits: kit.policies.snapshot(),
+        workers,
       };
     },
   };

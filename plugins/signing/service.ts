@@ -78,30 +78,6 @@ export function createSigningService(o: SigningServiceOptions) {
     return doc;
   }
 
-  /** §4.2 rule 4 on a regulator invoice document; returns the parsed IRN. */
-  function checkInvoice(sub: RepresentedBusiness, doc: Record<string, unknown>): ParsedIrn {
-    const problems: Violation[] = [];
-    if (typeof doc.business_id !== "string") problems.push({ location: "body", pointer: "/business_id", code: "REQUIRED", detail: "required (string)" });
-    const supplier = doc.accounting_supplier_party;
-    const tin = typeof supplier === "object" && supplier !== null ? (supplier as Record<string, unknown>).tin : undefined;
-    if (typeof tin !== "string")
-      problems.push({ location: "body", pointer: "/accounting_supplier_party/tin", code: "REQUIRED", detail: "required (string)" });
-    if (problems.length > 0) throw gwError("GW_REQUEST_VALIDATION_FAILED", { detail: "The invoice lacks fields the gateway checks; see errors.", violations: problems });
-    if (doc.business_id !== sub.externalBusinessId)
-      throw gwError("GW_INVOICE_BUSINESS_MISMATCH", {
-        detail: "business_id differs from the current externalBusinessId of the represented business.",
-        violations: [{ location: "body", pointer: "/business_id", code: "MISMATCH", detail: "differs from the current externalBusinessId" }],
-      });
-    if (tin !== sub.identity.tin)
-      throw gwError("GW_INVOICE_SUPPLIER_TIN_MISMATCH", {
-        detail: "The supplier TIN differs from the represented business's stored TIN.",
-        violations: [{ location: "body", pointer: "/accounting_supplier_party/tin", code: "MISMATCH", detail: "differs from the stored TIN" }],
-      });
-    const irn = checkIrn(doc.irn, sub.identity.irnTemplate, "body");
-    checkReference(irn, doc.invoice_reference, "body");
-    return irn;
-  }
-
   // -------------------------------------------------------------------------
   // Sign
   // -------------------------------------------------------------------------
@@ -426,6 +402,33 @@ export function createSigningService(o: SigningServiceOptions) {
 }
 
 export type SigningService = ReturnType<typeof createSigningService>;
+
+/**
+ * §4.2 rule 4 on a regulator invoice document (business_id, supplier TIN, IRN format and binding,
+ * invoice reference); returns the parsed IRN. Shared with the Stored intake (plugins/stored-processing).
+ */
+export function checkInvoice(sub: RepresentedBusiness, doc: Record<string, unknown>): ParsedIrn {
+  const problems: Violation[] = [];
+  if (typeof doc.business_id !== "string") problems.push({ location: "body", pointer: "/business_id", code: "REQUIRED", detail: "required (string)" });
+  const supplier = doc.accounting_supplier_party;
+  const tin = typeof supplier === "object" && supplier !== null ? (supplier as Record<string, unknown>).tin : undefined;
+  if (typeof tin !== "string")
+    problems.push({ location: "body", pointer: "/accounting_supplier_party/tin", code: "REQUIRED", detail: "required (string)" });
+  if (problems.length > 0) throw gwError("GW_REQUEST_VALIDATION_FAILED", { detail: "The invoice lacks fields the gateway checks; see errors.", violations: problems });
+  if (doc.business_id !== sub.externalBusinessId)
+    throw gwError("GW_INVOICE_BUSINESS_MISMATCH", {
+      detail: "business_id differs from the current externalBusinessId of the represented business.",
+      violations: [{ location: "body", pointer: "/business_id", code: "MISMATCH", detail: "differs from the current externalBusinessId" }],
+    });
+  if (tin !== sub.identity.tin)
+    throw gwError("GW_INVOICE_SUPPLIER_TIN_MISMATCH", {
+      detail: "The supplier TIN differs from the represented business's stored TIN.",
+      violations: [{ location: "body", pointer: "/accounting_supplier_party/tin", code: "MISMATCH", detail: "differs from the stored TIN" }],
+    });
+  const irn = checkIrn(doc.irn, sub.identity.irnTemplate, "body");
+  checkReference(irn, doc.invoice_reference, "body");
+  return irn;
+}
 
 /** A body `invoice_reference`, when sent, must be the IRN's invoice number (spec §4.2 rule 4). */
 export function checkReference(irn: ParsedIrn, reference: unknown, where: "body"): void {

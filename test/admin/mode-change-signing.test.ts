@@ -71,8 +71,9 @@ test("a sign authorized under modeVersion 1 whose domain is approved in Stored m
   assert.is(problem.retry.strategy, "AFTER_CORRECTION");
   assert.is(signCalls(), before.calls, "the regulator was not called");
   assert.is((await debits()).length, before.debits, "nothing was charged");
-  // A new request now meets the new mode.
-  const now = await h.sign(invoice("MV1"), { key: "mode-version-sign-0002" });
+  // A new request now meets the new mode: a Pass-through-only route is refused (on a Stored domain
+  // the sign path itself is the Stored intake).
+  const now = await h.call("POST", "/api/v1/invoice/validate", { sub: SUB, body: invoice("MV1") });
   assert.is(now.status, 409);
   assert.is((await now.json()).code, "GW_OPERATION_MODE_CONFLICT");
 });

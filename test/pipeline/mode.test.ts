@@ -5,7 +5,10 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import * as v from "valibot";
 import { DIRECTORY_COLLECTIONS, type DomainDoc } from "../../core/directory-store.ts";
+import { definePlugin } from "../../core/plugin.ts";
+import { json } from "../../core/respond.ts";
 import { plugins } from "../../plugins/index.ts";
 import { expectProblem } from "../support/assertions.ts";
 import { BEARER_DEMO, DEMO_KEY_HEADERS as KEY, OTHER_KEY, PASSTHROUGH, STORED, gatewayTracker } from "../support/gateway.ts";
@@ -105,6 +108,68 @@ test("a domain whose stored mode cannot be read gives 503 GW_TENANT_MODE_UNAVAIL
   // Health does not need the mode; the other domains keep theirs.
   assert.is((await tg.call("/health", { host: PASSTHROUGH })).status, 200);
   assert.is((await tg.call("/probe/stored-only", { host: STORED, headers: KEY })).status, 200);
+  await tg.close();
+});
+
+/** One method + path per mode with different bodies: the mode stage picks the domain's declaration. */
+const variantPlugin = definePlugin({
+  name: "variants",
+  routes: () => [
+    {
+      method: "POST",
+      path: "/probe/variant",
+      service: "gateway",
+      auth: "apiKey",
+      modes: ["passthrough"],
+      schemas: { body: v.strictObject({ document: v.string() }) },
+      summary: "the Pass-through variant",
+      handler: (ctx) => json(ctx, 201, { variant: "passthrough", route: ctx.route!.id, body: ctx.body }),
+    },
+    {
+      method: "POST",
+      path: "/probe/variant",
+      service: "gateway",
+      auth: "apiKey",
+      modes: ["stored"],
+      idempotent: true,
+      schemas: { body: v.strictObject({ intake: v.number() }) },
+      summary: "the Stored variant",
+      handler: (ctx) => json(ctx, 202, { variant: "stored", route: ctx.route!.id, body: ctx.body }),
+    },
+    { method: "GET", path: "/probe/variant", service: "gateway", auth: "apiKey", modes: ["stored"], summary: "stored read", handler: (ctx) => json(ctx, 200, { read: true }) },
+  ],
+});
+
+test("mode variants: each mode runs its own declaration (body schema, idempotency, handler)", async () => {
+  const tg = await start({ plugins: [variantPlugin] });
+  const pass = await tg.call("/probe/variant", { method: "POST", host: PASSTHROUGH, headers: KEY, body: { document: "x" } });
+  assert.is(pass.status, 201);
+  assert.equal(await pass.json(), { variant: "passthrough", route: "POST /probe/variant", body: { document: "x" } });
+  const stored = await tg.call("/probe/variant", { method: "POST", host: STORED, headers: { ...KEY, "x-idempotency-key": "variant-key-0001" }, body: { intake: 1 } });
+  assert.is(stored.status, 202);
+  assert.equal(await stored.json(), { variant: "stored", route: "POST /probe/variant", body: { intake: 1 } });
+  // The Stored declaration's own checks: its idempotency key and its body schema, not the other's.
+  await expectProblem(await tg.call("/probe/variant", { method: "POST", host: STORED, headers: KEY, body: { intake: 1 } }), 400, "GW_IDEMPOTENCY_KEY_REQUIRED", "AFTER_CORRECTION");
+  const wrong = await expectProblem(
+    await tg.call("/probe/variant", { method: "POST", host: STORED, headers: { ...KEY, "x-idempotency-key": "variant-key-0002" }, body: { document: "x" } }),
+    400,
+    "GW_REQUEST_VALIDATION_FAILED",
+    "AFTER_CORRECTION",
+  );
+  assert.equal(wrong.errors.map((e: { pointer: string }) => e.pointer).sort(), ["/document", "/intake"]);
+  await expectProblem(await tg.call("/probe/variant", { method: "POST", host: PASSTHROUGH, headers: KEY, body: { intake: 1 } }), 400, "GW_REQUEST_VALIDATION_FAILED", "AFTER_CORRECTION");
+  // Another method of the path without a Pass-through variant still answers the mode conflict.
+  await expectProblem(await tg.call("/probe/variant", { host: PASSTHROUGH, headers: KEY }), 409, "GW_OPERATION_MODE_CONFLICT", "AFTER_CORRECTION");
+  assert.is((await tg.call("/probe/variant", { host: STORED, headers: KEY })).status, 200);
+  await tg.close();
+});
+
+test("mode variants: the checks before the mode stage still run first (auth, 405 with the path's Allow)", async () => {
+  const tg = await start({ plugins: [variantPlugin] });
+  await expectProblem(await tg.call("/probe/variant", { method: "POST", host: STORED, body: { intake: 1 } }), 401, "GW_AUTH_API_KEY_REQUIRED", "AFTER_CORRECTION");
+  const res = await tg.call("/probe/variant", { method: "DELETE", host: STORED, headers: KEY });
+  await expectProblem(res, 405, "GW_METHOD_NOT_ALLOWED", "AFTER_CORRECTION");
+  assert.is(res.headers.get("allow"), "GET, POST");
   await tg.close();
 });
 

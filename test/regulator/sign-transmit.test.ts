@@ -130,7 +130,7 @@ sign("each error carries a fresh error.id: it is correlation, never a reason", a
   const b = await h.client.sign("TEST", doc, CTX);
   assert.ok(a.kind === "rejected" && b.kind === "rejected");
   if (a.kind !== "rejected" || b.kind !== "rejected") return;
-  assert.equal({ ...a, errorId: null }, { kind: "rejected", status: 400, reason: "bad_request", errorId: null });
+  assert.equal({ ...a, errorId: null, message: null }, { kind: "rejected", status: 400, reason: "bad_request", errorId: null, message: null });
   assert.is.not(a.errorId, b.errorId);
 });
 
@@ -316,12 +316,17 @@ validate("valid invoice → valid; nothing signed", async () => {
   assert.not.ok(sim.state.isSigned(irnOf(no)));
 });
 
-validate("invalid invoice → rejected bad_request (the regulator's free-text details are not carried)", async () => {
+validate("invalid invoice → rejected bad_request; the regulator's free-text explanation is carried for the business's own record, never logged", async () => {
   const doc = demoInvoice(fresh());
   doc.invoice_line[0].invoiced_quantity = 0;
   const o = await h.client.validateInvoice("TEST", doc, CTX);
   assert.equal(reasonOf(o), ["rejected", "bad_request"]);
-  assert.equal(Object.keys(o).sort(), ["errorId", "kind", "reason", "status"]);
+  assert.equal(Object.keys(o).sort(), ["errorId", "kind", "message", "reason", "status"]);
+  const message = (o as { message: string }).message;
+  assert.match(message, /invoiced_quantity/);
+  assert.ok(message.length <= 500 && !/[\u0000-\u001f]/.test(message));
+  const [event] = h.events("gateway_dependency_call").slice(-1);
+  assert.not.match(JSON.stringify(event), message, "the explanation is not logged");
 });
 
 validate("dependency problems throw the ordinary mapping", async () => {

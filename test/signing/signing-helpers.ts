@@ -5,6 +5,7 @@
  * onboarded through the gateway (the demo taxpayer).
  */
 import * as assert from "uvu/assert";
+import { ledgerBalanced } from "../support/ledger.ts";
 import { CATALOG, type GwCode } from "../../core/errors/catalog.ts";
 import { expectProblem as supportExpectProblem } from "../support/assertions.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
@@ -92,19 +93,7 @@ export async function startSigningHarness(
       if (init.sub !== null && init.sub !== undefined) headers["x-sub-business-id"] = init.sub;
       return tg.call(path, { method, host: init.host ?? PASSTHROUGH, headers, body: init.body });
     },
-    async ledgerBalanced() {
-      const w = await billing.wallet("demo", 10_000);
-      let debits = 0;
-      let reversals = 0;
-      let credits = 0;
-      for (const e of w.entries) {
-        if (e.type === "debit") debits += e.amountKobo;
-        else if (e.type === "reversal") reversals += e.amountKobo;
-        else credits += e.amountKobo;
-      }
-      assert.is(w.balanceKobo, OPENING_KOBO - debits + reversals + credits, "wallet entries account for the balance");
-      return { balanceKobo: w.balanceKobo, debits: debits / FEE_KOBO, reversals: reversals / FEE_KOBO };
-    },
+    ledgerBalanced: () => ledgerBalanced(billing, "demo", OPENING_KOBO, FEE_KOBO),
     async close() {
       await tg.close();
       await sim.close();

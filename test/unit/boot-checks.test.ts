@@ -266,4 +266,64 @@ test("composeGateway (the production composition root) runs the same checks", as
   }
 });
 
+test("mode variants: one method + path declared per mode boots; each mode gets its own declaration", async () => {
+  const ports: Ports = { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() };
+  const pass = route({ method: "POST", path: "/v/:id", modes: ["passthrough"], summary: "pass" });
+  const stored = route({ method: "POST", path: "/v/:id", modes: ["stored"], summary: "stored", idempotent: true });
+  const gw = createGateway({
+    config: testConfig(),
+    ports,
+    plugins: [plugin("alpha", [pass]), plugin("beta", [stored])],
+    log,
+    policies: createPolicyRegistry(),
+    directory: await directoryOn(),
+  });
+  const match = gw.routes.lookup("gateway", "POST", "/v/1");
+  assert.is(match.kind, "found");
+  const found = (match as { route: import("../../core/route-table.ts").CompiledRoute }).route;
+  assert.is(found.decl, pass, "the lookup answers the first-declared variant");
+  assert.is(found.modeRoutes?.passthrough?.decl, pass);
+  assert.is(found.modeRoutes?.stored?.decl, stored);
+  assert.is(gw.routes.routes().filter((r) => r.id === "POST /v/:id").length, 2, "both declarations are listed");
+  assert.is(gw.routes.lookup("gateway", "GET", "/thing").kind, "none");
+  await gw.close();
+});
+
+test("mode variants: a route without modes, or two declarations of one mode, are duplicates", async () => {
+  const noModes = await bootProblems([
+    plugin("alpha", [route({ method: "POST", path: "/v", modes: ["passthrough"] })]),
+    plugin("beta", [route({ method: "POST", path: "/v" })]),
+  ]);
+  one(noModes.problems, 'plugin "beta"', "POST /v", 'duplicate route (already declared by plugin "alpha")');
+  const sameMode = await bootProblems([
+    plugin("alpha", [route({ method: "POST", path: "/v", modes: ["passthrough", "stored"] })]),
+    plugin("beta", [route({ method: "POST", path: "/v", modes: ["stored"] })]),
+  ]);
+  one(sameMode.problems, 'plugin "beta"', "POST /v", "for the same mode");
+});
+
+test("mode variants: everything the stages before mode read must agree; a variant never skips mode", async () => {
+  const { problems } = await bootProblems([
+    plugin("alpha", [route({ method: "POST", path: "/v", modes: ["passthrough"], quota: "sign", bodyLimit: "large" })]),
+    plugin("beta", [route({ method: "POST", path: "/v", modes: ["stored"], quota: "management", bodyLimit: "default", accepts: ["text/plain"] })]),
+    plugin("gamma", [route({ method: "GET", path: "/w", modes: ["passthrough"] })]),
+    plugin("delta", [route({ method: "GET", path: "/w", modes: ["stored"], auth: "admin" })]),
+  ]);
+  one(problems, 'plugin "beta"', "POST /v", "must declare the same quota, bodyLimit, accepts");
+  one(problems, 'plugin "delta"', "GET /w", "must declare the same auth");
+  const skipping = await bootProblems([
+    plugin("alpha", [route({ path: "/s", modes: ["passthrough"], skip: ["mode"] })]),
+    plugin("beta", [route({ path: "/s", modes: ["stored"], skip: ["mode"] })]),
+  ]);
+  one(skipping.problems, 'plugin "beta"', "GET /s", "cannot skip the mode stage");
+});
+
+test("modes are refused on any-host routes and must name a mode", async () => {
+  const { problems } = await bootProblems([
+    plugin("alpha", [route({ path: "/h", hosts: "any", auth: "none", modes: ["stored"] }), route({ path: "/e", modes: [] })]),
+  ]);
+  one(problems, 'plugin "alpha"', "GET /h", "approved domains");
+  one(problems, 'plugin "alpha"', "GET /e", "at least one mode");
+});
+
 test.run();

@@ -12,6 +12,7 @@ import { gwError } from "../../core/errors/gateway-error.ts";
 import { renderError } from "../../core/errors/render.ts";
 import { hashSecret } from "../../core/directory.ts";
 import { definePlugin } from "../../core/plugin.ts";
+import type { CompiledRoute } from "../../core/route-table.ts";
 import { json } from "../../core/respond.ts";
 import { health } from "../../plugins/health/plugin.ts";
 import { BEARER_DEMO, DEMO_KEY, PASSTHROUGH, startTestGateway, type TestGateway } from "../support/gateway.ts";
@@ -63,6 +64,30 @@ const oaProbe = definePlugin({
       responses: { 201: "Created", 200: undefined },
       handler: (ctx) => json(ctx, 201, {}),
     },
+    // Mode variants: one method + path, one declaration per mode, different bodies.
+    {
+      method: "POST",
+      path: "/oa/variant",
+      service: "gateway",
+      auth: "apiKey",
+      modes: ["passthrough"],
+      schemas: { body: v.object({ document: v.string() }) },
+      summary: "sign a document",
+      responses: { 201: "Signed" },
+      handler: (ctx) => json(ctx, 201, {}),
+    },
+    {
+      method: "POST",
+      path: "/oa/variant",
+      service: "gateway",
+      auth: "apiKey",
+      modes: ["stored"],
+      idempotent: true,
+      schemas: { body: v.object({ intake: v.number() }) },
+      summary: "accept an intake",
+      responses: { 202: "Accepted" },
+      handler: (ctx) => json(ctx, 202, {}),
+    },
   ],
 });
 
@@ -78,6 +103,11 @@ test.before(async () => {
 test.after(async () => {
   await tg.close();
 });
+
+/** A route declared once per mode (several declarations, one operation). */
+function isVariant(r: CompiledRoute): boolean {
+  return r.modeRoutes !== null && new Set(Object.values(r.modeRoutes).filter(Boolean)).size > 1;
+}
 
 function op(path: string, method: string): Operation {
   const o = doc.paths[path]?.[method];
@@ -111,9 +141,10 @@ test("every declared route is listed, and nothing else", () => {
   assert.ok(routes.length >= 15);
   const listed: string[] = [];
   for (const [path, methods] of Object.entries(doc.paths)) for (const m of Object.keys(methods)) listed.push(`${m.toUpperCase()} ${path}`);
-  const declared = routes.map((r) => `${r.decl.method} ${r.decl.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`);
-  assert.equal(listed.sort(), declared.sort());
+  const declared = [...new Set(routes.map((r) => `${r.decl.method} ${r.decl.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`))];
+  assert.equal(listed.sort(), declared.sort(), "mode variants of one method + path are one operation");
   for (const r of routes) {
+    if (isVariant(r)) continue; // checked by the mode-variants test
     const o = op(r.decl.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}"), r.decl.method.toLowerCase());
     assert.is(o.summary, r.decl.summary);
     assert.equal(o.tags, [r.plugin]);
@@ -123,6 +154,21 @@ test("every declared route is listed, and nothing else", () => {
     return doc.paths[p!]![m!.toLowerCase()]!.operationId;
   });
   assert.is(new Set(ids).size, ids.length, "operationIds are unique");
+});
+
+test("mode variants are one operation: per-mode summaries, anyOf bodies, every status, x-gatehouse.variants", () => {
+  const o = op("/oa/variant", "post") as Operation & { description?: string };
+  assert.is(o.summary, "Pass-through: sign a document / Stored: accept an intake");
+  assert.equal(o.tags, ["oa-probe"]);
+  const schema = o.requestBody!.content["application/json"]!.schema as { anyOf: Array<Record<string, unknown>> };
+  assert.equal(schema.anyOf.map((s) => s.title), ["Pass-through", "Stored"]);
+  assert.equal(schema.anyOf.map((s) => Object.keys(s.properties as object)), [["document"], ["intake"]]);
+  assert.equal(Object.keys(o.responses).sort(), ["201", "202", "default"]);
+  assert.is(o.responses["202"]!.description, "Stored: Accepted");
+  const x = o["x-gatehouse"] as Operation["x-gatehouse"] & { variants: Array<{ modes: string[]; idempotentMutation: boolean }> };
+  assert.equal(x.modes, ["passthrough", "stored"]);
+  assert.equal(x.variants.map((v) => [v.modes, v.idempotentMutation]), [[["passthrough"], false], [["stored"], true]]);
+  assert.ok(o.parameters!.some((p) => p.name === "x-idempotency-key"), "the Stored variant's required key is documented");
 });
 
 test("security follows the auth scheme; the schemes are declared", () => {
@@ -219,7 +265,7 @@ test("x-gatehouse metadata: service, hosts, quota, modes, bodyLimitBytes, idempo
     const meta = x(r.decl.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}"), r.decl.method.toLowerCase());
     assert.is(meta.quota, r.quota, r.id);
     assert.is(meta.bodyLimitBytes, r.bodyLimit, r.id);
-    assert.is(meta.idempotentMutation, r.decl.idempotent === true, r.id);
+    if (!isVariant(r)) assert.is(meta.idempotentMutation, r.decl.idempotent === true, r.id);
     assert.is(meta.hosts, r.surface, r.id);
   }
 });

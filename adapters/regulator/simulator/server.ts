@@ -34,6 +34,7 @@ import {
   renderFault,
 } from "./faults.ts";
 import type { Fault, FaultAction, FaultController, SimulatorRoute } from "./faults.ts";
+import { INBOUND_CONTROL_PATH, handleInboundPush } from "./inbound.ts";
 import { PAYMENT_STATUSES, createInvoiceChecker, detailsText, isRealDate, uuidProblem } from "./invoice-schema.ts";
 import { RESOURCES } from "./resources.ts";
 
@@ -756,6 +757,10 @@ export function createRegulatorSimulatorHandler(options: RegulatorSimulatorOptio
         totalCalls: state.totalCalls(),
         faults: faults.list(),
       });
+    }
+    if (path === INBOUND_CONTROL_PATH) {
+      const pushed = await handleInboundPush(req, method, { secret: apiSecret, signedInvoice: (irn) => signed.get(irn)?.invoice });
+      return reply(pushed.status, pushed.body);
     }
     if (path === "/__sim/reset" && method === "POST") {
       reset();

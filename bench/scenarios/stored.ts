@@ -1,0 +1,224 @@
+/**
+ * Scenario "stored": Stored mode on the embedded default (unstorage fs in a temp dir, in-process
+ * coordination), the regulator simulator in its own process (adapters/regulator/simulator/main.ts).
+ *
+ * 1. Intake: autocannon POSTs `POST /api/v1/invoice/sign` to a Stored domain at the fixed load
+ *    settings, each request with its own idempotency key and invoice reference (a new invoice every
+ *    time; the gateway builds the IRN). Measured: accepted invoices/s and latency (p99).
+ * 2. Processor: a fresh store holding a backlog of BENCH_STORED_BACKLOG (default 10 000) pending
+ *    invoices (taken in through the gateway), then ONE processor (the production one, default
+ *    settings) drains it from pending to signed against the simulator. Measured: the drain time and
+ *    invoices/s. The intake gateway runs without its processor, so phase 1 measures intake only.
+ * Documents come from demoInvoice() (test/simulator/simulator-helpers.ts).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { composeGateway } from "../../core/compose.ts";
+import type { Gateway } from "../../core/create-gateway.ts";
+import { createLogger } from "../../core/log.ts";
+import { serveGateway, type RunningServer } from "../../core/server.ts";
+import { createProcessorFor } from "../../plugins/stored-processing/plugin.ts";
+import { openStoredStore } from "../../plugins/stored-processing/store.ts";
+import { DEMO_KEY, STORED, testConfig } from "../../test/support/gateway.ts";
+import { DEMO, demoInvoice } from "../../test/simulator/simulator-helpers.ts";
+import { summarizeCannon } from "../report.ts";
+import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
+import { BENCH_LIMIT } from "./gateway-pipeline.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SETUP_REQUEST = fileURLToPath(new URL("./stored-intake-request.cjs", import.meta.url));
+const INTAKE_PATH = "/api/v1/invoice/sign";
+const DRAIN_TIMEOUT_MS = 600_000;
+
+/** The intake body: a demo invoice whose IRN the gateway builds from `invoice_reference`. */
+export function intakeTemplate(reference: string): string {
+  const doc = demoInvoice(reference);
+  delete doc.business_id;
+  delete doc.irn;
+  doc.invoice_reference = reference;
+  return JSON.stringify(doc);
+}
+
+export const stored: BenchScenario = {
+  name: "stored",
+  description: "Stored intake (202, a new invoice per request) on the embedded default; then one processor draining a backlog to signed",
+  async measure(settings, progress) {
+    const backlog = _backlogSize();
+    const sim = await _startSimulator();
+    try {
+      const intake = await _intake(sim.url, settings, progress);
+      const drain = await _drain(sim.url, backlog, progress);
+      return {
+        ...intake,
+        extra: {
+          backlog,
+          drainSeconds: Math.round(drain.ms) / 1000,
+          processorInvoicesPerSec: Math.round((backlog / drain.ms) * 1000 * 10) / 10,
+        },
+      };
+    } finally {
+      await sim.stop();
+    }
+  },
+};
+
+// --- Internal helpers ---
+
+interface Running {
+  gateway: Gateway;
+  server: RunningServer;
+  dir: string;
+  close(): Promise<void>;
+}
+
+/** The demo gateway on the fs store in a temp dir, its processor off, limits above what a bench sends. */
+async function _gateway(simUrl: string): Promise<Running> {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-stored-"));
+  const config = testConfig({
+    storage: { driver: "fs", dir },
+    log: { level: "silent", format: "json" },
+    limits: {
+      admission: { perClient: BENCH_LIMIT, windowSeconds: 1 },
+      quotas: {
+        sign: { limit: BENCH_LIMIT, windowSeconds: 60 },
+        management: { limit: BENCH_LIMIT, windowSeconds: 60 },
+        default: { limit: BENCH_LIMIT, windowSeconds: 60 },
+      },
+    },
+    stored: { processor: { enabled: false } },
+  });
+  const log = createLogger({ level: "silent", sink: () => {} });
+  const gateway = await composeGateway(config, { log, regulatorBaseUrls: { TEST: simUrl, LIVE: simUrl } });
+  const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
+  const onboard = await gateway.fetch(
+    new Request(`http://${STORED}/sub-businesses`, {
+      method: "POST",
+      headers: { host: STORED, "x-api-key": DEMO_KEY, "x-idempotency-key": "bench-onboard-0001", "content-type": "application/json" },
+      body: JSON.stringify({ regulatorCredentials: { email: DEMO.email, password: DEMO.password } }),
+    }),
+  );
+  if (onboard.status !== 201) throw new Error(`bench stored: onboarding answered ${onboard.status}: ${await onboard.text()}`);
+  return {
+    gateway,
+    server,
+    dir,
+    async close() {
+      await server.drain("bench");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const HEADERS = { host: STORED, "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
+
+async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void): Promise<ScenarioResult> {
+  const g = await _gateway(simUrl);
+  try {
+    const setupRequest = settings.workers > 0 ? SETUP_REQUEST : (createRequire(import.meta.url)(SETUP_REQUEST) as (r: unknown) => unknown);
+    const cannon = (seconds: number) =>
+      autocannon({
+        url: g.server.url,
+        connections: settings.connections,
+        pipelining: settings.pipelining,
+        duration: seconds,
+        ...(settings.workers > 0 ? { workers: settings.workers } : {}),
+        requests: [{ method: "POST", path: INTAKE_PATH, headers: HEADERS, body: intakeTemplate("BENCHREF"), setupRequest } as autocannon.Request],
+      });
+    if (settings.warmup > 0) {
+      progress(`stored: intake warm-up ${settings.warmup} s`);
+      await cannon(settings.warmup);
+    }
+    progress(`stored: intake, measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
+    return summarizeCannon(stored, INTAKE_PATH, await cannon(settings.duration));
+  } finally {
+    await g.close();
+  }
+}
+
+async function _drain(simUrl: string, backlog: number, progress: (line: string) => void): Promise<{ ms: number }> {
+  const g = await _gateway(simUrl);
+  try {
+    progress(`stored: taking in a backlog of ${backlog} invoices`);
+    let next = 0;
+    const lane = async () => {
+      for (let i = next++; i < backlog; i = next++) {
+        const res = await g.gateway.fetch(
+          new Request(`http://${STORED}${INTAKE_PATH}`, {
+            method: "POST",
+            headers: { ...HEADERS, "x-idempotency-key": `bench-backlog-${i}` },
+            body: intakeTemplate(`BL${i}`),
+          }),
+        );
+        if (res.status !== 202) throw new Error(`bench stored: backlog intake answered ${res.status}: ${await res.text()}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, lane));
+
+    const kit = g.gateway.kit;
+    const p = kit.config.stored.processor;
+    const store = openStoredStore(kit.ports.documentStore);
+    const processor = createProcessorFor(kit);
+    progress(`stored: one processor (concurrency ${p.concurrency}) draining ${backlog} invoices to signed`);
+    const started = performance.now();
+    await processor.start();
+    try {
+      for (;;) {
+        const signed = await store.invoices.count({ status: "signed" });
+        if (signed >= backlog) break;
+        const stuck = await store.invoices.count({ status: { $in: ["rejected", "frozen"] } });
+        if (stuck > 0) throw new Error(`bench stored: ${stuck} invoices ended rejected or frozen`);
+        if (performance.now() - started > DRAIN_TIMEOUT_MS) throw new Error(`bench stored: the backlog did not drain (${signed} of ${backlog} signed)`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return { ms: performance.now() - started };
+    } finally {
+      await processor.stop();
+    }
+  } finally {
+    await g.close();
+  }
+}
+
+function _backlogSize(): number {
+  const raw = process.env.BENCH_STORED_BACKLOG;
+  const n = raw === undefined || raw === "" ? 10_000 : Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`bench: BENCH_STORED_BACKLOG must be a positive integer (got "${raw}")`);
+  return n;
+}
+
+/** The simulator in its own process (CLI), on a free port. */
+async function _startSimulator(): Promise<{ url: string; stop(): Promise<void> }> {
+  const child: ChildProcess = spawn(join(ROOT, "node_modules/.bin/tsx"), ["adapters/regulator/simulator/main.ts", "--port", "0", "--no-control-api"], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, REGULATOR_API_KEY: "sim_api_key_demo", REGULATOR_API_SECRET: "sim_api_secret_demo" },
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`bench stored: the simulator did not start:\n${out}`)), 30_000);
+    child.stdout!.on("data", (d) => {
+      out += d;
+      const m = /(http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.stderr!.on("data", (d) => (out += d));
+    child.once("exit", () => reject(new Error(`bench stored: the simulator exited:\n${out}`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}

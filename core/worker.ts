@@ -1,0 +1,91 @@
+/**
+ * `npm run worker`: the same config and composition as `npm start` (core/compose.ts), without HTTP:
+ * the background workers only (the Stored invoice processor, webhook delivery, the collections
+ * workers, the health snapshot). Every worker claims its work through leases in the shared document
+ * store, so a deployment runs N gateways + M workers (ARCHITECTURE.md §6).
+ *
+ * The embedded store is single-process (npm start already runs every worker in its process): a
+ * worker needs a shared store (`storage.driver: "mongodb"`) and refuses to start otherwise.
+ * SIGTERM / SIGINT: no new claims; running work finishes its current step or hands its invoice back
+ * (lease released); then the ports close and the process exits 0.
+ */
+import { pathToFileURL } from "node:url";
+import { loadConfig } from "../config/load.ts";
+import type { Config } from "../config/schema.ts";
+import { composeGateway } from "./compose.ts";
+import type { Gateway } from "./create-gateway.ts";
+import { createLogger, describeError, type Logger } from "./log.ts";
+import type { GatewayPlugin } from "./plugin.ts";
+import { BootError } from "./route-table.ts";
+
+export interface WorkerProcess {
+  gateway: Gateway;
+  /** Stops every worker (running work finishes or is handed back) and closes the ports. Idempotent. */
+  stop(reason: string): Promise<void>;
+}
+
+export async function startWorker(config: Config, options: { log: Logger; plugins?: readonly GatewayPlugin[] }): Promise<WorkerProcess> {
+  if (config.storage.driver !== "mongodb")
+    throw new Error(
+      `npm run worker needs a shared document store (storage.driver "mongodb"); "${config.storage.driver}" is single-process and npm start already runs the workers`,
+    );
+  const sim = config.regulator.simulator;
+  // A simulator enabled in this config is served by the gateway process (npm start) of the deployment.
+  const simulated = sim.enabled ? { TEST: `http://${sim.host}:${sim.port}`, LIVE: `http://${sim.host}:${sim.port}` } : undefined;
+  const gateway = await composeGateway(config, {
+    log: options.log,
+    ...(options.plugins ? { plugins: options.plugins } : {}),
+    regulatorBaseUrls: { ...simulated, ...config.regulator.baseUrls },
+  });
+  await gateway.startWorkers();
+  let stopping: Promise<void> | null = null;
+  return {
+    gateway,
+    stop(reason) {
+      stopping ??= (async () => {
+        const started = Date.now();
+        options.log.event("worker_stopping", { reason });
+        gateway.runtime.startDraining();
+        await gateway.close();
+        options.log.event("worker_stopped", { reason, durationMs: Date.now() - started });
+        await options.log.flush();
+      })();
+      return stopping;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    process.stderr.write(`gatehouse worker: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+  const log = createLogger({ level: config.log.level, format: config.log.format });
+  const worker = await startWorker(config, { log });
+  log.event("worker_started", { storage: config.storage.driver, coordination: config.coordination.driver, storedProcessor: config.stored.processor.enabled });
+  process.stdout.write(
+    `Gatehouse worker running (storage ${config.storage.driver}, coordination ${config.coordination.driver}; Stored processor ${config.stored.processor.enabled ? "on" : "off"}). SIGTERM stops it.\n`,
+  );
+  const stop = (signal: string) => {
+    worker.stop(signal).then(
+      () => process.exit(0),
+      (e) => {
+        process.stderr.write(`gatehouse worker: shutdown failed: ${describeError(e).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((e) => {
+    if (e instanceof BootError) process.stderr.write(`gatehouse worker: ${e.message}\n`);
+    else process.stderr.write(`gatehouse worker: startup failed: ${describeError(e).message}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * Invoice webhooks (DECISIONS.md "Webhooks"): body `{ type, data }`, through the durable outbox, to
+ * the top-level business's `gateway.webhook` endpoint. A transition records its event on the invoice
+ * in the same compare-and-set (`events`); enqueueing follows, idempotent per invoice and event type,
+ * so a crash between the two only delays the webhook (the processor enqueues what is recorded).
+ * A business without an endpoint gets no events recorded: the invoice's status history is the record.
+ */
+import type { WebhookEndpoint, WebhookOutbox } from "../../adapters/ports.ts";
+import type { TenantDirectory } from "../../core/directory.ts";
+import type { InvoiceDoc, InvoiceEvent, InvoiceEventType, InvoiceStatus, LastError } from "./store.ts";
+import { eventData } from "./store.ts";
+
+export interface InvoiceWebhooks {
+  /** The event to record with a transition, or none when the business has no endpoint. */
+  event(doc: InvoiceDoc, type: InvoiceEventType, status: InvoiceStatus, at: string, lastError?: LastError | null): InvoiceEvent[];
+  /** Enqueues every recorded event (idempotent); throws when the outbox cannot confirm one. */
+  enqueue(doc: Pick<InvoiceDoc, "_id" | "businessId">, events: readonly InvoiceEvent[]): Promise<void>;
+}
+
+export function createInvoiceWebhooks(directory: TenantDirectory, outbox: WebhookOutbox): InvoiceWebhooks {
+  const endpointOf = (businessId: string): WebhookEndpoint | null => {
+    const hook = directory.business(businessId)?.gateway?.webhook;
+    return hook ? { url: hook.url, secret: hook.secret } : null;
+  };
+  return {
+    event(doc, type, status, at, lastError = null) {
+      if (!endpointOf(doc.businessId)) return [];
+      return [{ type, data: eventData(doc, status, at, lastError) }];
+    },
+    async enqueue(doc, events) {
+      if (events.length === 0) return;
+      const endpoint = endpointOf(doc.businessId);
+      if (!endpoint) return;
+      for (const e of events)
+        await outbox.enqueue(
+          { businessId: doc.businessId, eventType: e.type, payload: { type: e.type, data: e.data }, idempotencyKey: `${doc._id}:${e.type}` },
+          endpoint,
+        );
+    },
+  };
+}

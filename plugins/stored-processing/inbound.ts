@@ -1,0 +1,158 @@
+/**
+ * Inbound invoices (DECISIONS.md "Stored mode"): the regulator delivers an invoice addressed to a
+ * buyer TIN to `POST /regulator/inbound-invoices` on the gateway's own host. A delivery is accepted
+ * only when `x-regulator-signature: v1,<base64 HMAC-SHA256 of "timestamp.body">` verifies with the
+ * deployment's regulator secret and `x-regulator-timestamp` is within the replay window. It is stored
+ * under every top-level business whose represented business (in the delivery's environment) has that
+ * TIN: `direction: inbound`, status `received`, with an `invoice.inbound.received` webhook. A repeated
+ * delivery id stores nothing new (the same answer); the same id with other content is refused.
+ * An unknown TIN is acknowledged and dropped (logged without taxpayer data).
+ */
+import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
+import { isDuplicateKeyError, type DocumentStore } from "../../adapters/ports.ts";
+import { gwError } from "../../core/errors/gateway-error.ts";
+import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
+import type { Logger } from "../../core/log.ts";
+import { validateInput } from "../../core/validation.ts";
+import { SIGNING_COLLECTIONS, type RepresentedBusiness } from "../signing/store.ts";
+import type { InvoiceWebhooks } from "./events.ts";
+import { InboundDelivery } from "./schemas.ts";
+import { storeCall, type InvoiceDoc, type StoredStore } from "./store.ts";
+
+export const INBOUND_PATH = "/regulator/inbound-invoices";
+export const SIGNATURE_HEADER = "x-regulator-signature";
+export const TIMESTAMP_HEADER = "x-regulator-timestamp";
+
+export interface InboundOptions {
+  store: StoredStore;
+  documentStore: DocumentStore;
+  webhooks: InvoiceWebhooks;
+  log: Logger;
+  /** The deployment's regulator secret: the HMAC key the regulator signs deliveries with. */
+  regulatorSecret: string;
+  /** HMAC key for stored delivery ids and fingerprints (deriveStoredSecret). */
+  secret: Buffer;
+  toleranceSeconds: number;
+  onDue: () => void;
+  now?: () => number;
+}
+
+export interface InboundDeliveryRequest {
+  requestId: string;
+  rawBody: Uint8Array;
+  body: unknown;
+  timestamp: string | null;
+  signature: string | null;
+}
+
+export type InboundResult = "accepted" | "duplicate";
+
+export function createInboundReceiver(o: InboundOptions) {
+  const now = o.now ?? Date.now;
+  const invoices = o.store.invoices;
+  const subs = o.documentStore.collection<RepresentedBusiness>(SIGNING_COLLECTIONS.subBusinesses);
+
+  const db = <T>(fn: () => Promise<T>) => storeCall(fn, "GW_INVOICE_INTAKE_UNAVAILABLE", "The delivery could not be stored; deliver it again.");
+
+  async function receive(r: InboundDeliveryRequest): Promise<InboundResult> {
+    verifySignature(r, o.regulatorSecret, Math.floor(now() / 1000), o.toleranceSeconds);
+    const delivery = validateInput(InboundDelivery, r.body, "body");
+    const fingerprint = keyedHash(o.secret, canonicalJson(delivery));
+    const deliveryKey = keyedHash(o.secret, `inbound\u0000${delivery.delivery_id}`);
+    const buyers = await db(() => subs.find({ state: delivery.environment, "identity.tin": delivery.buyer_tin }, { limit: 100 }));
+    if (buyers.items.length === 0) {
+      o.log.event("stored_inbound_unrouted", { requestId: r.requestId, environment: delivery.environment });
+      return "accepted";
+    }
+    let created = 0;
+    for (const sub of buyers.items) {
+      const at = new Date(now()).toISOString();
+      const base = {
+        _id: randomUUID(),
+        businessId: sub.businessId,
+        state: delivery.environment,
+        domain: null,
+        subBusinessId: sub.gatewaySubBusinessId,
+        direction: "inbound",
+        irn: delivery.irn,
+        status: "received",
+        statusHistory: [{ status: "received", at }],
+        attempts: 0,
+        budgetLeft: 0,
+        budget: 0,
+        lastError: null,
+        operationId: randomUUID(),
+        createdAt: at,
+        updatedAt: at,
+        createdAtMs: Date.parse(at),
+        document: delivery.invoice,
+        fingerprint,
+        inboundKey: `${sub.businessId}|${sub.gatewaySubBusinessId}|${deliveryKey}`,
+        feeKobo: 0,
+        rev: 0,
+        dueAt: null,
+        step: "done",
+        signAttempt: 0,
+        outages: 0,
+        billDoubt: false,
+        settle: false,
+        reverseFor: null,
+        events: [],
+      } satisfies InvoiceDoc;
+      const events = o.webhooks.event(base, "invoice.inbound.received", "received", at);
+      const doc: InvoiceDoc = { ...base, events, dueAt: events.length > 0 ? Date.parse(at) : null };
+      try {
+        await db(() => invoices.insert(doc));
+      } catch (e) {
+        if (!isDuplicateKeyError(e)) throw e;
+        const stored = await db(() => invoices.findOne({ inboundKey: doc.inboundKey }));
+        if (stored && stored.fingerprint !== fingerprint)
+          throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", { detail: "This delivery id was delivered before with different content." });
+        // A redelivery: its webhook (if any is still owed) goes out again, idempotently.
+        if (stored && stored.events.length > 0) await o.webhooks.enqueue(stored, stored.events).catch(() => undefined);
+        continue;
+      }
+      created++;
+      o.log.event("stored_inbound_received", { requestId: r.requestId, invoiceId: doc._id, businessId: doc.businessId });
+      if (events.length > 0) await o.webhooks.enqueue(doc, events).catch(() => o.onDue());
+    }
+    return created > 0 ? "accepted" : "duplicate";
+  }
+
+  return { receive };
+}
+
+export type InboundReceiver = ReturnType<typeof createInboundReceiver>;
+
+/**
+ * The delivery's headers: both present (400 GW_REQUEST_HEADER_INVALID), the timestamp within the
+ * replay window (400, RANGE), one of the space-separated `v1,` signatures matching (401
+ * GW_API_KEY_INVALID). Comparisons are constant-time.
+ */
+export function verifySignature(r: Pick<InboundDeliveryRequest, "rawBody" | "timestamp" | "signature">, secret: string, nowSeconds: number, toleranceSeconds: number): void {
+  if (r.timestamp === null || !/^\d{1,12}$/.test(r.timestamp))
+    throw _header(TIMESTAMP_HEADER, r.timestamp === null ? "REQUIRED" : "FORMAT", "Unix time in seconds");
+  if (r.signature === null || r.signature === "") throw _header(SIGNATURE_HEADER, "REQUIRED", "v1,<base64 HMAC-SHA256>");
+  if (Math.abs(nowSeconds - Number(r.timestamp)) > toleranceSeconds)
+    throw _header(TIMESTAMP_HEADER, "RANGE", `outside the ${toleranceSeconds} s replay window`);
+  const expected = _mac(secret, r.timestamp, r.rawBody);
+  for (const part of r.signature.split(" ")) {
+    if (!part.startsWith("v1,")) continue;
+    const given = Buffer.from(part.slice(3), "base64");
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return;
+  }
+  throw gwError("GW_API_KEY_INVALID", { detail: "The delivery's x-regulator-signature does not verify with the deployment's regulator secret." });
+}
+
+// --- Internal helpers ---
+
+function _mac(secret: string, timestamp: string, body: Uint8Array): Buffer {
+  return createHmac("sha256", secret).update(`${timestamp}.`).update(body).digest();
+}
+
+function _header(field: string, code: "REQUIRED" | "FORMAT" | "RANGE", detail: string) {
+  return gwError("GW_REQUEST_HEADER_INVALID", {
+    detail: `Header ${field} is invalid.`,
+    violations: [{ location: "header", field, code, detail }],
+  });
+}

@@ -1,0 +1,140 @@
+/**
+ * Stored mode (spec §1.2, §3.4; DECISIONS.md "Stored mode"): durable intake on a Stored domain's
+ * `POST /api/v1/invoice/sign` (202), the background processor that validates, bills, signs and
+ * transmits (leases in the document store, p-queue concurrency), the invoice reads, transmission and
+ * cancellation by invoice ID, the regulator's inbound deliveries, and invoice webhooks through the
+ * outbox. docs/stored-mode.md explains it to merchants and operators.
+ *
+ * Needs: documentStore, regulator, billing (the same ledger and billing identity as Pass-through),
+ * webhooks (the durable outbox). Workers: the processor (unless `stored.processor.enabled` is false),
+ * whose heartbeat and backlog appear in /health/dependencies.
+ */
+import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
+import { storedAdminRoutes } from "./admin-routes.ts";
+import { createInvoiceWebhooks } from "./events.ts";
+import { createInboundReceiver, type InboundReceiver } from "./inbound.ts";
+import { createStoredProcessor, type ProcessorHooks, type StoredProcessor } from "./processor.ts";
+import { storedRoutes } from "./routes.ts";
+import { createStoredService, type StoredService } from "./service.ts";
+import { BACKLOG_STATUSES, deriveStoredSecret, openStoredStore, type StoredStore } from "./store.ts";
+
+export interface StoredProcessingOptions {
+  /** Test-only crash points of the processor. */
+  hooks?: ProcessorHooks;
+  /** The processor's lease owner id (default `<host>:<pid>:<random>`). */
+  owner?: string;
+}
+
+interface Built {
+  store: StoredStore;
+  service: StoredService;
+  inbound: InboundReceiver;
+  processor: StoredProcessor | null;
+}
+
+export function createStoredProcessingPlugin(options: StoredProcessingOptions = {}): GatewayPlugin {
+  const built = new WeakMap<PluginKit, Built>();
+  const parts = (kit: PluginKit): Built => {
+    let b = built.get(kit);
+    if (!b) {
+      b = _build(kit, options);
+      built.set(kit, b);
+    }
+    return b;
+  };
+  return definePlugin({
+    name: "stored-processing",
+    needs: ["documentStore", "regulator", "billing", "webhooks"],
+    stages: ["auth", "quota", "mode"],
+    routes: (kit) => [...storedRoutes(parts(kit).service, parts(kit).inbound), ...storedAdminRoutes(parts(kit).service)],
+    workers: (kit) => {
+      const b = parts(kit);
+      kit.reports.register("storedProcessor", () => _report(b.store));
+      return b.processor ? [b.processor as Worker] : [];
+    },
+  });
+}
+
+export const storedProcessing = createStoredProcessingPlugin();
+
+// --- Internal helpers ---
+
+/** A processor on the gateway's ports with the config's `stored.processor` settings (the bench builds one too). */
+export function createProcessorFor(kit: PluginKit, options: StoredProcessingOptions = {}): StoredProcessor {
+  const p = kit.config.stored.processor;
+  return createStoredProcessor({
+    store: openStoredStore(kit.ports.documentStore),
+    billing: requirePort(kit, "billing"),
+    regulator: requirePort(kit, "regulator"),
+    webhooks: createInvoiceWebhooks(kit.directory, requirePort(kit, "webhooks")),
+    directory: kit.directory,
+    log: kit.log,
+    secret: deriveStoredSecret(kit.config.regulator.apiSecret),
+    concurrency: p.concurrency,
+    pollMs: p.pollMs,
+    leaseMs: p.leaseMs ?? 3 * kit.config.regulator.timeoutMs + 30_000,
+    backoffBaseMs: p.backoffBaseMs,
+    backoffMaxMs: p.backoffMaxMs,
+    heartbeatMs: p.heartbeatMs,
+    ...(options.owner ? { owner: options.owner } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  });
+}
+
+function _build(kit: PluginKit, options: StoredProcessingOptions): Built {
+  const store = openStoredStore(kit.ports.documentStore);
+  const secret = deriveStoredSecret(kit.config.regulator.apiSecret);
+  const webhooks = createInvoiceWebhooks(kit.directory, requirePort(kit, "webhooks"));
+  const processor = kit.config.stored.processor.enabled ? createProcessorFor(kit, options) : null;
+  const onDue = () => processor?.wake();
+  const service = createStoredService({
+    store,
+    documentStore: kit.ports.documentStore,
+    webhooks,
+    log: kit.log,
+    secret,
+    retryBudget: kit.config.limits.storedRetryBudget,
+    onDue,
+  });
+  const inbound = createInboundReceiver({
+    store,
+    documentStore: kit.ports.documentStore,
+    webhooks,
+    log: kit.log,
+    regulatorSecret: kit.config.regulator.apiSecret,
+    secret,
+    toleranceSeconds: kit.config.stored.inbound.toleranceSeconds,
+    onDue,
+  });
+  return { store, service, inbound, processor };
+}
+
+/**
+ * The processor heartbeat for /health/dependencies: every processor seen (any process) with its
+ * last loop turn, the backlog per status, the frozen invoices, and the age of the oldest pending one.
+ */
+async function _report(store: StoredStore): Promise<Record<string, unknown>> {
+  const now = Date.now();
+  const [beats, counts, frozen, oldest] = await Promise.all([
+    store.heartbeats.find({}, { sort: [{ field: "lastTickAt", direction: -1 }], limit: 100 }),
+    Promise.all(BACKLOG_STATUSES.map((status) => store.invoices.count({ status }))),
+    store.invoices.count({ status: "frozen" }),
+    store.invoices.find({ status: "pending" }, { sort: [{ field: "createdAtMs", direction: 1 }], limit: 1 }),
+  ]);
+  return {
+    processors: beats.items.map((b) => ({
+      id: b._id,
+      host: b.host,
+      pid: b.pid,
+      startedAt: b.startedAt,
+      lastTickAt: new Date(b.lastTickAt).toISOString(),
+      lastTickAgeMs: Math.max(0, now - b.lastTickAt),
+      inFlight: b.inFlight,
+      concurrency: b.concurrency,
+      processed: b.processed,
+    })),
+    backlog: Object.fromEntries(BACKLOG_STATUSES.map((s, i) => [s, counts[i]])),
+    frozen,
+    oldestPendingAgeMs: oldest.items[0] ? Math.max(0, now - oldest.items[0].createdAtMs) : null,
+  };
+}

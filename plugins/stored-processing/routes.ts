@@ -1,0 +1,155 @@
+/**
+ * Stored-mode routes (docs/stored-mode.md): the intake (the Stored declaration of
+ * `POST /api/v1/invoice/sign`, a mode variant of the Pass-through sign), the invoice reads,
+ * transmission and cancellation by invoice ID, and the regulator's inbound receiver.
+ * Thin handlers: headers → service → the answer.
+ */
+import type { RequestContext } from "../../core/context.ts";
+import { gwError } from "../../core/errors/gateway-error.ts";
+import type { RouteDeclaration } from "../../core/plugin.ts";
+import { json } from "../../core/respond.ts";
+import { idempotencyKey, subBusinessId } from "../../core/validation.ts";
+import type { RegulatorState } from "../../adapters/regulator/port.ts";
+import { INBOUND_PATH, SIGNATURE_HEADER, TIMESTAMP_HEADER, type InboundReceiver } from "./inbound.ts";
+import { EmptyBody, IntakeBody, InvoiceParams, ListQuery, type ListQueryInput } from "./schemas.ts";
+import type { StoredCaller, StoredService } from "./service.ts";
+import { invoiceView } from "./store.ts";
+
+export const STORED_PATHS = {
+  intake: "/api/v1/invoice/sign",
+  list: "/invoices",
+  invoice: "/invoices/:invoiceId",
+  transmit: "/invoices/:invoiceId/transmit",
+  cancel: "/invoices/:invoiceId/cancel",
+  inbound: INBOUND_PATH,
+} as const;
+
+const STORED = { service: "gateway", auth: "apiKey", modes: ["stored"] } as const;
+
+export function storedRoutes(service: StoredService, inbound: InboundReceiver): RouteDeclaration[] {
+  return [
+    {
+      ...STORED,
+      method: "POST",
+      path: STORED_PATHS.intake,
+      quota: "sign",
+      bodyLimit: "large",
+      idempotent: true,
+      schemas: { body: IntakeBody },
+      summary: "Accept an invoice for Stored processing (202; billed when the processor signs it)",
+      description:
+        "Headers x-sub-business-id and x-idempotency-key (x-attempt-number is not used: the processor numbers its attempts). Body: the regulator's invoice document; business_id may be omitted (filled in) and irn may be omitted when invoice_reference and issue_date are sent (built from the IRN template). The invoice is stored before the answer: 202 { invoiceId, status, irn, subBusinessId, createdAt } with Location /invoices/{invoiceId}. The same key and content answer the same invoice.",
+      responses: { 202: "Accepted: { invoiceId, status, irn, subBusinessId, createdAt }" },
+      async handler(ctx) {
+        const sub = subBusinessId(ctx);
+        const key = idempotencyKey(ctx, true)!;
+        const doc = await service.intake(_caller(ctx), { subBusinessId: sub, idempotencyKey: key, body: ctx.body as Record<string, unknown> });
+        return json(
+          ctx,
+          202,
+          { invoiceId: doc._id, status: doc.status, irn: doc.irn, subBusinessId: doc.subBusinessId, createdAt: doc.createdAt },
+          { location: `/invoices/${doc._id}` },
+        );
+      },
+    },
+    {
+      ...STORED,
+      method: "GET",
+      path: STORED_PATHS.list,
+      quota: "management",
+      schemas: { query: ListQuery },
+      summary: "List the business's stored invoices, outbound and inbound, newest first (cursor pagination)",
+      description: "Filters: status, subBusinessId, direction (outbound | inbound), createdFrom / createdTo (date or ISO date-time, inclusive). limit ≤ 100 (default 50); pass nextCursor as cursor for the next page. Items leave the document out.",
+      responses: { 200: "{ data: [invoice], nextCursor }" },
+      async handler(ctx) {
+        const page = await service.list(ctx.businessId!, ctx.query as unknown as ListQueryInput);
+        return json(ctx, 200, { data: page.items.map((d) => invoiceView(d, false)), nextCursor: page.nextCursor });
+      },
+    },
+    {
+      ...STORED,
+      method: "GET",
+      path: STORED_PATHS.invoice,
+      quota: "management",
+      schemas: { params: InvoiceParams },
+      summary: "One stored invoice: status, status history, attempts, last error, operationId, IRN and the document",
+      responses: { 200: "The invoice record" },
+      async handler(ctx) {
+        return json(ctx, 200, invoiceView(await service.get(ctx.businessId!, ctx.params.invoiceId!), true));
+      },
+    },
+    {
+      ...STORED,
+      method: "POST",
+      path: STORED_PATHS.transmit,
+      quota: "default",
+      schemas: { params: InvoiceParams },
+      summary: "Transmit a signed stored invoice (body {}); the processor dispatches it once",
+      description:
+        "signed → 202, status transmitting. transmitting/transmitted → 409 GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED with the operationId; pending/validated/signing → 422 GW_INVOICE_NOT_TRANSMITTABLE; rejected/cancelled/frozen → 409 GW_INVOICE_STATE_CONFLICT.",
+      responses: { 202: "The invoice record (status transmitting)" },
+      async handler(ctx) {
+        idempotencyKey(ctx, false);
+        if (!_isEmptyObject(ctx.body))
+          throw gwError("GW_INVOICE_TRANSMIT_BODY_NOT_EMPTY", { detail: "The transmit body must be exactly {}." });
+        const doc = await service.transmit(_caller(ctx), ctx.params.invoiceId!);
+        return json(ctx, 202, invoiceView(doc, false), { location: `/invoices/${doc._id}` });
+      },
+    },
+    {
+      ...STORED,
+      method: "POST",
+      path: STORED_PATHS.cancel,
+      quota: "default",
+      schemas: { params: InvoiceParams, body: EmptyBody },
+      summary: "Cancel a pending or validated stored invoice (body {}); nothing is billed",
+      description: "pending/validated → 200, status cancelled; cancelled → 200 again; any other status → 409 GW_INVOICE_STATE_CONFLICT.",
+      responses: { 200: "The invoice record (status cancelled)" },
+      async handler(ctx) {
+        idempotencyKey(ctx, false);
+        return json(ctx, 200, invoiceView(await service.cancel(_caller(ctx), ctx.params.invoiceId!), false));
+      },
+    },
+    {
+      method: "POST",
+      path: STORED_PATHS.inbound,
+      service: "gateway",
+      hosts: "any",
+      auth: "none",
+      quota: "none",
+      bodyLimit: "large",
+      rejectServerFields: false,
+      skip: ["auth", "ip-allowlist", "quota", "mode"],
+      summary: "The regulator's inbound-invoice deliveries (HMAC-signed; not a customer route)",
+      description:
+        "Headers x-regulator-timestamp (Unix seconds, within the replay window) and x-regulator-signature: v1,<base64 HMAC-SHA256 of \"timestamp.body\"> keyed by the deployment's regulator secret. Body { delivery_id, environment, buyer_tin, irn, invoice }. A repeated delivery id is acknowledged without storing anything again.",
+      responses: { 200: '{ status: "accepted" | "duplicate" }' },
+      async handler(ctx) {
+        const status = await inbound.receive({
+          requestId: ctx.requestId,
+          rawBody: ctx.rawBody ?? new Uint8Array(),
+          body: ctx.body,
+          timestamp: ctx.req.headers.get(TIMESTAMP_HEADER),
+          signature: ctx.req.headers.get(SIGNATURE_HEADER),
+        });
+        return json(ctx, 200, { status });
+      },
+    },
+  ];
+}
+
+// --- Internal helpers ---
+
+function _caller(ctx: RequestContext): StoredCaller {
+  return {
+    requestId: ctx.requestId,
+    businessId: ctx.businessId!,
+    state: ctx.state as RegulatorState,
+    domain: ctx.domain!.host,
+    feeKobo: ctx.domain!.signFeeKobo,
+  };
+}
+
+function _isEmptyObject(body: unknown): boolean {
+  return typeof body === "object" && body !== null && !Array.isArray(body) && Object.keys(body).length === 0;
+}
