@@ -78,6 +78,23 @@ export interface Deposit extends Doc {
   updatedAt: number;
 }
 
+/** A sandbox deposit as the API shows it: settled, refunded (with the reason) or received. */
+export interface DepositView {
+  sessionId: string;
+  reference: string;
+  status: DepositStatus;
+  reason: RefundReason | null;
+  message: string;
+  amount: number;
+  currency: string;
+  recipient: { accountName: string; accountNumber: string };
+  sender: { accountName: string; accountNumber: string; bankName: string };
+  virtualAccount: { reference: string; sourceReference: string; accountType: AccountType };
+  refund: { amount: number; reason: RefundReason; refundReference: string; refundedAt: string | null } | null;
+  receivedAt: string;
+  settledAt: string | null;
+}
+
 export interface DepositServiceOptions {
   store: DocumentStore;
   accounts: VirtualAccountService;
@@ -94,7 +111,7 @@ export interface DepositService {
   /** Finishes deposits left undecided or with pending effects; returns how many it finished. */
   redrive(): Promise<number>;
   get(sessionId: string): Promise<Deposit | null>;
-  view(d: Deposit): Record<string, unknown>;
+  view(d: Deposit): DepositView;
   /** The IN_FLOW_SUCCESS_EVENT body of a settled deposit. */
   eventBody(d: Deposit): Record<string, unknown>;
 }
@@ -195,7 +212,7 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
     }
   };
 
-  const view = (d: Deposit): Record<string, unknown> => ({
+  const view = (d: Deposit): DepositView => ({
     sessionId: d._id,
     reference: d.reference,
     status: d.status,

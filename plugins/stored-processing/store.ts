@@ -188,8 +188,38 @@ export function deriveStoredSecret(deploymentSecret: string): Buffer {
 }
 
 /** The merchant's view of an invoice (DECISIONS.md "Stored mode": lists leave `document` out). */
-export function invoiceView(doc: InvoiceDoc, withDocument: boolean): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+/** A stored invoice as the API shows it (`GET /invoices/{id}` adds `document`; lists leave it out). */
+export interface InvoiceView {
+  invoiceId: string;
+  subBusinessId: string;
+  direction: Direction;
+  irn: string;
+  status: InvoiceStatus;
+  statusHistory: Array<{ status: InvoiceStatus; at: string }>;
+  attempts: number;
+  budgetLeft: number;
+  lastError: LastError | null;
+  operationId: string;
+  createdAt: string;
+  updatedAt: string;
+  document?: Record<string, unknown>;
+}
+
+/** The intake's 202 answer (DECISIONS.md "Stored mode"). */
+export interface IntakeView {
+  invoiceId: string;
+  status: InvoiceStatus;
+  irn: string;
+  subBusinessId: string;
+  createdAt: string;
+}
+
+export function intakeView(doc: InvoiceDoc): IntakeView {
+  return { invoiceId: doc._id, status: doc.status, irn: doc.irn, subBusinessId: doc.subBusinessId, createdAt: doc.createdAt };
+}
+
+export function invoiceView(doc: InvoiceDoc, withDocument: boolean): InvoiceView {
+  const view: InvoiceView = {
     invoiceId: doc._id,
     subBusinessId: doc.subBusinessId,
     direction: doc.direction,
