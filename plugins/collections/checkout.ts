@@ -72,12 +72,18 @@ export interface TransactionView {
 
 export type FinalStatus = Exclude<SessionStatus, "pending">;
 
-export const CHECKOUT_EVENTS: Record<FinalStatus, string> = {
+export const CHECKOUT_EVENTS = {
   successful: "CHECKOUT_COMPLETED",
   failed: "CHECKOUT_FAILED",
   abandoned: "CHECKOUT_CANCELLED",
   refunded: "CHECKOUT_REFUNDED",
-};
+} as const satisfies Record<FinalStatus, string>;
+
+/** A checkout webhook body: `{ event_type, data }` with the transaction (DECISIONS.md "Checkout"). */
+export interface CheckoutEvent {
+  event_type: (typeof CHECKOUT_EVENTS)[FinalStatus];
+  data: TransactionView;
+}
 
 export interface CheckoutSession extends Doc {
   businessId: string;

@@ -95,6 +95,21 @@ export interface DepositView {
   settledAt: string | null;
 }
 
+/** The IN_FLOW_SUCCESS_EVENT webhook body (spec collections §6, DECISIONS.md "Deposits"). */
+export type InFlowSuccessEvent = {
+  event_type: typeof IN_FLOW_SUCCESS_EVENT;
+  data: {
+    recipient: { accountName: string; accountNumber: string };
+    amount: number;
+    currency: string;
+    reference: string;
+    sessionId: string;
+    sender: { accountName: string; accountNumber: string; bankName: string };
+    settledAt: string | null;
+    virtualAccount: { reference: string; sourceReference: string; accountType: AccountType };
+  };
+};
+
 export interface DepositServiceOptions {
   store: DocumentStore;
   accounts: VirtualAccountService;
@@ -113,7 +128,7 @@ export interface DepositService {
   get(sessionId: string): Promise<Deposit | null>;
   view(d: Deposit): DepositView;
   /** The IN_FLOW_SUCCESS_EVENT body of a settled deposit. */
-  eventBody(d: Deposit): Record<string, unknown>;
+  eventBody(d: Deposit): InFlowSuccessEvent;
 }
 
 export function createDepositService(options: DepositServiceOptions): DepositService {
@@ -128,7 +143,7 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
     ],
   });
 
-  const eventBody = (d: Deposit): Record<string, unknown> => ({
+  const eventBody = (d: Deposit): InFlowSuccessEvent => ({
     event_type: IN_FLOW_SUCCESS_EVENT,
     data: {
       recipient: { accountName: d.accountName, accountNumber: d.accountNumber },
