@@ -34,8 +34,8 @@ export function gatewayClient(url: string, host = PASSTHROUGH, extra: Partial<Co
   return createInvoiceGatewayClient({ baseUrl: url, host, apiKey: DEMO_KEY, ...extra });
 }
 
-export function collectionsClient(url: string, extra: Partial<ConnectionOptions> = {}) {
-  return createCollectionsClient({ baseUrl: url, host: "localhost", apiKey: BEARER_DEMO, ...extra });
+export function collectionsClient(url: string, extra: Partial<ConnectionOptions> = {}, apiKey = BEARER_DEMO) {
+  return createCollectionsClient({ baseUrl: url, host: "localhost", apiKey, ...extra });
 }
 
 /** The demo wallet as the operator sees it (Admin API). */
