@@ -189,30 +189,13 @@ export function deriveStoredSecret(deploymentSecret: string): Buffer {
 
 /** The merchant's view of an invoice (DECISIONS.md "Stored mode": lists leave `document` out). */
 /** A stored invoice as the API shows it (`GET /invoices/{id}` adds `document`; lists leave it out). */
-export interface InvoiceView {
-  invoiceId: string;
-  subBusinessId: string;
-  direction: Direction;
-  irn: string;
-  status: InvoiceStatus;
-  statusHistory: Array<{ status: InvoiceStatus; at: string }>;
-  attempts: number;
-  budgetLeft: number;
-  lastError: LastError | null;
-  operationId: string;
-  createdAt: string;
-  updatedAt: string;
-  document?: Record<string, unknown>;
-}
+export type InvoiceView = { invoiceId: string } & Pick<
+  InvoiceDoc,
+  "subBusinessId" | "direction" | "irn" | "status" | "statusHistory" | "attempts" | "budgetLeft" | "lastError" | "operationId" | "createdAt" | "updatedAt"
+> & { document?: InvoiceDoc["document"] };
 
 /** The intake's 202 answer (DECISIONS.md "Stored mode"). */
-export interface IntakeView {
-  invoiceId: string;
-  status: InvoiceStatus;
-  irn: string;
-  subBusinessId: string;
-  createdAt: string;
-}
+export type IntakeView = { invoiceId: string } & Pick<InvoiceDoc, "status" | "irn" | "subBusinessId" | "createdAt">;
 
 export function intakeView(doc: InvoiceDoc): IntakeView {
   return { invoiceId: doc._id, status: doc.status, irn: doc.irn, subBusinessId: doc.subBusinessId, createdAt: doc.createdAt };
