@@ -10,6 +10,7 @@ import * as assert from "uvu/assert";
 import { isProblemError, type ProblemError } from "../../client/index.ts";
 import type { RunningServer } from "../../core/server.ts";
 import { startSigningHarness, invoice, irnOf, SUB, type SigningHarness } from "../signing/signing-helpers.ts";
+import { until } from "../support/assertions.ts";
 import { gatewayClient, recorder, startFaultyProxy, testRuntime, wallet } from "./client-helpers.ts";
 
 const FEE = 50;
@@ -112,11 +113,13 @@ test("BACKOFF: the regulator throttles (429, Retry-After 1) → GW_RATE_LIMIT_EX
 
 test("BACKOFF: capacity 503 while another sign holds the domain's slot → waits Retry-After and resends; each invoice charged once", async () => {
   const before = await wallet(server.url);
-  h.sim.faults.set("sign", { kind: "latency", ms: 700, times: 1 });
+  h.sim.faults.set("sign", { kind: "latency", ms: 900, times: 1 });
   const { records, onAttempt } = recorder();
   const { runtime, waits } = testRuntime(true);
+  const calls = h.sim.state.calls("sign");
   const holder = gatewayClient(server.url).invoices.sign(SUB, invoice("CL003"));
-  await new Promise((r) => setTimeout(r, 150));
+  // The holder is at the regulator (held 900 ms) and keeps the domain's one slot until it answers.
+  await until(() => h.sim.state.calls("sign") > calls);
   const gw = gatewayClient(server.url, undefined, { onAttempt, runtime });
   const res = await gw.invoices.sign(SUB, invoice("CL004"));
   assert.is((await holder).status, 201);
@@ -214,7 +217,8 @@ test("exception 1: the rotation's answer is lost, then held past the timeout →
     const direct = gatewayClient(server.url);
     const start = (await direct.subBusinesses.get(SUB)).data.cryptoVersion;
     const { records, onAttempt } = recorder();
-    const gw = gatewayClient(proxy.url, undefined, { onAttempt, timeoutMs: 400 });
+    const gw = gatewayClient(proxy.url, undefined, { onAttempt, timeoutMs: 1_000 });
+    const version = async () => (await direct.subBusinesses.get(SUB)).data.cryptoVersion;
 
     proxy.loseAnswers(1);
     const lost = await rejection(gw.subBusinesses.rotateCryptoMaterial(SUB, { publicKey: "PK-lost", certificate: "CERT-lost" }));
@@ -223,14 +227,16 @@ test("exception 1: the rotation's answer is lost, then held past the timeout →
     assert.is(lost.stopReason, "exception_1_rotation");
     assert.is(lost.sends, 1);
     assert.match(lost.idempotencyKey!, /^gh-/, "the key to give support");
-    assert.is((await direct.subBusinesses.get(SUB)).data.cryptoVersion, start + 1, "the gateway applied it once; the client did not replay it");
+    assert.is(await version(), start + 1, "the gateway applied it once; the client did not replay it");
 
     proxy.holdAnswers(1);
     const held = await rejection(gw.subBusinesses.rotateCryptoMaterial(SUB, { publicKey: "PK-held", certificate: "CERT-held" }));
     assert.is(held.kind, "connection");
     assert.is(held.stopReason, "exception_1_rotation");
     assert.is(held.sends, 1);
-    assert.is((await direct.subBusinesses.get(SUB)).data.cryptoVersion, start + 2, "applied once");
+    // The held rotation may still be running at the gateway when the client gives up: wait for it.
+    for (let i = 0; i < 50 && (await version()) < start + 2; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.is(await version(), start + 2, "applied once");
     assert.is(records.length, 2);
     assert.ok(records.every((r) => r.requestId === null && r.next === "throw" && r.strategy === "CONTACT_SUPPORT"));
     assert.is(proxy.faulted, 2);

@@ -164,12 +164,17 @@ test("collections: a 429 (quota) is waited out for Retry-After and resent; reads
     const { records, onAttempt } = recorder();
     const { runtime, waits } = testRuntime(true);
     const col = collectionsClient(server.url, { onAttempt, runtime });
-    for (let i = 0; i < 3; i++) await col.paymentLinks.list();
+    let reads = 0;
+    // Two per window: within a few reads one is refused (bounded, whatever the window boundaries).
+    while (reads < 10 && !records.some((r) => r.status === 429)) {
+      await col.paymentLinks.list();
+      reads++;
+    }
     const limited = records.find((r) => r.status === 429);
-    assert.ok(limited, "the quota answered 429 once");
+    assert.ok(limited, "the quota answered 429");
     assert.is(limited!.next, "retry");
     assert.ok(waits[0]! >= 1_000, `waited Retry-After: ${waits[0]}`);
-    assert.is(records.filter((r) => r.ok).length, 3, "all three reads answered");
+    assert.is(records.filter((r) => r.ok).length, reads, "every read answered, the refused one after its wait");
   } finally {
     await h.close();
   }
