@@ -12,7 +12,9 @@ import { promisify } from "node:util";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { tempDir } from "../support/temp.ts";
-import { gatewayTracker, PASSTHROUGH } from "../support/gateway.ts";
+import { Agent } from "undici";
+import { createInvoiceGatewayClient } from "../../client/index.ts";
+import { DEMO_KEY, gatewayTracker, PASSTHROUGH } from "../support/gateway.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const CLIENT = join(ROOT, "client");
@@ -54,6 +56,24 @@ console.log(JSON.stringify({ status: list.status, problem: isProblemError(err) ?
   );
   const { stdout } = await promisify(execFile)(join(ROOT, "node_modules", ".bin", "tsx"), [join(dir, "use.ts"), server.url], { cwd: dir });
   assert.equal(JSON.parse(stdout.trim()), { status: 200, problem: "GW_SUB_BUSINESS_NOT_FOUND", webhook: false });
+});
+
+test("construction for topologies: a custom undici dispatcher carries every send, with the Host override and extra headers", async () => {
+  const tg = await start();
+  const server = await tg.listen();
+  const seen: Array<Record<string, string>> = [];
+  const dispatcher = new Agent().compose((dispatch) => (opts, handler) => {
+    seen.push({ ...(opts.headers as Record<string, string>) });
+    return dispatch(opts, handler);
+  });
+  const gw = createInvoiceGatewayClient({ baseUrl: server.url, host: PASSTHROUGH, apiKey: DEMO_KEY, dispatcher, headers: { "user-agent": "topology-test" } });
+  const list = await gw.subBusinesses.list();
+  assert.is(list.status, 200);
+  assert.is(seen.length, 1);
+  assert.is(seen[0]!.host, PASSTHROUGH);
+  assert.is(seen[0]!["user-agent"], "topology-test");
+  assert.is(seen[0]!["x-api-key"], DEMO_KEY);
+  await dispatcher.close();
 });
 
 test.run();
