@@ -43,6 +43,16 @@ export interface PageMeta {
   total: number;
 }
 
+/** The collections envelope (spec collections §2.1); `meta` on lists. */
+export interface CollectionsEnvelope<T> {
+  requestId: string;
+  requestTimestamp: string;
+  message: string;
+  statusCode: number;
+  data: T;
+  meta?: PageMeta;
+}
+
 /** The collections envelope (spec collections §2.1). */
 export function envelope(
   ctx: RequestContext,
@@ -51,7 +61,7 @@ export function envelope(
   data: unknown,
   meta?: PageMeta,
 ): Response {
-  const body: Record<string, unknown> = {
+  const body: CollectionsEnvelope<unknown> = {
     requestId: ctx.requestId,
     requestTimestamp: collectionsTimestamp(),
     message,

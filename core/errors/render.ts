@@ -38,6 +38,15 @@ export interface ProblemBody {
   path: string;
 }
 
+/** The collections service's error envelope (DECISIONS.md "Errors"). */
+export interface CollectionsErrorBody {
+  requestId: string;
+  requestTimestamp: string;
+  message: string;
+  statusCode: number;
+  errors: Array<{ field: string; message: string }>;
+}
+
 /** What the renderer decided, so the dispatcher can log the public code. */
 export interface RenderedError {
   response: Response;
@@ -127,7 +136,8 @@ function _collectionsResponse(
   message: string,
   errors: Array<{ field: string; message: string }>,
 ): Response {
-  const text = JSON.stringify({ requestId: ctx.requestId, requestTimestamp: collectionsTimestamp(), message, statusCode: status, errors });
+  const body: CollectionsErrorBody = { requestId: ctx.requestId, requestTimestamp: collectionsTimestamp(), message, statusCode: status, errors };
+  const text = JSON.stringify(body);
   return new FastResponse(text, {
     status,
     headers: {

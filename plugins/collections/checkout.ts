@@ -47,14 +47,43 @@ type Business = NonNullable<ReturnType<TenantDirectory["business"]>>;
 const REDRIVE_AFTER_MS = 10_000;
 
 export type SessionStatus = "pending" | "successful" | "failed" | "abandoned" | "refunded";
+/** A transaction of a payment link (one checkout session) as the API and webhooks show it. */
+export interface TransactionView {
+  id: string;
+  reference: string;
+  linkReference: string;
+  sourceReference: string;
+  amount: number;
+  fee: number;
+  feeBearer: FeeBearer;
+  chargedAmount: number;
+  netAmount: number;
+  currency: string;
+  status: SessionStatus;
+  customerEmail: string;
+  paymentMethod: string;
+  processorReference: string | null;
+  failureReason: string | null;
+  refund: { amount: number; reason: string; refundReference: string | null } | null;
+  createdAt: string;
+  paidAt: string | null;
+  completedAt: string | null;
+}
+
 export type FinalStatus = Exclude<SessionStatus, "pending">;
 
-export const CHECKOUT_EVENTS: Record<FinalStatus, string> = {
+export const CHECKOUT_EVENTS = {
   successful: "CHECKOUT_COMPLETED",
   failed: "CHECKOUT_FAILED",
   abandoned: "CHECKOUT_CANCELLED",
   refunded: "CHECKOUT_REFUNDED",
-};
+} as const satisfies Record<FinalStatus, string>;
+
+/** A checkout webhook body: `{ event_type, data }` with the transaction (DECISIONS.md "Checkout"). */
+export interface CheckoutEvent {
+  event_type: (typeof CHECKOUT_EVENTS)[FinalStatus];
+  data: TransactionView;
+}
 
 export interface CheckoutSession extends Doc {
   businessId: string;
@@ -119,7 +148,7 @@ export interface CheckoutService {
   redrive(): Promise<number>;
   findSession(linkId: string, sessionId: string): Promise<CheckoutSession | null>;
   transactions(businessId: string, linkId: string, query: ListTransactionsInput): Promise<{ items: CheckoutSession[]; total: number }>;
-  view(session: CheckoutSession): Record<string, unknown>;
+  view(session: CheckoutSession): TransactionView;
 }
 
 export function createCheckoutService(options: CheckoutServiceOptions): CheckoutService {
@@ -134,7 +163,7 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
     ],
   });
 
-  const view = (s: CheckoutSession): Record<string, unknown> => ({
+  const view = (s: CheckoutSession): TransactionView => ({
     id: s._id,
     reference: s.reference,
     linkReference: s.linkReference,

@@ -22,6 +22,7 @@ import {
   dedicatedSourceReference,
   type VirtualAccount,
   type VirtualAccountService,
+  type VirtualAccountView,
 } from "./virtual-accounts.ts";
 
 export const CUSTOMERS_COLLECTION = "collections_customers";
@@ -41,13 +42,25 @@ export interface CustomerWithAccount {
   account: VirtualAccount | null;
 }
 
+/** A customer as the API shows it, with its dedicated virtual account (or null). */
+export interface CustomerView {
+  id: string;
+  firstName: string;
+  lastName: string;
+  email: string;
+  phone: string;
+  has_wallet: boolean;
+  virtualAccount: VirtualAccountView | null;
+  createdAt: string;
+}
+
 export interface CustomerService {
   create(businessId: string, input: CreateCustomerInput): Promise<CustomerWithAccount>;
   /** 404 when the customer is not one of this business's. */
   get(businessId: string, id: string): Promise<CustomerWithAccount>;
   /** Attaches a DVA; 404 for an unknown customer, 409 when it already has one (atomic). */
   attachAccount(businessId: string, id: string): Promise<CustomerWithAccount>;
-  view(c: CustomerWithAccount, now?: number): Record<string, unknown>;
+  view(c: CustomerWithAccount, now?: number): CustomerView;
 }
 
 export interface CustomerServiceOptions {

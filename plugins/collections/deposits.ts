@@ -78,6 +78,38 @@ export interface Deposit extends Doc {
   updatedAt: number;
 }
 
+/** A sandbox deposit as the API shows it: settled, refunded (with the reason) or received. */
+export interface DepositView {
+  sessionId: string;
+  reference: string;
+  status: DepositStatus;
+  reason: RefundReason | null;
+  message: string;
+  amount: number;
+  currency: string;
+  recipient: { accountName: string; accountNumber: string };
+  sender: { accountName: string; accountNumber: string; bankName: string };
+  virtualAccount: { reference: string; sourceReference: string; accountType: AccountType };
+  refund: { amount: number; reason: RefundReason; refundReference: string; refundedAt: string | null } | null;
+  receivedAt: string;
+  settledAt: string | null;
+}
+
+/** The IN_FLOW_SUCCESS_EVENT webhook body (spec collections §6, DECISIONS.md "Deposits"). */
+export type InFlowSuccessEvent = {
+  event_type: typeof IN_FLOW_SUCCESS_EVENT;
+  data: {
+    recipient: { accountName: string; accountNumber: string };
+    amount: number;
+    currency: string;
+    reference: string;
+    sessionId: string;
+    sender: { accountName: string; accountNumber: string; bankName: string };
+    settledAt: string | null;
+    virtualAccount: { reference: string; sourceReference: string; accountType: AccountType };
+  };
+};
+
 export interface DepositServiceOptions {
   store: DocumentStore;
   accounts: VirtualAccountService;
@@ -94,9 +126,9 @@ export interface DepositService {
   /** Finishes deposits left undecided or with pending effects; returns how many it finished. */
   redrive(): Promise<number>;
   get(sessionId: string): Promise<Deposit | null>;
-  view(d: Deposit): Record<string, unknown>;
+  view(d: Deposit): DepositView;
   /** The IN_FLOW_SUCCESS_EVENT body of a settled deposit. */
-  eventBody(d: Deposit): Record<string, unknown>;
+  eventBody(d: Deposit): InFlowSuccessEvent;
 }
 
 export function createDepositService(options: DepositServiceOptions): DepositService {
@@ -111,7 +143,7 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
     ],
   });
 
-  const eventBody = (d: Deposit): Record<string, unknown> => ({
+  const eventBody = (d: Deposit): InFlowSuccessEvent => ({
     event_type: IN_FLOW_SUCCESS_EVENT,
     data: {
       recipient: { accountName: d.accountName, accountNumber: d.accountNumber },
@@ -195,7 +227,7 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
     }
   };
 
-  const view = (d: Deposit): Record<string, unknown> => ({
+  const view = (d: Deposit): DepositView => ({
     sessionId: d._id,
     reference: d.reference,
     status: d.status,

@@ -40,6 +40,26 @@ export interface PaymentLink extends Doc {
   updatedAt: number;
 }
 
+/** A payment link as the API shows it (spec §2.3 plus DECISIONS.md's read fields). */
+export interface PaymentLinkView {
+  id: string;
+  reference: string;
+  sourceReference: string;
+  linkName: string;
+  linkUrl: string;
+  narration: string;
+  /** NGN, or null when the customer chooses the amount. */
+  amount: number | null;
+  currency: typeof CURRENCY;
+  feeBearer: FeeBearer;
+  redirectLink: string | null;
+  customerEmails: string[];
+  startDate: string | null;
+  endDate: string | null;
+  status: PaymentLink["status"];
+  createdAt: string;
+}
+
 export type Availability = { ok: true } | { ok: false; reason: "inactive" | "not_started" | "ended" };
 
 export interface PaymentLinkServiceOptions {
@@ -63,7 +83,7 @@ export interface PaymentLinkService {
   get(id: string): Promise<PaymentLink | null>;
   availability(link: PaymentLink, now?: number): Availability;
   linkUrl(link: PaymentLink): string;
-  view(link: PaymentLink): Record<string, unknown>;
+  view(link: PaymentLink): PaymentLinkView;
 }
 
 export function createPaymentLinkService(options: PaymentLinkServiceOptions): PaymentLinkService {

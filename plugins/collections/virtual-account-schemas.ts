@@ -68,7 +68,8 @@ const PHONE = v.pipe(
 // POST /api/v1/virtual-account
 // ---------------------------------------------------------------------------
 
-const CreateVirtualAccountShape = v.object(
+/** The create body's fields (the handler adds the clock-dependent expires_at rules). */
+export const CreateVirtualAccountShape = v.object(
   {
     account_type: v.picklist(ACCOUNT_TYPES, "must be single_use or multi_use"),
     account_name: text(3, 250),
@@ -251,7 +252,7 @@ export type CreateCustomerInput = v.InferOutput<typeof CreateCustomerBody>;
 // POST /api/v1/sandbox/virtual-account/deposit
 // ---------------------------------------------------------------------------
 
-const DepositShape = v.object(
+export const DepositShape = v.object(
   {
     account_number: ACCOUNT_NUMBER,
     amount: AMOUNT,

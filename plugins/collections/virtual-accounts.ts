@@ -69,6 +69,27 @@ export interface VirtualAccount extends Doc {
   updatedAt: number;
 }
 
+/** A virtual account as the API shows it (spec §2.5, plus the customer of a dedicated account). */
+export interface VirtualAccountView {
+  id: string;
+  businessId: string;
+  businessState: "TEST" | "LIVE";
+  /** value and formatted are null when the account accepts any amount. */
+  amount: { value: number | null; currency: string; formatted: string | null };
+  reference: string;
+  walletId: string;
+  sourceReference: string;
+  accountNumber: string;
+  accountName: string;
+  providerName: string;
+  accountType: AccountType;
+  status: AccountStatus;
+  currency: string;
+  expiresAt: string | null;
+  createdAt: string;
+  customerId: string | null;
+}
+
 export interface NewVirtualAccount extends CreateVirtualAccountInput {
   /** A dedicated account's customer. */
   customerId?: string;
@@ -109,7 +130,7 @@ export interface VirtualAccountService {
    * one caller only, and only while the account is open and enabled at `at`. Null otherwise.
    */
   consume(accountId: string, sessionId: string, at: number): Promise<VirtualAccount | null>;
-  view(account: VirtualAccount, now?: number): Record<string, unknown>;
+  view(account: VirtualAccount, now?: number): VirtualAccountView;
 }
 
 export function openVirtualAccounts(store: DocumentStore): Collection<VirtualAccount> {
@@ -133,7 +154,7 @@ export function createVirtualAccountService(options: VirtualAccountServiceOption
   const drawNumber = options.newAccountNumber ?? newAccountNumber;
   const notFound = () => new CollectionsError(404, "Virtual account not found.");
 
-  const view = (a: VirtualAccount, now: number = clock()): Record<string, unknown> => ({
+  const view = (a: VirtualAccount, now: number = clock()): VirtualAccountView => ({
     id: a._id,
     businessId: businessUuid(a.businessId),
     businessState: directory?.business(a.businessId)?.state ?? "TEST",

@@ -110,7 +110,19 @@ export function creditId(sourceType: string, sourceId: string): string {
 }
 
 /** A wallet entry as the API shows it. */
-export function walletEntryView(e: WalletEntry): Record<string, unknown> {
+export interface WalletEntryView {
+  id: string;
+  type: WalletEntry["type"];
+  amount: number;
+  currency: string;
+  sourceType: string;
+  sourceId: string;
+  reference: string | null;
+  description: string;
+  createdAt: string;
+}
+
+export function walletEntryView(e: WalletEntry): WalletEntryView {
   return {
     id: e._id,
     type: e.type,

@@ -13,7 +13,7 @@ import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import { INBOUND_PATH, SIGNATURE_HEADER, TIMESTAMP_HEADER, type InboundReceiver } from "./inbound.ts";
 import { EmptyBody, IntakeBody, InvoiceParams, ListQuery, type ListQueryInput } from "./schemas.ts";
 import type { StoredCaller, StoredService } from "./service.ts";
-import { invoiceView } from "./store.ts";
+import { intakeView, invoiceView } from "./store.ts";
 
 export const STORED_PATHS = {
   intake: "/api/v1/invoice/sign",
@@ -47,7 +47,7 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
         return json(
           ctx,
           202,
-          { invoiceId: doc._id, status: doc.status, irn: doc.irn, subBusinessId: doc.subBusinessId, createdAt: doc.createdAt },
+          intakeView(doc),
           { location: `/invoices/${doc._id}` },
         );
       },

@@ -188,8 +188,21 @@ export function deriveStoredSecret(deploymentSecret: string): Buffer {
 }
 
 /** The merchant's view of an invoice (DECISIONS.md "Stored mode": lists leave `document` out). */
-export function invoiceView(doc: InvoiceDoc, withDocument: boolean): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+/** A stored invoice as the API shows it (`GET /invoices/{id}` adds `document`; lists leave it out). */
+export type InvoiceView = { invoiceId: string } & Pick<
+  InvoiceDoc,
+  "subBusinessId" | "direction" | "irn" | "status" | "statusHistory" | "attempts" | "budgetLeft" | "lastError" | "operationId" | "createdAt" | "updatedAt"
+> & { document?: InvoiceDoc["document"] };
+
+/** The intake's 202 answer (DECISIONS.md "Stored mode"). */
+export type IntakeView = { invoiceId: string } & Pick<InvoiceDoc, "status" | "irn" | "subBusinessId" | "createdAt">;
+
+export function intakeView(doc: InvoiceDoc): IntakeView {
+  return { invoiceId: doc._id, status: doc.status, irn: doc.irn, subBusinessId: doc.subBusinessId, createdAt: doc.createdAt };
+}
+
+export function invoiceView(doc: InvoiceDoc, withDocument: boolean): InvoiceView {
+  const view: InvoiceView = {
     invoiceId: doc._id,
     subBusinessId: doc.subBusinessId,
     direction: doc.direction,

@@ -14,7 +14,7 @@ import type { DocumentStore } from "../../adapters/ports.ts";
 import { createFolderEmailSender, type FolderEmailSender } from "../../adapters/email/folder.ts";
 import { createSandboxPaymentProcessor, type SandboxPaymentProcessor } from "../../adapters/payments/sandbox.ts";
 import { createWebhookOutbox, type DocumentStoreWebhookOutbox, type WebhookRecord } from "../../adapters/webhooks/outbox.ts";
-import { verifyWebhook } from "../../adapters/webhooks/signature.ts";
+import { verifyWebhook } from "../../client/webhooks.ts";
 import { createCollectionsPlugin, type CollectionsPluginOptions } from "../../plugins/collections/plugin.ts";
 import { health } from "../../plugins/health/plugin.ts";
 import { BEARER_DEMO, DEMO_RAW, startTestGateway, type TestGateway } from "../support/gateway.ts";

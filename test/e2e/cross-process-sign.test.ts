@@ -2,7 +2,7 @@
  * Billed signing across processes (issue 5 item 7, ARCHITECTURE.md §6–§7): two gateway processes
  * share one MongoDB-compatible server and one Redis, and reach the regulator simulator over HTTP.
  * Twenty identical sign requests split across both processes make exactly one regulator sign and
- * exactly one wallet debit.
+ * exactly one wallet debit. The merchant's side is the merchant client (docs/client.md).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +17,7 @@ import { startGatewayProcesses, type GatewayProcesses } from "../support/process
 import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
 import { demoInvoice } from "../simulator/simulator-helpers.ts";
+import { createInvoiceGatewayClient, isProblemError } from "../../client/index.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const FEE_KOBO = 5_000;
@@ -58,36 +59,29 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
   });
 
   test("20 identical sign requests through two processes: one regulator sign, one debit", async () => {
-    const onboard = await httpCall(urls[0]!, "/sub-businesses", {
-      method: "POST",
-      host: PASSTHROUGH,
-      headers: { "x-api-key": DEMO_KEY, "x-idempotency-key": "xsign-onboard-1", "content-type": "application/json" },
-      body: JSON.stringify({ regulatorCredentials: { email: "taxpayer@demo.ng", password: "demo-password-1" } }),
-    });
-    assert.is(onboard.status, 201, onboard.text);
-    const sub = (onboard.json() as { gatewaySubBusinessId: string }).gatewaySubBusinessId;
+    // The merchant's side goes through the merchant client (docs/client.md), one per process.
+    const merchants = urls.map((url) => createInvoiceGatewayClient({ baseUrl: url, host: PASSTHROUGH, apiKey: DEMO_KEY }));
+    const onboard = await merchants[0]!.subBusinesses.onboard(
+      { regulatorCredentials: { email: "taxpayer@demo.ng", password: "demo-password-1" } },
+      { idempotencyKey: "xsign-onboard-1" },
+    );
+    assert.is(onboard.status, 201);
+    const sub = onboard.data.gatewaySubBusinessId;
     const before = await _wallet(urls[1]!);
 
-    const body = JSON.stringify(demoInvoice("XPROC001"));
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        httpCall(urls[i % 2]!, "/api/v1/invoice/sign", {
-          method: "POST",
-          host: PASSTHROUGH,
-          headers: {
-            "x-api-key": DEMO_KEY,
-            "x-sub-business-id": sub,
-            "x-idempotency-key": "xsign-sign-0001",
-            "x-attempt-number": "1",
-            "content-type": "application/json",
-          },
-          body,
-        }),
-      ),
+    const document = demoInvoice("XPROC001");
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => merchants[i % 2]!.invoices.sign(sub, document, { idempotencyKey: "xsign-sign-0001", attemptNumber: 1 })),
     );
-    const statuses = results.map((r) => r.status);
-    assert.ok(statuses.includes(201), `one request signed: ${statuses}`);
-    for (const r of results) assert.ok(r.status === 201 || r.status === 409, `only the answer or 'already processed': ${r.status} ${r.text.slice(0, 200)}`);
+    const signed = results.filter((r) => r.status === "fulfilled");
+    assert.ok(signed.length >= 1, "one request signed");
+    for (const r of signed) assert.is(r.value.status, 201);
+    for (const r of results)
+      if (r.status === "rejected")
+        assert.ok(
+          isProblemError(r.reason) && r.reason.code === "GW_SIGN_ATTEMPT_ALREADY_PROCESSED" && r.reason.sends === 1,
+          `only 'already processed', never resent: ${String(r.reason)}`,
+        );
     assert.is(sim.state.calls("sign"), 1, "the regulator signed once");
 
     const after = await _wallet(urls[0]!);

@@ -20,7 +20,7 @@ import { STORED_COLLECTIONS, type InvoiceDoc } from "../../plugins/stored-proces
 import { trackChild } from "../support/child-process.ts";
 import { DEMO_KEY, DEMO_RAW, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import type { MongoServerHandle } from "../support/mongo-server.ts";
-import { httpCall } from "../support/raw-http.ts";
+import { createInvoiceGatewayClient, type IntakeDocument } from "../../client/index.ts";
 import type { RedisServerHandle } from "../support/redis-server.ts";
 import { DEMO, demoInvoice } from "../simulator/simulator-helpers.ts";
 
@@ -78,13 +78,13 @@ export async function startInfra(
   const store = await createMongoDocumentStore({ uri: mongo.uri, dbName });
   const ledger = createDocumentLedger({ store, openingBalances: { demo: OPENING_KOBO } });
 
-  const onboard = await httpCall(server.url, "/sub-businesses", {
-    method: "POST",
-    host: STORED,
-    headers: { "x-api-key": DEMO_KEY, "x-idempotency-key": `${name}-onboard-0001`, "content-type": "application/json" },
-    body: JSON.stringify({ regulatorCredentials: { email: DEMO.email, password: DEMO.password } }),
-  });
-  assert.is(onboard.status, 201, onboard.text);
+  // The merchant's side goes through the merchant client (docs/client.md).
+  const merchant = createInvoiceGatewayClient({ baseUrl: server.url, host: STORED, apiKey: DEMO_KEY });
+  const onboard = await merchant.subBusinesses.onboard(
+    { regulatorCredentials: { email: DEMO.email, password: DEMO.password } },
+    { idempotencyKey: `${name}-onboard-0001` },
+  );
+  assert.is(onboard.status, 201);
 
   return {
     sim,
@@ -96,14 +96,9 @@ export async function startInfra(
       return (await store.collection<InvoiceDoc>(STORED_COLLECTIONS.invoices).find({}, { limit: 1000 })).items;
     },
     async submit(no, key) {
-      const res = await httpCall(server.url, "/api/v1/invoice/sign", {
-        method: "POST",
-        host: STORED,
-        headers: { "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "x-idempotency-key": key, "content-type": "application/json" },
-        body: JSON.stringify(demoInvoice(no)),
-      });
-      assert.is(res.status, 202, res.text);
-      return (res.json() as { invoiceId: string }).invoiceId;
+      const res = await merchant.stored.submit(DEMO.businessId, demoInvoice(no) as IntakeDocument, { idempotencyKey: key });
+      assert.is(res.status, 202);
+      return res.data.invoiceId;
     },
     ledger: () => ledgerBalanced(ledger, "demo", OPENING_KOBO, FEE_KOBO),
     async close() {

@@ -9,7 +9,7 @@ import { createHmac } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { signDelivery } from "../../adapters/regulator/simulator/inbound.ts";
-import { verifyWebhook } from "../../adapters/webhooks/signature.ts";
+import { verifyWebhook } from "../../client/webhooks.ts";
 import { ADMIN_KEY } from "../support/gateway.ts";
 import { until } from "../support/assertions.ts";
 import { DEMO, SUB, accepted, demoInvoice, expectProblem, intakeInvoice, irnOf, startStoredHarness } from "./stored-helpers.ts";

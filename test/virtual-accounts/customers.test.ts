@@ -3,6 +3,7 @@
  * creates a multi_use account named after the customer, false creates none; GET; attach to a
  * customer that has none (409 if it has one, atomic under concurrency); scoping; 422 lists.
  */
+import type { CustomerView } from "../../plugins/collections/customers.ts";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { BEARER_OTHER, startCollections } from "../collections/collections-helpers.ts";
@@ -10,16 +11,7 @@ import { TIME, UUID, body, deposit, list, type AccountData } from "./va-helpers.
 
 const h = await startCollections();
 
-interface CustomerData {
-  id: string;
-  firstName: string;
-  lastName: string;
-  email: string;
-  phone: string;
-  has_wallet: boolean;
-  virtualAccount: AccountData | null;
-  createdAt: string;
-}
+type CustomerData = CustomerView;
 
 const createCustomer = async (fields: Record<string, unknown>, key?: string) => {
   const res = await h.api("/api/v1/customers", {

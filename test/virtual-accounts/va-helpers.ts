@@ -2,6 +2,10 @@
  * Shared helpers of the virtual-account tests: the collections harness (test/collections) plus
  * calls that create accounts, customers and sandbox deposits and answer their `data`.
  */
+import type { CollectionsEnvelope } from "../../core/respond.ts";
+import type { CollectionsErrorBody } from "../../core/errors/render.ts";
+import type { VirtualAccountView } from "../../plugins/collections/virtual-accounts.ts";
+import type { DepositView } from "../../plugins/collections/deposits.ts";
 import type { CollectionsHarness } from "../collections/collections-helpers.ts";
 import { sourceRef } from "../collections/collections-helpers.ts";
 
@@ -9,45 +13,11 @@ export const TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const HOUR = 3_600_000;
 
-export interface Envelope<T = unknown> {
-  requestId: string;
-  requestTimestamp: string;
-  message: string;
-  statusCode: number;
-  data: T;
-  meta?: { current_page: number; from: number; last_page: number; per_page: number; to: number; total: number };
-  errors?: Array<{ field: string; message: string }>;
-}
+export type Envelope<T = unknown> = CollectionsEnvelope<T> & { errors?: CollectionsErrorBody["errors"] };
 
-export interface AccountData {
-  id: string;
-  businessId: string;
-  businessState: string;
-  amount: { value: number | null; currency: string; formatted: string | null };
-  reference: string;
-  walletId: string;
-  sourceReference: string;
-  accountNumber: string;
-  accountName: string;
-  providerName: string;
-  accountType: "single_use" | "multi_use";
-  status: "active" | "inactive" | "expired";
-  currency: string;
-  expiresAt: string | null;
-  createdAt: string;
-  customerId: string | null;
-}
-
-export interface DepositData {
-  sessionId: string;
-  reference: string;
-  status: "settled" | "refunded" | "received";
-  reason: string | null;
-  amount: number;
-  recipient: { accountName: string; accountNumber: string };
-  refund: { amount: number; reason: string; refundReference: string } | null;
-  [k: string]: unknown;
-}
+/** The API's shapes, as the server declares them (plugins/collections). */
+export type AccountData = VirtualAccountView;
+export type DepositData = DepositView;
 
 /** epoch ms → `YYYY-MM-DD HH:MM:SS` (UTC). */
 export function fmt(ms: number): string {

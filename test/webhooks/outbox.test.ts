@@ -7,7 +7,7 @@ import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { DocumentStore, WebhookMessage } from "../../adapters/ports.ts";
 import { DEFAULT_WEBHOOK_SCHEDULE, createWebhookOutbox, type WebhookOutboxOptions } from "../../adapters/webhooks/outbox.ts";
-import { verifyWebhook } from "../../adapters/webhooks/signature.ts";
+import { verifyWebhook } from "../../client/webhooks.ts";
 import { createLogger, type LogFields } from "../../core/log.ts";
 import { isMongoSkip, startMongoServer } from "../support/mongo-server.ts";
 

@@ -1,7 +1,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createHmac } from "node:crypto";
-import { signWebhook, verifyWebhook, webhookHeaders } from "../../adapters/webhooks/signature.ts";
+import { signWebhook, webhookHeaders } from "../../adapters/webhooks/signature.ts";
+import { verifyWebhook } from "../../client/webhooks.ts";
 
 const KEY_BYTES = Buffer.from("0123456789abcdef0123456789abcdef", "utf8");
 const WHSEC = `whsec_${KEY_BYTES.toString("base64")}`;
