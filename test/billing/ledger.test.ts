@@ -17,6 +17,7 @@ import {
 import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { isBillingError, isDependencyUnavailableError, type BillingIdentity, type DocumentStore } from "../../adapters/ports.ts";
+import { assertLedgerInvariant } from "../support/ledger-invariant.ts";
 import { isMongoSkip, startMongoServer } from "../support/mongo-server.ts";
 
 interface Fixture {
@@ -31,36 +32,9 @@ function ident(irn: string, attemptNumber = 1, sub = "sub-1"): BillingIdentity {
   return { subBusinessId: sub, domain: "passthrough.demo.localhost", irn, attemptNumber };
 }
 
-/** Checks the ledger invariant for `businessId` straight from the stored documents. */
+/** The invariant (test/support/ledger-invariant.ts); returns the balance. */
 async function assertInvariant(store: DocumentStore, businessId: string, opts: { allowPending?: boolean } = {}): Promise<number> {
-  const { wallets, entries } = openLedgerCollections(store);
-  const w = await wallets.get(businessId);
-  const all: EntryDoc[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await entries.find({ businessId }, { limit: 1000, cursor });
-    all.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor);
-  if (!w) {
-    assert.is(all.filter((e) => e.applied).length, 0, `${businessId}: applied entries without a wallet`);
-    return 0;
-  }
-  let sum = w.openingKobo;
-  for (const e of all) {
-    if (!opts.allowPending) assert.is.not(e.state, "pending", `${businessId}: entry ${e._id} left pending`);
-    if (e.type === "debit" && ["debited", "confirmed", "reversing", "reversed"].includes(e.state)) {
-      assert.ok(e.applied, `debit ${e._id} applied flag`);
-      sum -= e.amountKobo;
-    } else if ((e.type === "credit" || e.type === "reversal") && e.state === "applied") {
-      sum += e.amountKobo;
-    } else {
-      assert.not.ok(e.applied, `entry ${e._id} (${e.type}/${e.state}) must not count`);
-    }
-  }
-  assert.is(w.balanceKobo, sum, `${businessId}: balance ${w.balanceKobo} ≠ opening + entries ${sum}`);
-  assert.ok(w.balanceKobo >= 0, `${businessId}: negative balance`);
-  return w.balanceKobo;
+  return (await assertLedgerInvariant(store, businessId, opts)).balanceKobo;
 }
 
 function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string): void {
