@@ -36,6 +36,7 @@ export function formatReport(report: BenchReport): string {
     ...rows.map(line),
     "",
     formatRatioLine(report),
+    ...(report.notes.length > 0 ? ["", ...report.notes] : []),
   ].join("\n");
 }
 

@@ -21,6 +21,7 @@ import { formatReport, gitShortSha, writeReport } from "./report.ts";
 import { bareH3 } from "./scenarios/bare-h3.ts";
 import { gatewayHealth } from "./scenarios/gateway-health.ts";
 import { gatewayPipeline } from "./scenarios/gateway-pipeline.ts";
+import { signScenarios } from "./scenarios/sign.ts";
 
 /** The fixed load settings; env overrides exist for quick runs only (and are recorded in the JSON). */
 export const DEFAULT_SETTINGS: BenchSettings = {
@@ -32,7 +33,7 @@ export const DEFAULT_SETTINGS: BenchSettings = {
 };
 
 /** The scenarios, in the order they run. The first is the baseline the ratios divide by. */
-export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth];
+export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth, ...signScenarios()];
 export const BASELINE = bareH3.name;
 export const SUBJECT = gatewayPipeline.name;
 
@@ -66,7 +67,19 @@ export interface BenchTarget {
 export interface BenchScenario {
   name: string;
   description: string;
-  start(): Promise<BenchTarget>;
+  /** The server autocannon fires at with the fixed settings. */
+  start?(): Promise<BenchTarget>;
+  /** Or: the scenario runs its own load (its size fixed by the scenario) and reports one result. */
+  drive?(progress: (line: string) => void): Promise<DrivenResult>;
+}
+
+export interface DrivenResult {
+  result: ScenarioResult;
+  /** Lines printed under the table (figures the table has no column for). */
+  notes: string[];
+  problems: string[];
+  /** Kept in the JSON report. */
+  extra?: unknown;
 }
 
 export interface ScenarioResult {
@@ -100,6 +113,9 @@ export interface BenchReport {
   ratios: { requestsPerSec: number; p99: number; baseline: string; subject: string };
   /** Why the run failed (non-2xx, errors, nothing measured); empty when it passed. */
   problems: string[];
+  /** Driven scenarios' own lines and figures. */
+  notes: string[];
+  extras: Record<string, unknown>;
 }
 
 export interface RunBenchOptions {
@@ -132,9 +148,19 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
   const loadStart = loadavg();
   const results: ScenarioResult[] = [];
   const problems: string[] = [];
+  const notes: string[] = [];
+  const extras: Record<string, unknown> = {};
 
   for (const scenario of scenarios) {
-    const target = await scenario.start();
+    if (scenario.drive) {
+      const driven = await scenario.drive(progress);
+      results.push(driven.result);
+      notes.push(...driven.notes);
+      problems.push(...driven.problems);
+      if (driven.extra !== undefined) extras[scenario.name] = driven.extra;
+      continue;
+    }
+    const target = await scenario.start!();
     try {
       await _preflight(scenario.name, target);
       if (settings.warmup > 0) {
@@ -172,6 +198,8 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
       subject: SUBJECT,
     },
     problems,
+    notes,
+    extras,
   };
 }
 
