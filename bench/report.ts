@@ -69,6 +69,14 @@ export function gitShortSha(): string {
   }
 }
 
+/** An integer setting from the environment (BENCH_*): `fallback` when unset, an error below `min`. */
+export function envInt(raw: string | undefined, fallback: number, min: number, name: string): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`bench: ${name} must be an integer >= ${min} (got "${raw}")`);
+  return n;
+}
+
 // --- Internal helpers ---
 
 /** autocannon reports latency percentiles in whole milliseconds: no invented decimals. */

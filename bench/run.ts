@@ -17,7 +17,7 @@ import { request } from "node:http";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
-import { formatReport, gitShortSha, writeReport } from "./report.ts";
+import { envInt, formatReport, gitShortSha, writeReport } from "./report.ts";
 import { bareH3 } from "./scenarios/bare-h3.ts";
 import { gatewayHealth } from "./scenarios/gateway-health.ts";
 import { gatewayPipeline } from "./scenarios/gateway-pipeline.ts";
@@ -128,11 +128,11 @@ export interface RunBenchOptions {
 /** The fixed settings with the BENCH_* overrides applied. */
 export function benchSettings(env: Record<string, string | undefined> = process.env): BenchSettings {
   return {
-    connections: _int(env.BENCH_CONNECTIONS, DEFAULT_SETTINGS.connections, 1, "BENCH_CONNECTIONS"),
-    duration: _int(env.BENCH_DURATION, DEFAULT_SETTINGS.duration, 1, "BENCH_DURATION"),
-    pipelining: _int(env.BENCH_PIPELINING, DEFAULT_SETTINGS.pipelining, 1, "BENCH_PIPELINING"),
-    warmup: _int(env.BENCH_WARMUP, DEFAULT_SETTINGS.warmup, 0, "BENCH_WARMUP"),
-    workers: _int(env.BENCH_WORKERS, DEFAULT_SETTINGS.workers, 0, "BENCH_WORKERS"),
+    connections: envInt(env.BENCH_CONNECTIONS, DEFAULT_SETTINGS.connections, 1, "BENCH_CONNECTIONS"),
+    duration: envInt(env.BENCH_DURATION, DEFAULT_SETTINGS.duration, 1, "BENCH_DURATION"),
+    pipelining: envInt(env.BENCH_PIPELINING, DEFAULT_SETTINGS.pipelining, 1, "BENCH_PIPELINING"),
+    warmup: envInt(env.BENCH_WARMUP, DEFAULT_SETTINGS.warmup, 0, "BENCH_WARMUP"),
+    workers: envInt(env.BENCH_WORKERS, DEFAULT_SETTINGS.workers, 0, "BENCH_WORKERS"),
   };
 }
 
@@ -251,13 +251,6 @@ function _preflight(name: string, target: BenchTarget): Promise<void> {
 
 function _round2(values: number[]): number[] {
   return values.map((v) => Math.round(v * 100) / 100);
-}
-
-function _int(raw: string | undefined, fallback: number, min: number, name: string): number {
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`bench: ${name} must be an integer >= ${min} (got "${raw}")`);
-  return n;
 }
 
 async function _main(): Promise<void> {

@@ -2,9 +2,10 @@
  * The scale-out DocumentStore on MongoDB (official driver), written against the subset that both a
  * real server and the jongodb test server get right (ARCHITECTURE.md §5 "MongoDB, honestly"):
  * insertOne / findOne / find+sort+skip+limit / countDocuments / updateOne / deleteOne / deleteMany /
- * createIndex. `updateOne` of the port is one `updateOne` command (atomic with its filter on MongoDB
- * and, measured by the contract suite's races, on jongodb), which also replaces the revision token. No projections (hidden fields are stripped in code), no transactions, no change
- * streams, no findOneAndUpdate/findOneAndDelete, no `$type` arrays.
+ * createIndex. The port's `updateOne` is one `updateOne` command (atomic with its filter on MongoDB
+ * and, measured by the contract suite's races, on jongodb) that also replaces the revision token.
+ * No projections (hidden fields are stripped in code), no transactions, no change streams, no
+ * findOneAndUpdate/findOneAndDelete, no `$type` arrays.
  *
  * - Compare-and-set without findAndModify: jongodb's findAndModify is not atomic (it matches the
  *   query, then updates by `_id` alone, so two racing conditional updates both apply — measured:

@@ -104,13 +104,13 @@ export async function createUnstorageDocumentStore(options: UnstorageDocumentSto
   const clock = options.clock ?? Date.now;
   const storage: Storage =
     options.driver === "fs" ? createStorage({ driver: fsDriver({ base: options.dir ?? ".data" }) }) : createStorage();
-  // The memory driver is never read back (a new store starts empty): writing through to it would only
-  // serialise every document and keep a second copy of it.
   const fsBase = options.driver === "fs" ? resolve(options.dir ?? ".data") : null;
   const states = new Map<string, _CollectionState>();
   let closed = false;
 
   const report = await _load(storage, kind, states, fsBase);
+  // The memory driver is never read back (a new store starts empty): writing through to it would only
+  // serialise every document and keep a second copy of it.
   let writer: _Writer = _NO_WRITER;
   if (fsBase) {
     const journal = createJournal({

@@ -17,8 +17,9 @@
  * Reported: signs/s over the whole run, p50/p99 latency, the throughput of the first and of the last
  * tenth (at most 10 000 signs each) and their ratio (last / first: 1.00 means the cost of a sign did
  * not grow with the wallet's history), and the gateway's RSS (VmRSS) after the run plus its peak
- * (VmHWM). Every answer must be 201, and the measured signs must have taken exactly COUNT fees
- * from the wallet (nothing lost, nothing charged twice); otherwise the scenario reports a problem.
+ * (VmHWM). Every answer must be 201, and the wallet must have given exactly one fee per 201
+ * (nothing lost, nothing charged twice); otherwise the scenario reports a problem (a fee held by an
+ * error answer after the debit is reported as such).
  *
  * Also reported: the CPU time (user + system, every thread) the gateway and the simulator spent per
  * measured sign, from /proc: unlike signs/s it barely moves when other work shares the machine.
@@ -27,7 +28,7 @@
  *   npx tsx bench/scenarios/sign.ts memory          one variant (memory | fs | mongodb-redis)
  *
  * env: BENCH_SIGN_COUNT (default 100000), BENCH_SIGN_WARMUP (default 2000), BENCH_SIGN_MONGO_COUNT
- * (sign-mongodb-redis; default 2000 on jongodb, whose inserts slow down with every document stored
+ * (sign-mongodb-redis; default 1000 on jongodb, whose inserts slow down with every document stored
  * — docs/bench.md —, BENCH_SIGN_COUNT when MONGODB_URI names a real server), BENCH_SIGN_STORES (comma
  * list, default "memory,fs,mongodb-redis"), BENCH_CONNECTIONS (default 64), BENCH_SIGN_CPU_PROF=<dir>
  * (the gateway runs with `--cpu-prof` and writes its profile there), BENCH_SIGN_NODE_ARGS (more node
@@ -44,6 +45,7 @@ import { request } from "undici";
 import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
 import { isRedisSkip, startRedisServer } from "../../test/support/redis-server.ts";
 import { demoInvoice } from "../../test/simulator/simulator-helpers.ts";
+import { envInt } from "../report.ts";
 import type { BenchScenario, DrivenResult, ScenarioResult } from "../run.ts";
 
 export type SignStore = "memory" | "fs" | "mongodb-redis";
@@ -97,7 +99,9 @@ export interface SignBenchResult {
   /** CPU time (user + system, all threads) per measured sign: the gateway process and the simulator process, µs. */
   gatewayCpuUs: number;
   simulatorCpuUs: number;
-  /** The measured signs took exactly count × fee from the wallet. */
+  /** Fees the measured signs took from the wallet. */
+  feesTaken: number;
+  /** One fee per 201, plus at most one per error answer (a fee held for an outcome the gateway could not confirm); never more. */
   walletExact: boolean;
   problems: string[];
 }
@@ -118,12 +122,12 @@ export function signBenchSettings(env: Record<string, string | undefined> = proc
     .map((s) => s.trim())
     .filter(Boolean);
   for (const s of stores) if (!SIGN_STORES.includes(s as SignStore)) throw new Error(`bench: BENCH_SIGN_STORES: unknown store "${s}"`);
-  const count = _int(env.BENCH_SIGN_COUNT, 100_000, 10, "BENCH_SIGN_COUNT");
+  const count = envInt(env.BENCH_SIGN_COUNT, 100_000, 10, "BENCH_SIGN_COUNT");
   return {
     count,
-    mongoCount: _int(env.BENCH_SIGN_MONGO_COUNT, env.MONGODB_URI ? count : Math.min(count, 2_000), 10, "BENCH_SIGN_MONGO_COUNT"),
-    warmup: _int(env.BENCH_SIGN_WARMUP, 2_000, 0, "BENCH_SIGN_WARMUP"),
-    connections: _int(env.BENCH_CONNECTIONS, 64, 1, "BENCH_CONNECTIONS"),
+    mongoCount: envInt(env.BENCH_SIGN_MONGO_COUNT, env.MONGODB_URI ? count : Math.min(count, 1_000), 10, "BENCH_SIGN_MONGO_COUNT"),
+    warmup: envInt(env.BENCH_SIGN_WARMUP, 2_000, 0, "BENCH_SIGN_WARMUP"),
+    connections: envInt(env.BENCH_CONNECTIONS, 64, 1, "BENCH_CONNECTIONS"),
     stores: stores as SignStore[],
     ...(env.BENCH_SIGN_CPU_PROF ? { cpuProfDir: env.BENCH_SIGN_CPU_PROF } : {}),
     nodeArgs: (env.BENCH_SIGN_NODE_ARGS ?? "").split(" ").filter(Boolean),
@@ -180,7 +184,11 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
     cleanups.push(() => _stop(sim.child));
 
     const configPath = join(dir, "config.json");
-    writeFileSync(configPath, JSON.stringify(_config(storage, coordination, sim.url, dir)));
+    const config = _config(storage, coordination, sim.url, dir);
+    // jongodb answers an insert in hundreds of ms once a collection holds a few thousand documents
+    // (docs/bench.md): a longer store deadline measures it instead of failing on the 2 s default.
+    if (options.store === "mongodb-redis" && !process.env.MONGODB_URI) config.dependencies = { storeTimeoutMs: 30_000 };
+    writeFileSync(configPath, JSON.stringify(config));
     const nodeArgs = [...(options.nodeArgs ?? [])];
     if (options.cpuProfDir) {
       mkdirSync(options.cpuProfDir, { recursive: true });
@@ -218,8 +226,13 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
     const name = `sign-${options.store}`;
     if (run.non2xx > 0) problems.push(`${name}: ${run.non2xx} non-2xx responses (first: ${run.firstBad})`);
     if (run.errors > 0) problems.push(`${name}: ${run.errors} connection errors`);
-    const walletExact = before - after === options.count * FEE_KOBO;
-    if (!walletExact) problems.push(`${name}: the wallet moved by ${before - after} kobo, expected ${options.count * FEE_KOBO}`);
+    // Every 201 is one fee; an error answer after the debit (an outcome the gateway could not
+    // confirm) holds its fee until the merchant's same-key retry settles it: counted apart.
+    const feesTaken = (before - after) / FEE_KOBO;
+    const walletExact = feesTaken === run.status2xx || (feesTaken > run.status2xx && feesTaken <= run.status2xx + run.non2xx);
+    if (feesTaken !== run.status2xx) {
+      problems.push(`${name}: the wallet took ${feesTaken} fees for ${run.status2xx} signed invoices${walletExact ? ` (${feesTaken - run.status2xx} held by error answers)` : " (WRONG)"}`);
+    }
     return {
       store: options.store,
       count: options.count,
@@ -240,6 +253,7 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
       gatewayCpuUs,
       simulatorCpuUs,
       walletExact,
+      feesTaken,
       problems,
     };
   } finally {
@@ -255,7 +269,8 @@ export function formatSignResult(r: SignBenchResult): string {
     `sign-${r.store}: ${f(r.signsPerSec)} signs/s over ${r.count.toLocaleString("en-US")} (p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms), ` +
     `first ${r.window.toLocaleString("en-US")} ${f(r.firstPerSec)}/s, last ${f(r.lastPerSec)}/s, last/first ${Number.isFinite(r.lastVsFirst) ? r.lastVsFirst.toFixed(2) : "n/a"}, ` +
     `gateway RSS ${r.rssBeforeMiB.toFixed(0)} → ${r.rssMiB.toFixed(0)} MiB (peak ${r.peakRssMiB.toFixed(0)} MiB), ` +
-    `CPU per sign: gateway ${r.gatewayCpuUs.toFixed(0)} µs, simulator ${r.simulatorCpuUs.toFixed(0)} µs, wallet ${r.walletExact ? "exact" : "WRONG"}`
+    `CPU per sign: gateway ${r.gatewayCpuUs.toFixed(0)} µs, simulator ${r.simulatorCpuUs.toFixed(0)} µs, ` +
+    `wallet ${r.walletExact ? (r.feesTaken === r.status2xx ? "exact" : `exact (${r.feesTaken - r.status2xx} fees held)`) : "WRONG"}`
   );
 }
 
@@ -455,13 +470,6 @@ function _rss(pid: number): { rssMiB: number; peakMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
   return { rssMiB: kb("VmRSS") / 1024, peakMiB: kb("VmHWM") / 1024 };
-}
-
-function _int(raw: string | undefined, fallback: number, min: number, name: string): number {
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`bench: ${name} must be an integer >= ${min} (got "${raw}")`);
-  return n;
 }
 
 async function _main(): Promise<void> {
