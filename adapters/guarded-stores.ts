@@ -157,6 +157,7 @@ function _guardCollection<T extends Doc>(inner: Collection<T>, call: _Call): Col
   const find = op("find");
   const count = op("count");
   const findOneAndUpdate = op("findOneAndUpdate");
+  const updateOne = op("updateOne");
   const del = op("delete");
   const deleteMany = op("deleteMany");
   const claim = op("claim");
@@ -169,6 +170,7 @@ function _guardCollection<T extends Doc>(inner: Collection<T>, call: _Call): Col
     find: (filter, options) => find(() => inner.find(filter, options)),
     count: (filter) => count(() => inner.count(filter)),
     findOneAndUpdate: (filter, update, options) => findOneAndUpdate(() => inner.findOneAndUpdate(filter, update, options)),
+    updateOne: (filter, update) => updateOne(() => inner.updateOne(filter, update)),
     delete: (id) => del(() => inner.delete(id)),
     deleteMany: (filter) => deleteMany(() => inner.deleteMany(filter)),
     claim: (filter, owner, leaseMs, sort) => claim(() => inner.claim(filter, owner, leaseMs, sort)),

@@ -101,6 +101,15 @@ export interface Collection<T extends Doc> {
    * Throws DuplicateKeyError when the update would break a unique index.
    */
   findOneAndUpdate(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<T | null>;
+  /**
+   * Atomically applies `update` to the one document matching `filter` without reading it back: a
+   * conditional update (`{ _id, balance: { $gte: 5 } }` + `$inc`, or a compare-and-set on a version
+   * or state) in one step of the engine (MongoDB: one `updateOne` command; the embedded store: one
+   * synchronous check-and-change). True when a document matched and was updated, false when none
+   * matched. No upsert. Throws DuplicateKeyError when the update would break a unique index.
+   * Prefer it to findOneAndUpdate whenever the updated document is not needed.
+   */
+  updateOne(filter: Filter, update: Update): Promise<boolean>;
   /** Deletes by id; true when something was deleted. */
   delete(id: string): Promise<boolean>;
   deleteMany(filter: Filter): Promise<number>;

@@ -38,6 +38,7 @@ export function formatReport(report: BenchReport): string {
     ...report.scenarios.filter((x) => x.extra).map((x) => `${x.name}: ${Object.entries(x.extra!).map(([k, v]) => `${k} ${v}`).join(", ")}`),
     "",
     formatRatioLine(report),
+    ...(report.notes.length > 0 ? ["", ...report.notes] : []),
   ].join("\n");
 }
 
@@ -85,6 +86,14 @@ export function gitShortSha(): string {
   } catch {
     return "nogit";
   }
+}
+
+/** An integer setting from the environment (BENCH_*): `fallback` when unset, an error below `min`. */
+export function envInt(raw: string | undefined, fallback: number, min: number, name: string): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`bench: ${name} must be an integer >= ${min} (got "${raw}")`);
+  return n;
 }
 
 // --- Internal helpers ---

@@ -17,10 +17,11 @@ import { request } from "node:http";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
-import { formatReport, gitShortSha, summarizeCannon, writeReport } from "./report.ts";
+import { envInt, formatReport, gitShortSha, summarizeCannon, writeReport } from "./report.ts";
 import { bareH3 } from "./scenarios/bare-h3.ts";
 import { gatewayHealth } from "./scenarios/gateway-health.ts";
 import { gatewayPipeline } from "./scenarios/gateway-pipeline.ts";
+import { signScenarios } from "./scenarios/sign.ts";
 import { stored } from "./scenarios/stored.ts";
 
 /** The fixed load settings; env overrides exist for quick runs only (and are recorded in the JSON). */
@@ -33,7 +34,7 @@ export const DEFAULT_SETTINGS: BenchSettings = {
 };
 
 /** The scenarios, in the order they run. The first is the baseline the ratios divide by. */
-export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth, stored];
+export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth, stored, ...signScenarios()];
 export const BASELINE = bareH3.name;
 export const SUBJECT = gatewayPipeline.name;
 
@@ -67,10 +68,21 @@ export interface BenchTarget {
 export interface BenchScenario {
   name: string;
   description: string;
-  /** An autocannon GET scenario: the server to load. */
+  /** An autocannon GET scenario: the server autocannon fires at with the fixed settings. */
   start?(): Promise<BenchTarget>;
-  /** A scenario that drives its own load (per-request bodies, background work) and reports its figures. */
+  /** Or: autocannon-driven with per-request bodies or background work, under the shared settings. */
   measure?(settings: BenchSettings, progress: (line: string) => void): Promise<ScenarioResult>;
+  /** Or: the scenario runs its own load (its size fixed by the scenario) and reports one result. */
+  drive?(progress: (line: string) => void): Promise<DrivenResult>;
+}
+
+export interface DrivenResult {
+  result: ScenarioResult;
+  /** Lines printed under the table (figures the table has no column for). */
+  notes: string[];
+  problems: string[];
+  /** Kept in the JSON report. */
+  extra?: unknown;
 }
 
 export interface ScenarioResult {
@@ -106,6 +118,9 @@ export interface BenchReport {
   ratios: { requestsPerSec: number; p99: number; baseline: string; subject: string };
   /** Why the run failed (non-2xx, errors, nothing measured); empty when it passed. */
   problems: string[];
+  /** Driven scenarios' own lines and figures. */
+  notes: string[];
+  extras: Record<string, unknown>;
 }
 
 export interface RunBenchOptions {
@@ -118,11 +133,11 @@ export interface RunBenchOptions {
 /** The fixed settings with the BENCH_* overrides applied. */
 export function benchSettings(env: Record<string, string | undefined> = process.env): BenchSettings {
   return {
-    connections: _int(env.BENCH_CONNECTIONS, DEFAULT_SETTINGS.connections, 1, "BENCH_CONNECTIONS"),
-    duration: _int(env.BENCH_DURATION, DEFAULT_SETTINGS.duration, 1, "BENCH_DURATION"),
-    pipelining: _int(env.BENCH_PIPELINING, DEFAULT_SETTINGS.pipelining, 1, "BENCH_PIPELINING"),
-    warmup: _int(env.BENCH_WARMUP, DEFAULT_SETTINGS.warmup, 0, "BENCH_WARMUP"),
-    workers: _int(env.BENCH_WORKERS, DEFAULT_SETTINGS.workers, 0, "BENCH_WORKERS"),
+    connections: envInt(env.BENCH_CONNECTIONS, DEFAULT_SETTINGS.connections, 1, "BENCH_CONNECTIONS"),
+    duration: envInt(env.BENCH_DURATION, DEFAULT_SETTINGS.duration, 1, "BENCH_DURATION"),
+    pipelining: envInt(env.BENCH_PIPELINING, DEFAULT_SETTINGS.pipelining, 1, "BENCH_PIPELINING"),
+    warmup: envInt(env.BENCH_WARMUP, DEFAULT_SETTINGS.warmup, 0, "BENCH_WARMUP"),
+    workers: envInt(env.BENCH_WORKERS, DEFAULT_SETTINGS.workers, 0, "BENCH_WORKERS"),
   };
 }
 
@@ -138,12 +153,22 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
   const loadStart = loadavg();
   const results: ScenarioResult[] = [];
   const problems: string[] = [];
+  const notes: string[] = [];
+  const extras: Record<string, unknown> = {};
 
   for (const scenario of scenarios) {
     if (scenario.measure) {
       const result = await scenario.measure(settings, progress);
       results.push(result);
       problems.push(..._problemsOf(result));
+      continue;
+    }
+    if (scenario.drive) {
+      const driven = await scenario.drive(progress);
+      results.push(driven.result);
+      notes.push(...driven.notes);
+      problems.push(...driven.problems);
+      if (driven.extra !== undefined) extras[scenario.name] = driven.extra;
       continue;
     }
     const target = await scenario.start!();
@@ -182,6 +207,8 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
       subject: SUBJECT,
     },
     problems,
+    notes,
+    extras,
   };
 }
 
@@ -226,13 +253,6 @@ function _preflight(name: string, target: BenchTarget): Promise<void> {
 
 function _round2(values: number[]): number[] {
   return values.map((v) => Math.round(v * 100) / 100);
-}
-
-function _int(raw: string | undefined, fallback: number, min: number, name: string): number {
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`bench: ${name} must be an integer >= ${min} (got "${raw}")`);
-  return n;
 }
 
 async function _main(): Promise<void> {

@@ -15,14 +15,27 @@ export function keyedHash(key: Buffer, value: string): string {
   return createHmac("sha256", key).update(value, "utf8").digest("base64url");
 }
 
-/** Deterministic JSON: object keys sorted at every level (fingerprints of equal documents agree). */
+/**
+ * Deterministic JSON: object keys sorted at every level (fingerprints of equal documents agree).
+ * Built in one pass with string appends (no per-key arrays or closures): it runs on every sign.
+ * The output is byte for byte what it always was (stored fingerprints must keep matching).
+ */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + canonicalJson(value[i]);
+    return out + "]";
+  }
   const obj = value as Record<string, unknown>;
-  return `{${Object.keys(obj)
-    .sort()
-    .filter((k) => obj[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-    .join(",")}}`;
+  const keys = Object.keys(obj).sort();
+  let out = "{";
+  let first = true;
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += (first ? "" : ",") + JSON.stringify(k) + ":" + canonicalJson(v);
+    first = false;
+  }
+  return out + "}";
 }

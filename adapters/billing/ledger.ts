@@ -1,29 +1,44 @@
 /**
  * The built-in wallet ledger (ARCHITECTURE.md §5 "billing", §7 invariant 1) on the DocumentStore.
- * Correct across processes with single-document atomic operations only (no transactions):
+ * Correct across processes with single-document atomic operations only (no transactions), and the
+ * cost of one movement does not depend on the wallet's history (docs/billing.md, docs/decisions.md).
  *
  * Documents
- * - `billing_wallets`: one per business `{ _id: businessId, balanceKobo, openingKobo, version,
- *   horizon, marks: { <markKey>: { e, t, at, o } } }`, created on first use with the configured
- *   opening balance (upsert + $setOnInsert).
  * - `billing_entries`: one per money movement, `_id` a canonical key: `debit:<h>` / `reversal:<h>`
  *   with h = sha256(JSON [businessId, subBusinessId, domain, irn, attemptNumber]), and
  *   `credit:<sha256(JSON [businessId, reference])>`. The unique `_id` makes a second debit (or
- *   reversal, or credit) of the same identity impossible to create.
+ *   reversal, or credit) of the same identity impossible to create. Entries are the journal.
+ * - `billing_wallets`: one per business, a bounded summary `{ _id: businessId, balanceKobo,
+ *   openingKobo, version, batch, createdAt }`, created on first use with the configured opening
+ *   balance (upsert + $setOnInsert). `batch` is null or the record of the last group of movements
+ *   applied, `{ id, moves: [{ e: entryId, t: round, o: "applied" | "declined" }] }`, at most
+ *   `maxBatch` moves: the wallet never grows with the history.
  *
- * Two steps, one decision point. An entry is inserted `pending` (round 1), then applied to the wallet
- * by ONE compare-and-set on the wallet document that both moves the balance and writes the entry's
- * mark `marks.<entryKey>_<round>`, guarded by "that mark is absent" (and, for debits,
- * `balanceKobo >= amount`). An insufficient balance is also decided on the wallet: a CAS guarded by
- * "mark absent and balanceKobo < amount" writes a `declined` mark without moving money. So the wallet
- * document is the single source of truth for "was this entry applied": exactly one decision per
- * (entry, round) exists, whichever process or retry makes it. The entry then moves `pending →
- * debited | declined` (credits and reversals `pending → applied`) by a CAS on its own document.
+ * Group commit. An entry is inserted `pending` (round 1). Movements waiting for one wallet in this
+ * process are applied together by the wallet's batcher, one batch at a time (TigerBeetle's shape:
+ * one wallet write per batch, not per movement):
+ *   1. read the wallet (its `version`); if it holds a batch record, finish that batch first (below);
+ *   2. read the batch's entries (after the wallet) and decide each still-pending one in order against
+ *      the running balance: a debit the balance covers is `applied`, one it does not is `declined`
+ *      (decided, not charged); credits and reversals are `applied`;
+ *   3. ONE compare-and-set on the wallet `{ _id, version }` (the port's `updateOne`) sets the new
+ *      balance, `version + 1` and the batch record. A lost race (another process moved the wallet)
+ *      re-reads and decides again;
+ *   4. each entry moves `pending → debited | declined` (credits and reversals `→ applied`) by a
+ *      compare-and-set on its own document `{ _id, state: "pending", round }`;
+ *   5. the batch record is cleared (`{ _id, "batch.id" }` → null; best effort).
+ * Exactly once: a batch record leaves the wallet only after its entries were finished, and every
+ * decision reads the entries after the wallet version it writes against, so an entry seen pending
+ * then was not applied in any batch before that version, and any batch applied since changed the
+ * version (the compare-and-set fails). Concurrent debits of one business therefore never retry
+ * against each other inside a process; across processes only whole batches race.
  *
- * Recovery. A crash anywhere leaves an entry `pending`; whoever touches the identity next (a replay of
- * the same debit, reverse, confirm, a credit replay) drives it: mark present → finish the entry with
- * the recorded outcome (no second charge); mark absent → apply now. `wallet()` finishes pending
- * entries that already have a mark (read-side repair; it never charges an undecided entry).
+ * Recovery. A crash anywhere leaves entries `pending`; a crash after step 3 also leaves the batch
+ * record. Whoever next writes the wallet (any batch, any process) or reads it (`wallet()`) finishes
+ * the recorded entries with the recorded outcome (no second charge); an entry pending without a
+ * record was never applied and is applied by the next call for its identity (a replayed debit,
+ * reverse, confirm, a replayed credit). Wallets written by the earlier mark-per-entry version
+ * (`marks`, `horizon`) are finished the same way and lose those fields at their next batch.
  *
  * Debit states: pending → debited | declined; declined → pending (next round) when the same identity
  * and fingerprint are retried (the decline was a business outcome — a retry after a top-up may
@@ -31,21 +46,13 @@
  * reversed (a `reversal:` entry, applied the same way, credits the amount back). `reversing` is a
  * commitment: any later reverse/debit replay finishes it. Reversing a confirmed debit is refused.
  *
- * Bounded marks. When a wallet holds more than `maxMarks` (1000) marks, marks older than
- * `markRetentionMs` (60 s) whose entry has left that round (finalized) are removed in one CAS that
- * also raises `horizon` to the newest removed mark's round time. Every apply/decline CAS requires
- * `horizon < roundAt` of the entry's round, so a stalled process holding a stale round can never
- * apply it after its mark is gone; an undecided round at or below the horizon is retired by moving
- * the entry to a new round (roundAt > horizon). The marks therefore stay about
- * max(maxMarks, entries per retention window).
- *
  * Invariant (tested after every scenario): balanceKobo = openingKobo + Σ credits(applied)
  * − Σ debits(debited | confirmed | reversing | reversed) + Σ reversals(applied), never negative.
  *
  * Store outages surface as DependencyUnavailableError("billing", …); an entry left pending by one is
  * finished by the next call for the same identity.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import {
   BillingError,
   DependencyUnavailableError,
@@ -58,7 +65,6 @@ import {
   type DebitResult,
   type Doc,
   type DocumentStore,
-  type Filter,
 } from "../ports.ts";
 
 export const WALLETS_COLLECTION = "billing_wallets";
@@ -68,8 +74,10 @@ export const ENTRIES_COLLECTION = "billing_entries";
 export interface LedgerHooks {
   /** After the entry document was inserted, before it is applied to the wallet. */
   afterInsert?(entryId: string): void | Promise<void>;
-  /** After the wallet CAS applied (or declined) the entry, before the entry document is finalized. */
+  /** After the wallet compare-and-set applied (or declined) the entry, before the entry document is finished. */
   afterApply?(entryId: string): void | Promise<void>;
+  /** After the entry document was finished, before the wallet's batch record is cleared. */
+  afterFinish?(entryId: string): void | Promise<void>;
 }
 
 export interface DocumentLedgerOptions {
@@ -78,11 +86,9 @@ export interface DocumentLedgerOptions {
   openingBalances: Record<string, number>;
   /** Epoch milliseconds. Default Date.now. */
   clock?: () => number;
-  /** Prune wallet marks above this count. Default 1000. */
-  maxMarks?: number;
-  /** Only marks older than this are pruned. Default 60 000 ms. */
-  markRetentionMs?: number;
-  /** Bound on CAS retries of one call under contention. Default 2000. */
+  /** Most movements one wallet write applies (1–1000). Default 256. */
+  maxBatch?: number;
+  /** Bound on lost wallet races (other processes' batches) of one batch. Default 1000. */
   maxSteps?: number;
   hooks?: LedgerHooks;
 }
@@ -94,10 +100,8 @@ export interface EntryDoc extends Doc {
   type: "debit" | "reversal" | "credit";
   amountKobo: number;
   state: EntryState;
-  /** Decision round (a declined debit retried, or a round retired by the horizon, starts a new one). */
+  /** Decision round (a declined debit retried starts a new one). */
   round: number;
-  /** Epoch ms of the round's start; must be above the wallet's horizon to be applied. */
-  roundAt: number;
   /** True once the entry's effect on the balance is final and recorded here (listing filter). */
   applied: boolean;
   fingerprint?: string;
@@ -108,24 +112,28 @@ export interface EntryDoc extends Doc {
   updatedAt: string;
 }
 
-export interface WalletMark {
-  /** Entry id. */
+/** One decided movement of a batch: entry id, round, outcome. */
+export interface BatchMove {
   e: string;
-  /** Round. */
   t: number;
-  /** roundAt of that round. */
-  at: number;
   o: "applied" | "declined";
+}
+
+export interface WalletBatch {
+  id: string;
+  moves: BatchMove[];
 }
 
 export interface WalletDoc extends Doc {
   balanceKobo: number;
   openingKobo: number;
   version: number;
-  horizon: number;
-  marks: Record<string, WalletMark>;
-  lastEntry?: string;
+  /** The last batch applied, until its entries are finished. */
+  batch: WalletBatch | null;
   createdAt: string;
+  /** Written by the earlier mark-per-entry ledger; finished and removed by the next batch. */
+  marks?: Record<string, BatchMove>;
+  horizon?: number;
 }
 
 /** The canonical entry id of a billing identity (`debit:` / `reversal:` + sha256). */
@@ -150,12 +158,13 @@ export function openLedgerCollections(store: DocumentStore): { wallets: Collecti
 
 export function createDocumentLedger(options: DocumentLedgerOptions): BillingLedger {
   const clock = options.clock ?? Date.now;
-  const maxMarks = options.maxMarks ?? 1000;
-  const retentionMs = options.markRetentionMs ?? 60_000;
-  const maxSteps = options.maxSteps ?? 2000;
+  const maxBatch = Math.max(1, Math.min(1000, options.maxBatch ?? 256));
+  const maxSteps = options.maxSteps ?? 1000;
   const hooks = options.hooks ?? {};
   const { wallets, entries } = openLedgerCollections(options.store);
   const iso = (): string => new Date(clock()).toISOString();
+  /** Per business: the movements waiting for its batcher, and whether a batch is running. */
+  const queues = new Map<string, _Queue>();
 
   const opening = (businessId: string): number => {
     const v = options.openingBalances[businessId] ?? 0;
@@ -163,21 +172,12 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
     return v;
   };
 
-  const ensureWallet = async (businessId: string): Promise<WalletDoc> => {
+  const loadWallet = async (businessId: string): Promise<WalletDoc> => {
     const existing = await wallets.get(businessId);
     if (existing) return existing;
     const created = await wallets.findOneAndUpdate(
       { _id: businessId },
-      {
-        $setOnInsert: {
-          balanceKobo: opening(businessId),
-          openingKobo: opening(businessId),
-          version: 0,
-          horizon: 0,
-          marks: {},
-          createdAt: iso(),
-        },
-      },
+      { $setOnInsert: { balanceKobo: opening(businessId), openingKobo: opening(businessId), version: 0, batch: null, createdAt: iso() } },
       { upsert: true },
     );
     if (!created) throw new DependencyUnavailableError("billing", "wallet could not be created", "server_error");
@@ -190,124 +190,148 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
     return e;
   };
 
+  /** Moves an entry out of `pending` with a decided outcome; false when another caller already did. */
+  const finish = (move: BatchMove): Promise<boolean> => {
+    const state: EntryState = move.o === "declined" ? "declined" : move.e.startsWith("debit:") ? "debited" : "applied";
+    return entries.updateOne({ _id: move.e, state: "pending", round: move.t }, { $set: { state, applied: move.o === "applied", updatedAt: iso() } });
+  };
+
+  /** Finishes the entries a wallet records as decided (a batch whose writer stopped or is still finishing). */
+  const finishRecorded = async (wallet: WalletDoc): Promise<void> => {
+    const moves = [...(wallet.batch?.moves ?? []), ...Object.values(wallet.marks ?? {})];
+    await Promise.all(moves.map(finish));
+    if (wallet.batch) await wallets.updateOne({ _id: wallet._id, "batch.id": wallet.batch.id }, { $set: { batch: null } });
+  };
+
   /**
-   * Takes a pending entry to a decided state (see header). `appliedByMe` is true only for the call
-   * whose wallet CAS moved the money; `wallet` is the wallet document that CAS returned.
+   * One batch of `items` against the wallet of `businessId` (steps 1–5 of the header). Resolves each
+   * item's waiters with the entry's outcome; an item already decided elsewhere resolves as it is.
    */
-  const drive = async (start: EntryDoc): Promise<{ entry: EntryDoc; appliedByMe: boolean; wallet: WalletDoc | null }> => {
-    let entry = start;
-    let appliedByMe = false;
-    let mine: WalletDoc | null = null;
+  const applyBatch = async (businessId: string, items: _Item[]): Promise<void> => {
     for (let step = 0; step < maxSteps; step++) {
-      if (entry.state !== "pending") return { entry, appliedByMe, wallet: mine };
-      const wallet = await ensureWallet(entry.businessId);
-      const key = _markKey(entry);
-      const mark = wallet.marks?.[key];
-      let outcome: WalletMark["o"];
-      if (mark) {
-        outcome = mark.o;
-      } else if (entry.roundAt <= wallet.horizon) {
-        // This round can no longer be decided (its mark could have been pruned): start a new round.
-        const next = await entries.findOneAndUpdate(
-          { _id: entry._id, state: "pending", round: entry.round },
-          { $set: { round: entry.round + 1, roundAt: Math.max(clock(), wallet.horizon + 1), updatedAt: iso() } },
-        );
-        entry = next ?? (await reread(entry._id));
-        continue;
-      } else {
-        const base: Filter = { _id: entry.businessId, [`marks.${key}`]: { $exists: false }, horizon: { $lt: entry.roundAt } };
-        const isDebit = entry.type === "debit";
-        if (isDebit && wallet.balanceKobo < entry.amountKobo) {
-          const w = await wallets.findOneAndUpdate(
-            { ...base, balanceKobo: { $lt: entry.amountKobo } },
-            { $set: { [`marks.${key}`]: _mark(entry, "declined") }, $inc: { version: 1 } },
-          );
-          if (!w) continue; // the wallet changed in between: look again
-          outcome = "declined";
-        } else {
-          const w = await wallets.findOneAndUpdate(
-            isDebit ? { ...base, balanceKobo: { $gte: entry.amountKobo } } : base,
-            {
-              $inc: { balanceKobo: isDebit ? -entry.amountKobo : entry.amountKobo, version: 1 },
-              $set: { [`marks.${key}`]: _mark(entry, "applied"), lastEntry: entry._id },
-            },
-          );
-          if (!w) continue;
-          outcome = "applied";
-          appliedByMe = true;
-          mine = w;
+      const open = items.filter((i) => !i.settled);
+      if (open.length === 0) return;
+      const wallet = await loadWallet(businessId);
+      if (wallet.batch || wallet.marks) await finishRecorded(wallet);
+      const page = await entries.find({ _id: { $in: open.map((i) => i.id) } }, { limit: open.length });
+      const current = new Map(page.items.map((e) => [e._id, e]));
+      let balance = wallet.balanceKobo;
+      const moves: Array<{ move: BatchMove; item: _Item; entry: EntryDoc; balanceKobo: number }> = [];
+      for (const item of open) {
+        const entry = current.get(item.id);
+        if (!entry) {
+          _settle(item, null, new Error(`billing entry ${item.id} vanished`));
+          continue;
         }
-        await hooks.afterApply?.(entry._id);
+        if (entry.state !== "pending") {
+          _settle(item, { entry, appliedByMe: false, balanceKobo: null });
+          continue;
+        }
+        let o: BatchMove["o"] = "applied";
+        if (entry.type !== "debit") balance += entry.amountKobo;
+        else if (balance >= entry.amountKobo) balance -= entry.amountKobo;
+        else o = "declined";
+        moves.push({ move: { e: entry._id, t: entry.round, o }, item, entry, balanceKobo: balance });
       }
-      const state: EntryState = outcome === "declined" ? "declined" : entry.type === "debit" ? "debited" : "applied";
-      const next = await entries.findOneAndUpdate(
-        { _id: entry._id, state: "pending", round: entry.round },
-        { $set: { state, applied: outcome === "applied", updatedAt: iso() } },
+      if (moves.length === 0) return;
+      const batch: WalletBatch = { id: randomUUID(), moves: moves.map((m) => m.move) };
+      const applied = await wallets.updateOne(
+        { _id: businessId, version: wallet.version },
+        {
+          $set: { balanceKobo: balance, version: wallet.version + 1, batch },
+          ...(wallet.marks || wallet.horizon !== undefined ? { $unset: ["marks", "horizon"] } : {}),
+        },
       );
-      entry = next ?? (await reread(entry._id));
+      if (!applied) continue; // another process moved the wallet: read it again and decide again
+      for (const m of moves) await hooks.afterApply?.(m.move.e);
+      const finished = await Promise.allSettled(moves.map((m) => finish(m.move)));
+      for (const m of moves) await hooks.afterFinish?.(m.move.e);
+      await wallets.updateOne({ _id: businessId, "batch.id": batch.id }, { $set: { batch: null } }).catch(() => {
+        // Housekeeping: the next batch or wallet() finishes (no-op) and replaces the record.
+      });
+      moves.forEach((m, i) => {
+        const r = finished[i]!;
+        if (r.status === "rejected") return _settle(m.item, null, r.reason);
+        const state: EntryState = m.move.o === "declined" ? "declined" : m.entry.type === "debit" ? "debited" : "applied";
+        _settle(m.item, { entry: { ...m.entry, state, applied: m.move.o === "applied" }, appliedByMe: true, balanceKobo: m.balanceKobo });
+      });
+      return;
     }
-    throw new DependencyUnavailableError("billing", "wallet contention: the entry could not be decided", "timeout");
+    throw new DependencyUnavailableError("billing", "wallet contention: the batch could not be applied", "timeout");
   };
 
-  /** Best effort: removes old marks of finalized entries and raises the horizon (see header). */
-  const prune = async (businessId: string): Promise<void> => {
-    const wallet = await wallets.get(businessId);
-    if (!wallet || Object.keys(wallet.marks ?? {}).length <= maxMarks) return;
-    const cutoff = clock() - retentionMs;
-    const old = Object.entries(wallet.marks)
-      .filter(([, m]) => m.at < cutoff)
-      .sort((a, b) => a[1].at - b[1].at)
-      .slice(0, 2 * maxMarks);
-    const removable: string[] = [];
-    let horizon = wallet.horizon;
-    for (const [key, m] of old) {
-      const e = await entries.get(m.e);
-      if (!e || (e.state === "pending" && e.round === m.t)) continue; // still needs its mark
-      removable.push(`marks.${key}`);
-      horizon = Math.max(horizon, m.at);
-    }
-    if (removable.length === 0) return;
-    await wallets.findOneAndUpdate(
-      { _id: businessId, horizon: wallet.horizon },
-      { $unset: removable, $set: { horizon }, $inc: { version: 1 } },
-    );
-  };
-
-  const afterApplied = async (businessId: string): Promise<void> => {
+  /** Runs the batches of one business until its queue is empty. */
+  const drain = async (businessId: string, queue: _Queue): Promise<void> => {
+    queue.running = true;
     try {
-      await prune(businessId);
-    } catch {
-      // Pruning is housekeeping; the next apply tries again.
+      while (queue.items.size > 0) {
+        const items: _Item[] = [];
+        for (const item of queue.items.values()) {
+          items.push(item);
+          queue.items.delete(item.id);
+          if (items.length >= maxBatch) break;
+        }
+        try {
+          await applyBatch(businessId, items);
+        } catch (e) {
+          for (const item of items) _settle(item, null, e);
+        }
+      }
+    } finally {
+      queue.running = false;
+      if (queue.items.size === 0) queues.delete(businessId);
     }
   };
+
+  /**
+   * Takes a pending entry to a decided state through its wallet's batcher. `appliedByMe` is true
+   * only for the one caller whose batch moved the money (a second caller for the same entry in this
+   * process, or any caller after another process decided it, gets false).
+   */
+  const apply = (entry: EntryDoc): Promise<_Outcome> =>
+    new Promise((resolve, reject) => {
+      let queue = queues.get(entry.businessId);
+      if (!queue) {
+        queue = { items: new Map(), running: false };
+        queues.set(entry.businessId, queue);
+      }
+      const item = queue.items.get(entry._id);
+      if (item) item.waiters.push({ resolve, reject });
+      else queue.items.set(entry._id, { id: entry._id, waiters: [{ resolve, reject }], settled: false });
+      if (!queue.running) void drain(entry.businessId, queue);
+    });
+
+  /** Decides `entry` if pending; otherwise it is already decided. */
+  const drive = (entry: EntryDoc): Promise<_Outcome> =>
+    entry.state === "pending" ? apply(entry) : Promise.resolve({ entry, appliedByMe: false, balanceKobo: null });
 
   /** Finishes a committed reversal of a `reversing` debit; returns the reversal entry id. */
   const finishReversal = async (debit: EntryDoc): Promise<string> => {
     const rid = billingEntryId("reversal", debit.businessId, debit.billingIdentity!);
-    const now = clock();
+    const now = new Date(clock()).toISOString();
+    let reversal: EntryDoc;
     try {
-      await entries.insert({
+      reversal = await entries.insert({
         _id: rid,
         businessId: debit.businessId,
         type: "reversal",
         amountKobo: debit.amountKobo,
         state: "pending",
         round: 1,
-        roundAt: now,
         applied: false,
         billingIdentity: debit.billingIdentity,
         reason: debit.reason ?? "reversal",
-        createdAt: new Date(now).toISOString(),
-        updatedAt: new Date(now).toISOString(),
+        createdAt: now,
+        updatedAt: now,
       });
+      await hooks.afterInsert?.(rid);
     } catch (e) {
       if (!isDuplicateKeyError(e)) throw e;
+      reversal = await reread(rid);
     }
-    const r = await reread(rid);
-    const { entry: done, appliedByMe } = await drive(r);
+    const { entry: done } = await drive(reversal);
     if (done.state !== "applied") throw new Error(`reversal ${rid} ended in state ${done.state}`);
-    await entries.findOneAndUpdate({ _id: debit._id, state: "reversing" }, { $set: { state: "reversed", updatedAt: iso() } });
-    if (appliedByMe) await afterApplied(debit.businessId);
+    await entries.updateOne({ _id: debit._id, state: "reversing" }, { $set: { state: "reversed", updatedAt: iso() } });
     return rid;
   };
 
@@ -319,24 +343,22 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
       if (typeof fingerprint !== "string" || fingerprint === "") throw new TypeError("fingerprint must be a non-empty string");
       return _guard(async () => {
         const id = billingEntryId("debit", businessId, identity);
-        const now = clock();
-        const fresh: EntryDoc = {
-          _id: id,
-          businessId,
-          type: "debit",
-          amountKobo,
-          state: "pending",
-          round: 1,
-          roundAt: now,
-          applied: false,
-          fingerprint,
-          billingIdentity: _identity(identity),
-          createdAt: new Date(now).toISOString(),
-          updatedAt: new Date(now).toISOString(),
-        };
+        const now = new Date(clock()).toISOString();
         let entry: EntryDoc;
         try {
-          entry = await entries.insert(fresh);
+          entry = await entries.insert({
+            _id: id,
+            businessId,
+            type: "debit",
+            amountKobo,
+            state: "pending",
+            round: 1,
+            applied: false,
+            fingerprint,
+            billingIdentity: _identity(identity),
+            createdAt: now,
+            updatedAt: now,
+          });
           await hooks.afterInsert?.(id);
         } catch (e) {
           if (!isDuplicateKeyError(e)) throw e;
@@ -348,24 +370,23 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
             // A retry of a declined attempt: decide it again in a new round (e.g. after a top-up).
             const reopened = await entries.findOneAndUpdate(
               { _id: id, state: "declined", round: entry.round },
-              { $set: { state: "pending", round: entry.round + 1, roundAt: Math.max(clock(), entry.roundAt + 1), updatedAt: iso() } },
+              { $set: { state: "pending", round: entry.round + 1, updatedAt: iso() } },
             );
             entry = reopened ?? (await reread(id));
           }
         }
-        let { entry: done, appliedByMe, wallet } = await drive(entry);
+        let { entry: done, appliedByMe, balanceKobo } = await drive(entry);
         if (done.state === "reversing") {
           await finishReversal(done);
           done = await reread(id);
         }
-        if (appliedByMe) await afterApplied(businessId);
         switch (done.state) {
           case "declined":
             throw new BillingError("wallet_declined", "the wallet balance does not cover the fee");
           case "debited":
           case "confirmed":
           case "reversed":
-            if (appliedByMe) return { kind: "debited", entryId: id, balanceKobo: wallet!.balanceKobo };
+            if (appliedByMe) return { kind: "debited", entryId: id, balanceKobo: balanceKobo! };
             return { kind: "replay", entryId: id, state: done.state };
           default:
             throw new Error(`debit ${id} in unexpected state ${done.state}`);
@@ -383,8 +404,7 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
         for (let step = 0; step < maxSteps; step++) {
           switch (entry.state) {
             case "pending":
-              entry = (await drive(entry)).entry;
-              if (entry.state === "debited") await afterApplied(businessId);
+              entry = (await apply(entry)).entry;
               continue;
             case "declined":
               throw new Error("the billing identity was declined: nothing to reverse");
@@ -415,18 +435,19 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
       _checkIdentity(identity);
       return _guard(async () => {
         const id = billingEntryId("debit", businessId, identity);
+        const toConfirmed = () => entries.updateOne({ _id: id, state: "debited" }, { $set: { state: "confirmed", updatedAt: iso() } });
+        if (await toConfirmed()) return; // the usual case: one write
         let entry = await entries.get(id);
         if (!entry) throw new Error("no debit exists for this billing identity");
         for (let step = 0; step < maxSteps; step++) {
           switch (entry.state) {
             case "pending":
-              entry = (await drive(entry)).entry;
+              entry = (await apply(entry)).entry;
               continue;
-            case "debited": {
-              const next = await entries.findOneAndUpdate({ _id: id, state: "debited" }, { $set: { state: "confirmed", updatedAt: iso() } });
-              entry = next ?? (await reread(id));
+            case "debited":
+              if (await toConfirmed()) return;
+              entry = await reread(id);
               continue;
-            }
             case "confirmed":
               return;
             default:
@@ -445,7 +466,7 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
       }
       return _guard(async () => {
         const id = creditEntryId(businessId, reference);
-        const now = clock();
+        const now = new Date(clock()).toISOString();
         let created = true;
         let entry: EntryDoc;
         try {
@@ -456,11 +477,10 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
             amountKobo,
             state: "pending",
             round: 1,
-            roundAt: now,
             applied: false,
             reference,
-            createdAt: new Date(now).toISOString(),
-            updatedAt: new Date(now).toISOString(),
+            createdAt: now,
+            updatedAt: now,
           });
           await hooks.afterInsert?.(id);
         } catch (e) {
@@ -471,8 +491,7 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
             throw new BillingError("attempt_conflict", "the top-up reference was used before with another amount");
           }
         }
-        const { appliedByMe } = await drive(entry);
-        if (appliedByMe) await afterApplied(businessId);
+        await drive(entry);
         return { entryId: id, created };
       });
     },
@@ -481,11 +500,8 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
       _checkBusiness(businessId);
       return _guard(async () => {
         const wallet = await wallets.get(businessId);
-        if (wallet) {
-          // Read-side repair: finish pending entries whose decision the wallet already recorded.
-          const pending = await entries.find({ businessId, state: "pending" }, { limit: 100 });
-          for (const e of pending.items) if (wallet.marks?.[_markKey(e)]) await drive(e);
-        }
+        // Read-side repair: finish the entries whose decision the wallet already records.
+        if (wallet && (wallet.batch || wallet.marks)) await finishRecorded(wallet);
         const page = await entries.find(
           { businessId, applied: true },
           { sort: [{ field: "createdAt", direction: -1 }], limit: Number.isFinite(limit) ? Math.max(1, Math.min(1000, Math.trunc(limit))) : 100 },
@@ -505,17 +521,36 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
 
 // --- Internal helpers ---
 
+interface _Outcome {
+  entry: EntryDoc;
+  appliedByMe: boolean;
+  /** The wallet balance right after this entry was applied (only when appliedByMe). */
+  balanceKobo: number | null;
+}
+
+interface _Item {
+  id: string;
+  waiters: Array<{ resolve(o: _Outcome): void; reject(e: unknown): void }>;
+  settled: boolean;
+}
+
+interface _Queue {
+  items: Map<string, _Item>;
+  running: boolean;
+}
+
+/** Resolves (the first waiter with `outcome`, the others as a replay) or rejects an item's waiters, once. */
+function _settle(item: _Item, outcome: _Outcome | null, error?: unknown): void {
+  if (item.settled) return;
+  item.settled = true;
+  item.waiters.forEach((w, i) => {
+    if (!outcome) w.reject(error);
+    else w.resolve(i === 0 ? outcome : { entry: outcome.entry, appliedByMe: false, balanceKobo: null });
+  });
+}
+
 function _sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
-}
-
-/** A field name safe for a dotted path: `debit_<hex>_<round>`. */
-function _markKey(entry: Pick<EntryDoc, "_id" | "round">): string {
-  return `${entry._id.replace(":", "_")}_${entry.round}`;
-}
-
-function _mark(entry: EntryDoc, o: WalletMark["o"]): WalletMark {
-  return { e: entry._id, t: entry.round, at: entry.roundAt, o };
 }
 
 function _identity(i: BillingIdentity): BillingIdentity {

@@ -338,40 +338,26 @@ export function validateIndexFields(fields: unknown): void {
 }
 
 /**
- * Applies a validated update to a copy of `doc` (`inserting`: an upsert's insert, so `$setOnInsert`
- * applies). Never mutates `doc`. Throws InvalidQueryError for `$inc` on a non-number or a path
- * through a non-object.
+ * Applies a validated update to `doc` copy-on-write (`inserting`: an upsert's insert, so
+ * `$setOnInsert` applies). Never mutates `doc`: the result is a new top-level object; the objects
+ * along each updated path are copied, every other field and sub-document is shared with `doc`, and
+ * values taken from the update are copied (the caller keeps its own). So the cost is the size of
+ * the top level plus what changed, not the size of the document. Throws InvalidQueryError for
+ * `$inc` on a non-number or a path through a non-object.
  */
 export function applyUpdate(doc: Doc, update: Update, inserting: boolean): Doc {
-  const out = cloneJson(doc);
-  if (inserting) for (const [p, v] of Object.entries(update.$setOnInsert ?? {})) if (v !== undefined) setPath(out, p, cloneJson(v));
-  for (const [p, v] of Object.entries(update.$set ?? {})) if (v !== undefined) setPath(out, p, cloneJson(v));
+  const out: Doc = { ...doc };
+  const owned = new Set<object>([out]);
+  if (inserting) for (const [p, v] of Object.entries(update.$setOnInsert ?? {})) if (v !== undefined) _setPath(out, p, cloneJson(v), owned);
+  for (const [p, v] of Object.entries(update.$set ?? {})) if (v !== undefined) _setPath(out, p, cloneJson(v), owned);
   for (const [p, n] of Object.entries(update.$inc ?? {})) {
     const cur = getPath(out, p);
-    if (cur === undefined) setPath(out, p, n);
-    else if (typeof cur === "number") setPath(out, p, cur + n);
+    if (cur === undefined) _setPath(out, p, n, owned);
+    else if (typeof cur === "number") _setPath(out, p, cur + n, owned);
     else throw new InvalidQueryError(`$inc target ${p} is not a number`);
   }
-  for (const p of update.$unset ?? []) _unsetPath(out, p);
+  for (const p of update.$unset ?? []) _unsetPath(out, p, owned);
   return out;
-}
-
-/** Sets a dotted path, creating intermediate objects. */
-function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
-  const segs = path.split(".");
-  let cur: Record<string, unknown> | unknown[] = obj;
-  for (let i = 0; i < segs.length - 1; i++) {
-    const seg = segs[i]!;
-    let next: unknown = Array.isArray(cur) ? cur[Number(seg)] : cur[seg];
-    if (next === undefined || next === null) {
-      next = {};
-      _assign(cur, seg, next, path);
-    } else if (!_isPlainObject(next) && !Array.isArray(next)) {
-      throw new InvalidQueryError(`cannot create field in ${path}: ${segs.slice(0, i + 1).join(".")} is not an object`);
-    }
-    cur = next as Record<string, unknown> | unknown[];
-  }
-  _assign(cur, segs[segs.length - 1]!, value, path);
 }
 
 /** The unique-index key of a document, or null when a sparse index does not cover it. */
@@ -396,9 +382,16 @@ export function newId(): string {
   return Date.now().toString(16).padStart(12, "0") + _idCounter.toString(16).padStart(6, "0") + randomBytes(5).toString("hex");
 }
 
-/** Deep copy through JSON (documents are JSON values by contract; drops `undefined` fields). */
+/**
+ * A deep copy with JSON's meaning (documents are JSON values by contract): `undefined`, function and
+ * symbol fields are dropped (null in arrays), non-finite numbers become null, `toJSON` is honoured.
+ * Plain objects, arrays and primitives are copied directly (several times faster than a JSON round
+ * trip); anything else (class instances, a `__proto__` key, BigInt…) takes the JSON round trip.
+ */
 export function cloneJson<T>(value: T): T {
-  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+  if (value === undefined) return value;
+  const out = _copyJson(value, "");
+  return (out === _EXOTIC ? JSON.parse(JSON.stringify(value)) : out) as T;
 }
 
 /** True for `{ $op: … }` objects (every key an operator). */
@@ -654,17 +647,111 @@ function _assign(target: Record<string, unknown> | unknown[], seg: string, value
   }
 }
 
-function _unsetPath(obj: Record<string, unknown>, path: string): void {
-  const segs = path.split(".");
-  let cur: unknown = obj;
-  for (let i = 0; i < segs.length - 1; i++) {
-    cur = Array.isArray(cur) ? cur[Number(segs[i])] : _isPlainObject(cur) ? cur[segs[i]!] : undefined;
-    if (cur === undefined || cur === null) return;
+/** Sets a dotted path, creating intermediate objects and copying shared ones (not in `owned`) before changing them. */
+function _setPath(obj: Record<string, unknown>, path: string, value: unknown, owned: Set<object>): void {
+  if (!path.includes(".")) {
+    obj[path] = value;
+    return;
   }
+  const segs = path.split(".");
+  let cur: Record<string, unknown> | unknown[] = obj;
+  for (let i = 0; i < segs.length - 1; i++) {
+    const seg = segs[i]!;
+    let next: unknown = Array.isArray(cur) ? cur[Number(seg)] : cur[seg];
+    if (next === undefined || next === null) {
+      next = {};
+      owned.add(next as object);
+      _assign(cur, seg, next, path);
+    } else if (!_isPlainObject(next) && !Array.isArray(next)) {
+      throw new InvalidQueryError(`cannot create field in ${path}: ${segs.slice(0, i + 1).join(".")} is not an object`);
+    } else if (!owned.has(next as object)) {
+      next = Array.isArray(next) ? next.slice() : { ...(next as Record<string, unknown>) };
+      owned.add(next as object);
+      _assign(cur, seg, next, path);
+    }
+    cur = next as Record<string, unknown> | unknown[];
+  }
+  _assign(cur, segs[segs.length - 1]!, value, path);
+}
+
+function _unsetPath(obj: Record<string, unknown>, path: string, owned: Set<object>): void {
+  if (!path.includes(".")) {
+    delete obj[path];
+    return;
+  }
+  const segs = path.split(".");
   const last = segs[segs.length - 1]!;
-  if (Array.isArray(cur)) {
-    if (/^\d+$/.test(last) && Number(last) < cur.length) cur[Number(last)] = null; // MongoDB leaves null
-  } else if (_isPlainObject(cur)) {
-    delete cur[last];
+  // Find the parent first: nothing is copied when there is nothing to remove.
+  let probe: unknown = obj;
+  for (let i = 0; i < segs.length - 1; i++) {
+    probe = Array.isArray(probe) ? probe[Number(segs[i])] : _isPlainObject(probe) ? probe[segs[i]!] : undefined;
+    if (probe === undefined || probe === null) return;
+  }
+  if (Array.isArray(probe) ? !(/^\d+$/.test(last) && Number(last) < probe.length) : !_isPlainObject(probe) || !(last in probe)) return;
+  let cur: Record<string, unknown> | unknown[] = obj;
+  for (let i = 0; i < segs.length - 1; i++) {
+    const seg = segs[i]!;
+    let next = (Array.isArray(cur) ? cur[Number(seg)] : cur[seg]) as Record<string, unknown> | unknown[];
+    if (!owned.has(next)) {
+      next = Array.isArray(next) ? next.slice() : { ...next };
+      owned.add(next);
+      if (Array.isArray(cur)) cur[Number(seg)] = next;
+      else cur[seg] = next;
+    }
+    cur = next;
+  }
+  if (Array.isArray(cur)) cur[Number(last)] = null; // MongoDB leaves null
+  else delete cur[last];
+}
+
+/** Marks a value `_copyJson` leaves to the JSON round trip. */
+const _EXOTIC: unique symbol = Symbol("exotic");
+
+/** `cloneJson` for plain JSON values; `_EXOTIC` when the value needs JSON.stringify's full rules. */
+function _copyJson(v: unknown, key: string): unknown {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return v;
+    case "number":
+      return Number.isFinite(v) ? v + 0 : null; // + 0: -0 becomes 0, as through JSON
+    case "object": {
+      if (v === null) return null;
+      if (Array.isArray(v)) {
+        const n = v.length;
+        const out = new Array<unknown>(n);
+        for (let i = 0; i < n; i++) {
+          const e = v[i];
+          if (e === undefined || typeof e === "function" || typeof e === "symbol") {
+            out[i] = null;
+            continue;
+          }
+          const c = _copyJson(e, String(i));
+          if (c === _EXOTIC) return _EXOTIC;
+          out[i] = c;
+        }
+        return out;
+      }
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) {
+        const toJSON = (v as { toJSON?: unknown }).toJSON;
+        if (typeof toJSON !== "function") return _EXOTIC;
+        const r: unknown = toJSON.call(v, key); // called once, as JSON.stringify does
+        return typeof r === "object" && r !== null ? _EXOTIC : _copyJson(r, key);
+      }
+      if (typeof (v as { toJSON?: unknown }).toJSON === "function") return _EXOTIC;
+      const out: Record<string, unknown> = {};
+      for (const k of Object.keys(v)) {
+        const e = (v as Record<string, unknown>)[k];
+        if (e === undefined || typeof e === "function" || typeof e === "symbol") continue;
+        if (k === "__proto__") return _EXOTIC;
+        const c = _copyJson(e, k);
+        if (c === _EXOTIC) return _EXOTIC;
+        out[k] = c;
+      }
+      return out;
+    }
+    default:
+      return _EXOTIC; // bigint (JSON.stringify throws); undefined, functions and symbols at the top
   }
 }

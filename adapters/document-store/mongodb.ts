@@ -2,8 +2,10 @@
  * The scale-out DocumentStore on MongoDB (official driver), written against the subset that both a
  * real server and the jongodb test server get right (ARCHITECTURE.md §5 "MongoDB, honestly"):
  * insertOne / findOne / find+sort+skip+limit / countDocuments / updateOne / deleteOne / deleteMany /
- * createIndex. No projections (hidden fields are stripped in code), no transactions, no change
- * streams, no findOneAndUpdate/findOneAndDelete, no `$type` arrays.
+ * createIndex. The port's `updateOne` is one `updateOne` command (atomic with its filter on MongoDB
+ * and, measured by the contract suite's races, on jongodb) that also replaces the revision token.
+ * No projections (hidden fields are stripped in code), no transactions, no change streams, no
+ * findOneAndUpdate/findOneAndDelete, no `$type` arrays.
  *
  * - Compare-and-set without findAndModify: jongodb's findAndModify is not atomic (it matches the
  *   query, then updates by `_id` alone, so two racing conditional updates both apply — measured:
@@ -221,6 +223,27 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
     return { set, unset };
   };
 
+  /**
+   * The TTL mirror after `update`, when the update alone says it: untouched, set from a `$set` of
+   * the TTL field, or removed by its `$unset`; "unknown" when the update increments the TTL field or
+   * changes an object above or below it (the caller then reads the document first).
+   */
+  const ttlMirrorOf = (update: Update): { set: Document; unset: string[] } | "unknown" => {
+    if (!ttlField) return { set: {}, unset: [] };
+    const f = ttlField;
+    const touches = (p: string) => p === f || f.startsWith(`${p}.`) || p.startsWith(`${f}.`);
+    if (Object.keys(update.$inc ?? {}).some(touches)) return "unknown";
+    const set = Object.keys(_defined(update.$set)).filter(touches);
+    const unset = (update.$unset ?? []).filter(touches);
+    if (set.length === 0 && unset.length === 0) return { set: {}, unset: [] };
+    if (set.length === 1 && unset.length === 0 && set[0] === f) {
+      const v = update.$set![f];
+      return typeof v === "number" && Number.isFinite(v) ? { set: { [TTL_MIRROR]: new Date(v) }, unset: [] } : { set: {}, unset: [TTL_MIRROR] };
+    }
+    if (set.length === 0 && unset.length === 1 && unset[0] === f) return { set: {}, unset: [TTL_MIRROR] };
+    return "unknown";
+  };
+
   const toStored = (doc: Doc): _Stored => {
     const { set } = hidden(doc);
     return { ...doc, ...set };
@@ -336,6 +359,24 @@ function _createHandle(db: Db, name: string, clock: () => number): _Handle {
             if (lostInsert) throw e;
             lostInsert = e;
           }
+        }
+      });
+    },
+
+    async updateOne(filter: Filter, update: Update): Promise<boolean> {
+      const q = _toMongoFilter(filter);
+      validateUpdate(update);
+      _assertNoHiddenPaths(update);
+      const mirror = ttlMirrorOf(update);
+      // An update whose effect on the TTL field is unknown without the document: read, then compare-and-set.
+      if (mirror === "unknown") return (await collection.findOneAndUpdate(filter, update)) !== null;
+      return run(async () => {
+        if (_isEmptyUpdate(update)) return (await coll.countDocuments(_merge(q, visible(clock())), { limit: 1 })) === 1;
+        try {
+          const res = await coll.updateOne(_merge(q, visible(clock())), _toMongoUpdate(update, { [REV]: newId(), ...mirror.set }, mirror.unset));
+          return res.matchedCount === 1;
+        } catch (e) {
+          throw _updateError(e);
         }
       });
     },
@@ -490,6 +531,18 @@ function _strip(doc: Document): Doc {
 
 function _stripOrNull(doc: Document | null): Doc | null {
   return doc ? _strip(doc) : null;
+}
+
+/** An update must not name a reserved field (updateOne sends it as it is). */
+function _assertNoHiddenPaths(update: Update): void {
+  const paths = [...Object.keys(update.$set ?? {}), ...Object.keys(update.$inc ?? {}), ...(update.$unset ?? [])];
+  for (const p of paths) if (p.split(".")[0]!.startsWith(HIDDEN_PREFIX)) throw new InvalidQueryError(`field names starting with ${HIDDEN_PREFIX} are reserved`);
+}
+
+/** A server's refusal of an update's shape (`$inc` of a non-number, a path through a scalar) is a caller bug. */
+function _updateError(e: unknown): unknown {
+  if (e instanceof MongoServerError && (e.code === 14 || e.code === 28)) return new InvalidQueryError(`update refused: ${_redact(e.message)}`);
+  return e;
 }
 
 function _assertNoHiddenFields(doc: Doc): void {

@@ -194,8 +194,8 @@ export function createSigningService(o: SigningServiceOptions) {
 
     // --- mark dispatching (a stale record from here on is frozen, never taken over) ---
     const marked = await records
-      .findOneAndUpdate({ _id: rec._id, owner: rec.owner, status: "in_progress" }, { $set: { phase: "dispatching", money: "debited" } })
-      .catch(() => null);
+      .updateOne({ _id: rec._id, owner: rec.owner, status: "in_progress" }, { $set: { phase: "dispatching", money: "debited" } })
+      .catch(() => false);
     if (!marked) {
       // The regulator was not called; the debit stays and a retry with the same key replays it.
       await _release(rec);
@@ -292,7 +292,7 @@ export function createSigningService(o: SigningServiceOptions) {
   async function _finish(rec: SignRecord, status: "completed" | "frozen", answer: StoredAnswer, money: string): Promise<void> {
     const at = now();
     await records
-      .findOneAndUpdate(
+      .updateOne(
         { _id: rec._id, owner: rec.owner, status: "in_progress" },
         { $set: { status, phase: "done", answer, money, completedAtMs: at, expiresAtMs: at + o.retentionMs } },
       )
@@ -333,7 +333,7 @@ export function createSigningService(o: SigningServiceOptions) {
     log.error("signing_outcome_unconfirmed", { operationId: rec.operationId, reason: "stale_claim", alert: "immediate" });
     const at = now();
     await db(() =>
-      records.findOneAndUpdate(
+      records.updateOne(
         { _id: rec._id, owner: rec.owner, status: "in_progress" },
         { $set: { status: "frozen", phase: "done", answer: _errorAnswer(err), money: "held", completedAtMs: at, expiresAtMs: at + o.retentionMs } },
       ),

@@ -17,6 +17,7 @@ import {
 import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { isBillingError, isDependencyUnavailableError, type BillingIdentity, type DocumentStore } from "../../adapters/ports.ts";
+import { assertLedgerInvariant } from "../support/ledger-invariant.ts";
 import { isMongoSkip, startMongoServer } from "../support/mongo-server.ts";
 
 interface Fixture {
@@ -31,36 +32,9 @@ function ident(irn: string, attemptNumber = 1, sub = "sub-1"): BillingIdentity {
   return { subBusinessId: sub, domain: "passthrough.demo.localhost", irn, attemptNumber };
 }
 
-/** Checks the ledger invariant for `businessId` straight from the stored documents. */
+/** The invariant (test/support/ledger-invariant.ts); returns the balance. */
 async function assertInvariant(store: DocumentStore, businessId: string, opts: { allowPending?: boolean } = {}): Promise<number> {
-  const { wallets, entries } = openLedgerCollections(store);
-  const w = await wallets.get(businessId);
-  const all: EntryDoc[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await entries.find({ businessId }, { limit: 1000, cursor });
-    all.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor);
-  if (!w) {
-    assert.is(all.filter((e) => e.applied).length, 0, `${businessId}: applied entries without a wallet`);
-    return 0;
-  }
-  let sum = w.openingKobo;
-  for (const e of all) {
-    if (!opts.allowPending) assert.is.not(e.state, "pending", `${businessId}: entry ${e._id} left pending`);
-    if (e.type === "debit" && ["debited", "confirmed", "reversing", "reversed"].includes(e.state)) {
-      assert.ok(e.applied, `debit ${e._id} applied flag`);
-      sum -= e.amountKobo;
-    } else if ((e.type === "credit" || e.type === "reversal") && e.state === "applied") {
-      sum += e.amountKobo;
-    } else {
-      assert.not.ok(e.applied, `entry ${e._id} (${e.type}/${e.state}) must not count`);
-    }
-  }
-  assert.is(w.balanceKobo, sum, `${businessId}: balance ${w.balanceKobo} ≠ opening + entries ${sum}`);
-  assert.ok(w.balanceKobo >= 0, `${businessId}: negative balance`);
-  return w.balanceKobo;
+  return (await assertLedgerInvariant(store, businessId, opts)).balanceKobo;
 }
 
 function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string): void {
@@ -334,68 +308,140 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
   });
 
   test(CASE_NAMES[11]!, async () => {
-    // Hand-made crash state: a pending entry and the wallet mark, written directly.
+    // Hand-made crash states: a pending entry recorded in the wallet's batch, and a wallet of the
+    // earlier mark-per-entry format with a mark for a pending entry. Both are finished, never charged again.
     const ledger = make2();
-    await ledger.wallet("demo");
     await ledger.credit("demo", 1, "init"); // creates the wallet document
     const { entries, wallets } = openLedgerCollections(fx.store);
-    const id = billingEntryId("debit", "demo", ident("HAND"));
-    const now = Date.now();
-    await entries.insert({
-      _id: id,
+    const now = new Date().toISOString();
+    const pending = (irn: string): EntryDoc => ({
+      _id: billingEntryId("debit", "demo", ident(irn)),
       businessId: "demo",
       type: "debit",
       amountKobo: FEE,
       state: "pending",
       round: 1,
-      roundAt: now,
       applied: false,
       fingerprint: "fp",
-      billingIdentity: ident("HAND"),
-      createdAt: new Date(now).toISOString(),
-      updatedAt: new Date(now).toISOString(),
+      billingIdentity: ident(irn),
+      createdAt: now,
+      updatedAt: now,
     });
-    const key = `${id.replace(":", "_")}_1`;
-    await wallets.findOneAndUpdate({ _id: "demo" }, { $inc: { balanceKobo: -FEE, version: 1 }, $set: { [`marks.${key}`]: { e: id, t: 1, at: now, o: "applied" } } });
+    const hand = pending("HAND");
+    await entries.insert(hand);
+    assert.ok(
+      await wallets.updateOne(
+        { _id: "demo" },
+        { $inc: { balanceKobo: -FEE, version: 1 }, $set: { batch: { id: "crashed-batch", moves: [{ e: hand._id, t: 1, o: "applied" }] } } },
+      ),
+    );
     await ledger.confirm("demo", ident("HAND"));
-    assert.is((await entries.get(id))!.state, "confirmed");
+    assert.is((await entries.get(hand._id))!.state, "confirmed");
+    assert.is((await wallets.get("demo"))!.batch, null, "the recorded batch is cleared once finished");
     assert.is((await ledger.wallet("demo")).balanceKobo, OPENING.demo + 1 - FEE);
+
+    const legacy = pending("LEGACY");
+    await entries.insert(legacy);
+    await wallets.updateOne(
+      { _id: "demo" },
+      { $inc: { balanceKobo: -FEE, version: 1 }, $set: { horizon: 0, [`marks.${legacy._id.replace(":", "_")}_1`]: { e: legacy._id, t: 1, at: 1, o: "applied" } } },
+    );
+    assert.equal(await ledger.debit("demo", ident("LEGACY"), FEE, "fp"), { kind: "replay", entryId: legacy._id, state: "debited" });
+    await ledger.debit("demo", ident("AFTER-LEGACY"), FEE, "fp");
+    const w = (await wallets.get("demo"))!;
+    assert.is(w.marks, undefined, "the next batch drops the earlier format's marks");
+    assert.is(w.horizon, undefined);
+    assert.is(w.balanceKobo, OPENING.demo + 1 - 3 * FEE);
   });
 
   test(CASE_NAMES[12]!, async () => {
-    // Marks stay bounded: pruning removes finalized marks and raises the horizon; stale rounds are retired.
-    let t = Date.parse("2030-01-01T00:00:00.000Z");
-    const ledger = make2({ clock: () => t, maxMarks: 5, markRetentionMs: 1000 });
-    for (let i = 0; i < 12; i++) {
-      await ledger.debit("demo", ident(`P-${i}`), FEE, "fp");
-      t += 600;
+    // The wallet is a bounded summary: its document does not grow with the history.
+    const ledger = make2({ maxBatch: 8 });
+    const { wallets } = openLedgerCollections(fx.store);
+    const size = async () => JSON.stringify(await wallets.get("demo")).length;
+    await ledger.debit("demo", ident("B-0"), FEE, "fp");
+    const small = await size();
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(Array.from({ length: 40 }, (_, i) => ledger.debit("demo", ident(`B-${round}-${i}`), FEE, "fp")));
     }
-    const { wallets, entries } = openLedgerCollections(fx.store);
     const w = (await wallets.get("demo"))!;
-    assert.ok(Object.keys(w.marks).length <= 7, `marks bounded, got ${Object.keys(w.marks).length}`);
-    assert.ok(w.horizon > 0, "horizon raised");
-    // Replays of pruned entries stay replays.
-    for (let i = 0; i < 12; i++) assert.is((await ledger.debit("demo", ident(`P-${i}`), FEE, "fp")).kind, "replay");
-    // A stale pending round (inserted long ago, never applied) is retired and decided in a new round, once.
-    const id = billingEntryId("debit", "demo", ident("STALE"));
-    await entries.insert({
-      _id: id,
-      businessId: "demo",
-      type: "debit",
-      amountKobo: FEE,
-      state: "pending",
-      round: 1,
-      roundAt: w.horizon - 1,
-      applied: false,
-      fingerprint: "fp",
-      billingIdentity: ident("STALE"),
-      createdAt: new Date(t).toISOString(),
-      updatedAt: new Date(t).toISOString(),
-    });
-    const r = await ledger.debit("demo", ident("STALE"), FEE, "fp");
-    assert.is(r.kind, "debited");
-    assert.is((await entries.get(id))!.round, 2);
-    assert.is((await ledger.wallet("demo")).balanceKobo, OPENING.demo - 13 * FEE);
+    assert.is(w.batch, null, "no batch record is left behind");
+    assert.is(await size(), small + String(w.version).length - 1, "same document, only the counters changed");
+    assert.is(w.balanceKobo, OPENING.demo - 201 * FEE);
+    // Replays of old entries stay replays.
+    for (let i = 0; i < 40; i++) assert.is((await ledger.debit("demo", ident(`B-0-${i}`), FEE, "fp")).kind, "replay");
+  });
+
+  test(CASE_NAMES[14]!, async () => {
+    // Group commit: concurrent debits of one business are applied together, never retried against each other.
+    const ledger = make2();
+    await ledger.debit("demo", ident("WARM"), FEE, "fp");
+    const { wallets } = openLedgerCollections(fx.store);
+    const v0 = (await wallets.get("demo"))!.version;
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => ledger.debit("demo", ident(`G-${i}`), FEE, `fp-${i}`)));
+    assert.ok(results.every((r) => r.kind === "debited"));
+    const balances = results.map((r) => (r.kind === "debited" ? r.balanceKobo : -1)).sort((a, b) => b - a);
+    assert.equal(
+      balances,
+      Array.from({ length: 200 }, (_, i) => OPENING.demo - (i + 2) * FEE),
+      "each debit reports the balance right after itself: one consistent order",
+    );
+    const writes = (await wallets.get("demo"))!.version - v0;
+    assert.ok(writes < 200, `200 debits took ${writes} wallet writes`);
+  });
+
+  test(CASE_NAMES[15]!, async () => {
+    // A crash at every step of debit, credit and reversal, in a batch of concurrent movements, then
+    // recovery by another ledger (another process): each movement applied exactly once.
+    const steps = ["afterInsert", "afterApply", "afterFinish"] as const;
+    const healthy = make2();
+    let expected = OPENING.demo;
+    for (const step of steps) {
+      const crash = () => Promise.reject(new Error(`simulated crash ${step}`));
+      const crashing = make2({ hooks: { [step]: crash } });
+      // Debits: ten concurrent ones, one batch, all crash at the step.
+      const irns = Array.from({ length: 10 }, (_, i) => `${step}-D${i}`);
+      const outcomes = await Promise.allSettled(irns.map((irn) => crashing.debit("demo", ident(irn), FEE, "fp")));
+      assert.ok(outcomes.every((o) => o.status === "rejected"), `${step}: every debit of the crashed batch fails`);
+      const replays = await Promise.all(irns.flatMap((irn) => [healthy.debit("demo", ident(irn), FEE, "fp"), healthy.debit("demo", ident(irn), FEE, "fp")]));
+      const charged = replays.filter((r) => r.kind === "debited").length;
+      assert.is(charged, step === "afterInsert" ? 10 : 0, `${step}: the recovering calls charge only what the crash left uncharged`);
+      expected -= 10 * FEE;
+      assert.is((await healthy.wallet("demo")).balanceKobo, expected, `${step}: ten debits, once each`);
+      await assertInvariant(fx.store, "demo");
+      // A credit.
+      await crashing.credit("demo", 7_00, `credit-${step}`).then(
+        () => assert.unreachable(),
+        () => {},
+      );
+      assert.is((await healthy.credit("demo", 7_00, `credit-${step}`)).created, false);
+      expected += 7_00;
+      assert.is((await healthy.wallet("demo")).balanceKobo, expected, `${step}: the credit once`);
+      // A reversal (its debit made by the healthy ledger).
+      await healthy.debit("demo", ident(`${step}-R`), FEE, "fp");
+      await crashing.reverse("demo", ident(`${step}-R`), "rejected").then(
+        () => assert.unreachable(),
+        () => {},
+      );
+      await healthy.reverse("demo", ident(`${step}-R`), "rejected");
+      assert.is((await healthy.wallet("demo")).balanceKobo, expected, `${step}: debit and reversal cancel out`);
+      await assertInvariant(fx.store, "demo");
+    }
+  });
+
+  test(CASE_NAMES[16]!, async () => {
+    // Two ledgers (two processes), one crashing at random steps, replays racing: every identity once.
+    let seed = 42;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const flaky = () => (random() < 0.15 ? Promise.reject(new Error("simulated crash")) : undefined);
+    const crashing = make2({ hooks: { afterInsert: flaky, afterApply: flaky, afterFinish: flaky } });
+    const healthy = make2();
+    const irns = Array.from({ length: 60 }, (_, i) => `R-${i}`);
+    await Promise.allSettled(irns.flatMap((irn, i) => [crashing.debit("demo", ident(irn), FEE, "fp"), (i % 3 ? crashing : healthy).debit("demo", ident(irn), FEE, "fp")]));
+    await Promise.all(irns.map((irn) => healthy.debit("demo", ident(irn), FEE, "fp")));
+    assert.is((await healthy.wallet("demo", 1000)).balanceKobo, OPENING.demo - 60 * FEE);
+    const { entries } = openLedgerCollections(fx.store);
+    for (const irn of irns) assert.is((await entries.get(billingEntryId("debit", "demo", ident(irn))))!.state, "debited", irn);
   });
 
   test(CASE_NAMES[13]!, async () => {
@@ -443,9 +489,12 @@ const CASE_NAMES = [
   "20 concurrent debits of the same identity (two ledgers) → one debit",
   "50 concurrent debits of distinct identities, balance covers 10 → 10 debited, 40 declined, balance 0",
   "recovery after simulated crashes (debit after apply / after insert, credit, reversal) → no double charge",
-  "recovery of a hand-made pending entry with its wallet mark",
-  "bounded marks: pruning, horizon, stale rounds retired",
+  "recovery of hand-made crash states: a batch recorded in the wallet, a wallet of the earlier mark format",
+  "the wallet is a bounded summary: same size after 200 debits, no batch record left",
   "input checks are programming errors; a store outage is DependencyUnavailableError(billing)",
+  "group commit: 200 concurrent debits of one business, fewer wallet writes, one consistent order of balances",
+  "a crash at every step (insert, wallet write, entry finish) of a batch of debits, a credit, a reversal → recovered once each",
+  "two ledgers, one crashing at random steps, racing replays → every identity debited once",
 ];
 
 // --- Runs ---

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, readdirSync, writeFileSync, mkdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { appendFileSync, mkdtempSync, rmSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -8,6 +9,7 @@ import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { documentStoreContract } from "./document-store.contract.ts";
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "gatehouse-docstore-"));
+const ROOT = new URL("../../", import.meta.url).pathname;
 
 documentStoreContract("unstorage-fs", async (clock) => {
   const dir = tempDir();
@@ -80,4 +82,72 @@ persistence("an unreadable file is skipped at load and reported, not fatal", asy
   }
 });
 
+persistence("acknowledged changes survive a crash (SIGKILL, no close): the journal is replayed over the checkpointed files", async () => {
+  const dir = tempDir();
+  try {
+    const child = spawnSync(process.execPath, ["--import", "tsx", "test/support/journal-crash-process.ts", dir], { cwd: ROOT, encoding: "utf8" });
+    assert.is(child.signal, "SIGKILL", child.stderr);
+    assert.match(child.stdout, /ACKNOWLEDGED/);
+    assert.ok(readdirSync(dir).some((f) => f.startsWith("@journal-")), "the crash left journal files");
+    assert.ok(readdirSync(join(dir, "crash")).length >= 150, "a checkpoint wrote the inserts to their files");
+    const store = await createUnstorageDocumentStore({ driver: "fs", dir });
+    const c = store.collection("crash", { indexes: [{ fields: ["k"], unique: true }] });
+    assert.equal(store.loadReport(), { documents: 150, skipped: [] });
+    const all = (await c.find({}, { limit: 1000 })).items;
+    assert.is(all.length, 150, "the 50 deletes held");
+    assert.ok(all.every((d) => d.v === (Number(d.k) < 100 ? 1 : 0)), "the 100 updates held, once each");
+    await _rejects(c.insert({ _id: "x", k: 5 }), isDuplicateKeyError);
+    await store.close();
+    assert.equal(readdirSync(dir).filter((f) => f.startsWith("@journal-")), [], "a clean close checkpoints and drops the journals");
+    assert.is(readdirSync(join(dir, "crash")).length, 150);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+persistence("a torn journal line (a crash mid-append) is skipped and reported; every earlier change is kept", async () => {
+  const dir = tempDir();
+  try {
+    const child = spawnSync(process.execPath, ["--import", "tsx", "test/support/journal-crash-process.ts", dir], { cwd: ROOT, encoding: "utf8" });
+    assert.is(child.signal, "SIGKILL", child.stderr);
+    const journal = readdirSync(dir).filter((f) => f.startsWith("@journal-")).sort().pop()!;
+    appendFileSync(join(dir, journal), '["crash","d999",{"_id":"d999","k":9');
+    const store = await createUnstorageDocumentStore({ driver: "fs", dir });
+    const report = store.loadReport();
+    assert.is(report.documents, 150);
+    assert.equal(report.skipped.length, 1);
+    assert.match(report.skipped[0]!, /^@journal-\d+:\d+$/);
+    assert.is(await store.collection("crash").get("d999"), null);
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+persistence("a checkpoint writes each changed document once, in its own file, and drops the journals it covers", async () => {
+  const dir = tempDir();
+  try {
+    const store = await createUnstorageDocumentStore({ driver: "fs", dir, checkpointMs: 20 });
+    const c = store.collection("cp");
+    await c.insert({ _id: "a", n: 0 });
+    for (let i = 0; i < 50; i++) await c.updateOne({ _id: "a" }, { $inc: { n: 1 } });
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(JSON.parse(readFileSync(join(dir, "cp", "a"), "utf8")), { _id: "a", n: 50 });
+    assert.is(readdirSync(dir).filter((f) => f.startsWith("@journal-")).length, 1, "only the current journal is left");
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 persistence.run();
+
+async function _rejects(p: Promise<unknown>, is: (e: unknown) => boolean): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(is(e), String(e));
+    return;
+  }
+  assert.unreachable("expected a rejection");
+}

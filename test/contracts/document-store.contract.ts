@@ -459,6 +459,65 @@ const CASES: Case[] = [
     },
   ],
   [
+    "updateOne: a conditional update that hands nothing back; no match → false; unique clash → DuplicateKeyError; expired → false",
+    async ({ store, clock }) => {
+      const c = store.collection<Doc>("wallets", { indexes: [{ fields: ["handle"], unique: true }], ttlField: "exp" });
+      await c.insert({ _id: "w1", handle: "ann", balance: 10, profile: { color: "red" }, temp: 1 });
+      await c.insert({ _id: "w2", handle: "bob", balance: 0 });
+      const profile = { size: "L" };
+      assert.is(await c.updateOne({ _id: "w1", balance: { $gte: 10 } }, { $set: { "profile.size": profile.size, tags: ["a"] }, $inc: { balance: -10, n: 1 }, $unset: ["temp"] }), true);
+      assert.equal(await c.get("w1"), { _id: "w1", handle: "ann", balance: 0, profile: { color: "red", size: "L" }, tags: ["a"], n: 1 });
+      assert.is(await c.updateOne({ _id: "w1", balance: { $gte: 10 } }, { $inc: { balance: -10 } }), false, "the condition no longer holds");
+      assert.is(await c.updateOne({ handle: "nobody" }, { $set: { x: 1 } }), false, "no match, no upsert");
+      assert.is(await c.count({ x: 1 }), 0);
+      const e = await _rejectsWith(c.updateOne({ _id: "w2" }, { $set: { handle: "ann" } }), isDuplicateKeyError, "DuplicateKeyError");
+      assert.is((e as { index: string }).index, "handle_1");
+      assert.is((await c.get("w2"))?.handle, "bob");
+      await _rejectsWith(c.updateOne({ _id: "w2" }, { $inc: { handle: 1 } }), isInvalidQueryError, "InvalidQueryError");
+      await _rejectsWith(c.updateOne({ _id: "w2" }, { $set: { _id: "x" } }), isInvalidQueryError, "InvalidQueryError");
+      // The update's values are copied: changing them afterwards changes nothing stored.
+      const tags = ["x"];
+      await c.updateOne({ _id: "w2" }, { $set: { tags } });
+      tags.push("mutated");
+      assert.equal((await c.get("w2"))?.tags, ["x"]);
+      // TTL: an expired document is not updated; setting, extending and removing the expiry work.
+      await c.updateOne({ _id: "w2" }, { $set: { exp: clock.now() + 1000 } });
+      await c.updateOne({ _id: "w1" }, { $set: { exp: clock.now() + 1000 } });
+      assert.is(await c.updateOne({ _id: "w1" }, { $inc: { exp: 10_000 } }), true);
+      clock.advance(1001);
+      assert.is(await c.updateOne({ _id: "w2" }, { $set: { x: 1 } }), false, "expired");
+      assert.is(await c.get("w2"), null);
+      assert.ok(await c.get("w1"), "extended by $inc");
+      assert.is(await c.updateOne({ _id: "w1" }, { $unset: ["exp"] }), true);
+      clock.advance(50_000);
+      assert.ok(await c.get("w1"), "no expiry any more");
+      assert.is(await c.updateOne({ _id: "w1" }, {}), true, "an empty update only matches");
+    },
+  ],
+  [
+    "updateOne is atomic: one of four compare-and-sets applies; 40 racing conditional debits never overdraw (10 rounds)",
+    async ({ store }) => {
+      const c = store.collection<Doc>("atomic");
+      for (let round = 0; round < 10; round++) {
+        await c.insert({ _id: `v${round}`, version: 1, state: "new" });
+        const results = await Promise.all(
+          ["A", "B", "C", "D"].map((who) => c.updateOne({ _id: `v${round}`, version: 1 }, { $set: { state: who }, $inc: { version: 1 } })),
+        );
+        assert.is(results.filter(Boolean).length, 1, `round ${round}: exactly one of four applies`);
+        assert.is((await c.get(`v${round}`))?.version, 2);
+        // A balance of 100 covers 20 debits of 5; 40 race for it.
+        await c.insert({ _id: `b${round}`, balance: 100 });
+        const debits = await Promise.all(
+          Array.from({ length: 40 }, () => c.updateOne({ _id: `b${round}`, balance: { $gte: 5 } }, { $inc: { balance: -5, debits: 1 } })),
+        );
+        assert.is(debits.filter(Boolean).length, 20, `round ${round}: exactly 20 debits succeed`);
+        const after = await c.get(`b${round}`);
+        assert.is(after?.balance, 0, `round ${round}: never below zero`);
+        assert.is(after?.debits, 20);
+      }
+    },
+  ],
+  [
     "upsert inserts {equality fields, $setOnInsert, $set, $inc} once, then updates without $setOnInsert",
     async ({ store }) => {
       const c = store.collection<Doc>("counters", { indexes: [{ fields: ["key"], unique: true }] });

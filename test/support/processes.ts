@@ -9,6 +9,8 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 
 export interface GatewayProcesses {
   urls: string[];
+  /** SIGKILLs process `index` (a crash: no drain) and waits for its exit. */
+  kill(index: number): Promise<void>;
   /** SIGTERMs every process (they drain) and waits for all of them to exit. */
   stop(): Promise<void>;
 }
@@ -29,7 +31,9 @@ export async function startGatewayProcesses(configPath: string, count: number): 
   const urls: string[] = [];
   try {
     for (let i = 0; i < count; i++) {
-      const child = spawn(join(ROOT, "node_modules/.bin/tsx"), ["test/support/gateway-process.ts", configPath], {
+      // node itself with tsx's loader (not the tsx CLI, which runs the server in a second process):
+      // a signal reaches the server, so kill() is a real crash.
+      const child = spawn(process.execPath, ["--import", "tsx", "test/support/gateway-process.ts", configPath], {
         cwd: ROOT,
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -40,7 +44,14 @@ export async function startGatewayProcesses(configPath: string, count: number): 
     await stop();
     throw e;
   }
-  return { urls, stop };
+  const kill = (index: number) =>
+    new Promise<void>((resolve) => {
+      const c = children[index];
+      if (!c || c.exitCode !== null || c.signalCode !== null) return resolve();
+      c.on("exit", () => resolve());
+      c.kill("SIGKILL");
+    });
+  return { urls, stop, kill };
 }
 
 // --- Internal helpers ---

@@ -1,6 +1,6 @@
 /**
  * Bench smoke test: runs the real bench machinery (bench/run.ts) with tiny settings, about one
- * second per scenario, and checks that it works: every scenario completed requests, none answered
+ * second per scenario (100 signs per sign scenario), and checks that it works: every scenario completed requests, none answered
  * non-2xx or hit a connection error, the ratio line is printed and the JSON result is written.
  * No timing assertions: figures on a shared two-core machine say nothing in a test.
  */
@@ -26,6 +26,9 @@ test("the git short sha is a hex sha or nogit", () => {
 
 test("a one-second bench: every scenario answered 2xx only, the ratio line is printed, the JSON is written", async () => {
   process.env.BENCH_STORED_BACKLOG = "200"; // the stored scenario's drain, kept short here
+  // The sign scenarios run a fixed number of signs (100 000 by default): a few here.
+  process.env.BENCH_SIGN_COUNT = "100";
+  process.env.BENCH_SIGN_WARMUP = "0";
   const report: BenchReport = await runBench({
     settings: { ...benchSettings({ BENCH_DURATION: "1", BENCH_CONNECTIONS: "4" }), warmup: 0 },
   });
@@ -44,6 +47,12 @@ test("a one-second bench: every scenario answered 2xx only, the ratio line is pr
   assert.ok(Number.isFinite(report.ratios.requestsPerSec) && report.ratios.requestsPerSec > 0);
   assert.ok(Number.isFinite(report.ratios.p99) && report.ratios.p99 > 0);
 
+  for (const name of SCENARIOS.map((s) => s.name).filter((n) => n.startsWith("sign-"))) {
+    assert.ok(
+      report.notes.some((line) => line.startsWith(`${name}: `) && /signs\/s/.test(line) && /last\/first \d+\.\d\d/.test(line) && /RSS/.test(line)),
+      `${name} prints signs/s, the first/last ratio and the gateway RSS`,
+    );
+  }
   const text = formatReport(report);
   assert.match(text, /^ratio gateway\/bare \(gateway-pipeline \/ bare-h3\): req\/s \d+\.\d\dx, p99 \d+\.\d\dx/m);
   for (const s of report.scenarios) assert.match(text, new RegExp(`^${s.name} `, "m"));

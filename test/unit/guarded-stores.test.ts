@@ -71,6 +71,13 @@ function tinyStore(): { store: DocumentStore; fault: { error: unknown; hang: boo
         Object.assign(d, update.$set ?? {});
         return d;
       },
+      async updateOne(filter, update) {
+        await enter();
+        const d = [...docs.values()].find((x) => match(x, filter));
+        if (!d) return false;
+        Object.assign(d, update.$set ?? {});
+        return true;
+      },
       async delete(id) {
         await enter();
         return docs.delete(id);

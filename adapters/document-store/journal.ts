@@ -1,0 +1,341 @@
+/**
+ * The embedded store's durability on disk (the `fs` driver): a write-ahead journal with group
+ * commit, checkpointed into one JSON file per document (the layout unstorage's fs driver uses,
+ * `base/<collection>/<id>`, which the store loads at start-up).
+ *
+ * - `persist(change)` queues a document's new state (null = deleted). Every change queued in the
+ *   same turn of the event loop, and every change queued while a journal write is in flight, goes
+ *   into ONE append to the current journal file (`base/@journal-<n>`, one JSON line
+ *   `[collection, id, document | null]` per change, the latest state of a document only); each
+ *   waiter resolves once that append is written. One write call per batch instead of one file
+ *   write per change: measured on this machine, ~1.5 µs of CPU per change instead of 26–30 µs.
+ * - A checkpoint (every `checkpointMs`, and at `close()`) switches appends to a new journal file,
+ *   then writes the latest state of every document changed since the previous checkpoint to its own
+ *   file (or deletes the file), then deletes the older journal files. A document changed several
+ *   times between checkpoints (a sign record: claimed, dispatching, done) is written once, with the
+ *   JSON its last journal line already holds. The files are written synchronously, CHECKPOINT_CHUNK
+ *   at a time with a turn of the event loop in between: measured under load, the thread-pool round
+ *   trips of asynchronous writes (open, write, close per file) cost the event loop more than the
+ *   writes themselves.
+ * - Start-up (`replay`): after the per-document files are loaded, the journal files are replayed in
+ *   order, so a crash anywhere (mid-append, mid-checkpoint) loses nothing that was acknowledged. A
+ *   torn last line (a crash mid-append) is skipped and counted; appends after a failed write go to
+ *   a new journal file, so a torn line is always the last of its file.
+ * - A failed append rejects its waiters with DependencyUnavailableError; the in-memory state keeps
+ *   the change (as before) and the next checkpoint writes it to its file. A failed file write of a
+ *   checkpoint keeps the journals and is retried by the next checkpoint.
+ * - No fsync, as before: an acknowledged change survives a process crash, not necessarily a power cut.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, write, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { DependencyUnavailableError, type Doc } from "../ports.ts";
+
+export interface JournalChange {
+  collection: string;
+  id: string;
+  doc: Doc | null;
+}
+
+export interface Journal {
+  /** Queues a change; resolves once it is in the journal. */
+  persist(change: JournalChange): Promise<void>;
+  /**
+   * Applies the journal files found at start-up, oldest first (call once, after loading the
+   * per-document files). `apply` gets each change; returns the torn or unreadable lines skipped.
+   */
+  replay(apply: (change: JournalChange) => void): { changes: number; skipped: string[] };
+  /** Waits for queued appends, checkpoints everything, deletes the journal files (a clean shutdown). */
+  close(): Promise<void>;
+}
+
+export interface JournalOptions {
+  base: string;
+  /** The storage key of a document (`<encoded collection>:<encoded id>`): its file is `base/<key with : as />`. */
+  keyOf(collection: string, id: string): string;
+  /** Store kind for error messages ("unstorage-fs"). */
+  kind: string;
+  /** Checkpoint interval. Default 1000 ms. */
+  checkpointMs?: number;
+}
+
+const JOURNAL_PREFIX = "@journal-";
+const CHECKPOINT_CHUNK = 64;
+
+export function createJournal(options: JournalOptions): Journal {
+  const { base, kind, keyOf } = options;
+  mkdirSync(base, { recursive: true });
+  const found = _journalFiles(base);
+  let seq = found.length > 0 ? found[found.length - 1]!.seq : 0;
+  /** Journal files whose changes are not all checkpointed yet (oldest first), the current one last. */
+  let journals: string[] = found.map((f) => f.path);
+  let fd = _open(base, ++seq, journals);
+
+  /** Changes waiting for the next append, latest state per key. */
+  let queued = new Map<string, JournalChange>();
+  let waiters: Array<{ resolve(): void; reject(e: unknown): void }> = [];
+  let writing = false;
+  let scheduled = false;
+  /** Latest journaled state (and its JSON, once serialised) of every document changed since the last checkpoint started. */
+  let dirty = new Map<string, _Dirty>();
+  let checkpointing: Promise<void> | null = null;
+  /** A journal switch waiting for the append in flight to finish. */
+  let rotation: (() => void) | null = null;
+  const idle: Array<() => void> = [];
+  let closed = false;
+
+  const schedule = (): void => {
+    if (scheduled || writing) return;
+    scheduled = true;
+    setImmediate(append);
+  };
+
+  const append = (): void => {
+    scheduled = false;
+    if (writing || queued.size === 0) return;
+    writing = true;
+    const batch = queued;
+    const batchWaiters = waiters;
+    queued = new Map();
+    waiters = [];
+    const lines: _Dirty[] = [];
+    let text = "";
+    for (const change of batch.values()) {
+      const json = change.doc === null ? null : JSON.stringify(change.doc);
+      lines.push({ change, json });
+      text += `[${JSON.stringify(change.collection)},${JSON.stringify(change.id)},${json ?? "null"}]\n`;
+    }
+    _writeAll(fd, Buffer.from(text, "utf8"), (error) => {
+      writing = false;
+      // Written or not, the next checkpoint writes these states to their files.
+      for (const d of lines) dirty.set(_mapKey(d.change), d);
+      if (error) {
+        // Appends go on in a fresh file: a torn line must stay the last line of its file.
+        try {
+          fd = _open(base, ++seq, journals);
+        } catch {
+          // The next append fails again and reports it.
+        }
+        const e = new DependencyUnavailableError(kind, `journal write failed: ${error.message}`, "server_error");
+        for (const w of batchWaiters) w.reject(e);
+      } else {
+        for (const w of batchWaiters) w.resolve();
+      }
+      if (rotation) {
+        const rotate = rotation;
+        rotation = null;
+        rotate();
+      }
+      if (queued.size > 0) schedule();
+      else for (const wake of idle.splice(0)) wake();
+    });
+  };
+
+  /** Resolves when no append is in flight or queued. */
+  const settled = (): Promise<void> =>
+    !writing && queued.size === 0 ? Promise.resolve() : new Promise((resolve) => idle.push(resolve));
+
+  /**
+   * Switches appends to a new journal file between two appends (never under one in flight) and
+   * hands over the older files and every change they hold.
+   */
+  const rotate = (): Promise<{ older: string[]; oldFd: number; work: Map<string, _Dirty> }> =>
+    new Promise((resolve, reject) => {
+      const switchFiles = (): void => {
+        try {
+          const next: string[] = [];
+          const nextFd = _open(base, seq + 1, next);
+          seq += 1;
+          const older = journals;
+          const oldFd = fd;
+          journals = next;
+          fd = nextFd;
+          const work = dirty;
+          dirty = new Map();
+          resolve({ older, oldFd, work });
+        } catch (e) {
+          reject(e);
+        }
+      };
+      if (writing) rotation = switchFiles;
+      else switchFiles();
+    });
+
+  const checkpoint = async (): Promise<void> => {
+    if (dirty.size === 0 && journals.length <= 1) return;
+    const { older, oldFd, work } = await rotate();
+    const failed: _Dirty[] = [];
+    let n = 0;
+    for (const d of work.values()) {
+      const { collection, id, doc } = d.change;
+      const path = join(base, keyOf(collection, id).replace(/:/g, "/"));
+      try {
+        if (doc === null) _unlinkSync(path);
+        else _writeFileSync(path, d.json ?? JSON.stringify(doc));
+      } catch {
+        failed.push(d);
+      }
+      if (++n % CHECKPOINT_CHUNK === 0) await new Promise((r) => setImmediate(r));
+    }
+    _closeQuietly(oldFd);
+    if (failed.length > 0) {
+      // Keep every older journal until a checkpoint writes all of its changes.
+      for (const d of failed) if (!dirty.has(_mapKey(d.change))) dirty.set(_mapKey(d.change), d);
+      journals = [...older, ...journals];
+      return;
+    }
+    for (const path of older) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // gone already
+      }
+    }
+  };
+
+  const runCheckpoint = (): Promise<void> => {
+    checkpointing ??= checkpoint().finally(() => {
+      checkpointing = null;
+    });
+    return checkpointing;
+  };
+
+  const timer = setInterval(() => void runCheckpoint().catch(() => {}), options.checkpointMs ?? 1_000);
+  timer.unref();
+
+  return {
+    persist(change: JournalChange): Promise<void> {
+      if (closed) return Promise.reject(new DependencyUnavailableError(kind, "document store is closed", "transport"));
+      queued.set(_mapKey(change), change);
+      return new Promise((resolve, reject) => {
+        waiters.push({ resolve, reject });
+        schedule();
+      });
+    },
+
+    replay(apply) {
+      const skipped: string[] = [];
+      let changes = 0;
+      for (const { path } of found) {
+        let text: string;
+        try {
+          text = readFileSync(path, "utf8");
+        } catch {
+          continue;
+        }
+        const lines = text.split("\n");
+        lines.forEach((line, i) => {
+          if (line === "") return;
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(line);
+          } catch {
+            skipped.push(`${path.slice(base.length + 1)}:${i + 1}`);
+            return;
+          }
+          if (!Array.isArray(parsed) || typeof parsed[0] !== "string" || typeof parsed[1] !== "string") {
+            skipped.push(`${path.slice(base.length + 1)}:${i + 1}`);
+            return;
+          }
+          const change: JournalChange = { collection: parsed[0], id: parsed[1], doc: (parsed[2] ?? null) as Doc | null };
+          apply(change);
+          dirty.set(_mapKey(change), { change, json: null });
+          changes++;
+        });
+      }
+      return { changes, skipped };
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      await settled();
+      if (checkpointing) await checkpointing.catch(() => {});
+      await runCheckpoint();
+      _closeQuietly(fd);
+      if (dirty.size === 0) {
+        for (const path of journals) {
+          try {
+            unlinkSync(path);
+          } catch {
+            // gone already
+          }
+        }
+      }
+    },
+  };
+}
+
+// --- Internal helpers ---
+
+/** A document's latest journaled state and the JSON its journal line holds (null: a delete, or not serialised yet). */
+interface _Dirty {
+  change: JournalChange;
+  json: string | null;
+}
+
+/** One map key per document. */
+function _mapKey(c: JournalChange): string {
+  return `${c.collection}\u0000${c.id}`;
+}
+
+function _journalFiles(base: string): Array<{ seq: number; path: string }> {
+  let names: string[];
+  try {
+    names = readdirSync(base);
+  } catch {
+    return [];
+  }
+  return names
+    .map((name) => ({ name, m: new RegExp(`^${JOURNAL_PREFIX}(\\d+)$`).exec(name) }))
+    .filter((x) => x.m)
+    .map((x) => ({ seq: Number(x.m![1]), path: join(base, x.name) }))
+    .sort((a, b) => a.seq - b.seq);
+}
+
+/** Opens journal `seq` for appending and records its path in `journals`. */
+function _open(base: string, seq: number, journals: string[]): number {
+  const path = join(base, `${JOURNAL_PREFIX}${String(seq).padStart(8, "0")}`);
+  const fd = openSync(path, "a");
+  journals.push(path);
+  return fd;
+}
+
+function _writeAll(fd: number, buf: Buffer, done: (e: NodeJS.ErrnoException | null) => void): void {
+  let offset = 0;
+  const step = (): void => {
+    write(fd, buf, offset, buf.length - offset, null, (e, written) => {
+      if (e) return done(e);
+      offset += written;
+      if (offset < buf.length) step();
+      else done(null);
+    });
+  };
+  step();
+}
+
+function _closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
+  }
+}
+
+function _writeFileSync(path: string, text: string): void {
+  try {
+    writeFileSync(path, text, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text, "utf8");
+  }
+}
+
+function _unlinkSync(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+}

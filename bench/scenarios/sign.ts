@@ -1,0 +1,496 @@
+/**
+ * Scenarios "sign-memory", "sign-fs", "sign-mongodb-redis": billed Pass-through signing as a new
+ * user runs it (issue 11). Every part is its own process, as after `npm start`:
+ *
+ * - the regulator simulator (`adapters/regulator/simulator/main.ts`) in its own process;
+ * - the gateway as `npm start` runs it (`node --import tsx core/main.ts --config <file>`): the demo
+ *   config with the store of the variant, the simulator switched off in-process and the regulator's
+ *   base URLs pointed at the simulator process, log level `info` (one JSON line per request, as in
+ *   production), and the admission and sign quota limits raised far above the load (a bench of 429s
+ *   measures nothing);
+ * - for `sign-mongodb-redis`, a private redis-server and the MongoDB-wire server (jongodb, or
+ *   MONGODB_URI / REDIS_URL when set) as the scale-out config has them.
+ *
+ * Then `taxpayer@demo.ng` is onboarded through the gateway, the demo wallet is topped up to cover the
+ * run, WARMUP signs are sent (discarded), and COUNT signs go from `connections` concurrent
+ * connections, each request with its own IRN and idempotency key, into the one wallet of `demo`.
+ * Reported: signs/s over the whole run, p50/p99 latency, the throughput of the first and of the last
+ * tenth (at most 10 000 signs each) and their ratio (last / first: 1.00 means the cost of a sign did
+ * not grow with the wallet's history), and the gateway's RSS (VmRSS) after the run plus its peak
+ * (VmHWM). Every answer must be 201, and the wallet must have given exactly one fee per 201
+ * (nothing lost, nothing charged twice); otherwise the scenario reports a problem (a fee held by an
+ * error answer after the debit is reported as such).
+ *
+ * Also reported: the CPU time (user + system, every thread) the gateway and the simulator spent per
+ * measured sign, from /proc: unlike signs/s it barely moves when other work shares the machine.
+ *
+ *   npx tsx bench/scenarios/sign.ts                 every variant (as `npm run bench` does)
+ *   npx tsx bench/scenarios/sign.ts memory          one variant (memory | fs | mongodb-redis)
+ *
+ * env: BENCH_SIGN_COUNT (default 100000), BENCH_SIGN_WARMUP (default 2000), BENCH_SIGN_MONGO_COUNT
+ * (sign-mongodb-redis; default 1000 on jongodb, whose inserts slow down with every document stored
+ * — docs/bench.md —, BENCH_SIGN_COUNT when MONGODB_URI names a real server), BENCH_SIGN_STORES (comma
+ * list, default "memory,fs,mongodb-redis"), BENCH_CONNECTIONS (default 64), BENCH_SIGN_CPU_PROF=<dir>
+ * (the gateway runs with `--cpu-prof` and writes its profile there), BENCH_SIGN_NODE_ARGS (more node
+ * flags for the gateway, space-separated, e.g. `--max-semi-space-size=4`).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { pathToFileURL } from "node:url";
+import autocannon from "autocannon";
+import { request } from "undici";
+import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
+import { isRedisSkip, startRedisServer } from "../../test/support/redis-server.ts";
+import { demoInvoice } from "../../test/simulator/simulator-helpers.ts";
+import { envInt } from "../report.ts";
+import type { BenchScenario, DrivenResult, ScenarioResult } from "../run.ts";
+
+export type SignStore = "memory" | "fs" | "mongodb-redis";
+
+export const SIGN_STORES: readonly SignStore[] = ["memory", "fs", "mongodb-redis"];
+
+export interface SignBenchOptions {
+  store: SignStore;
+  /** Measured signs (default 100 000). */
+  count: number;
+  /** Signs sent before the measurement (discarded; default 2 000). */
+  warmup: number;
+  connections: number;
+  /** Run the gateway with `--cpu-prof` into this folder. */
+  cpuProfDir?: string;
+  /** More node flags for the gateway process. */
+  nodeArgs?: string[];
+  progress?: (line: string) => void;
+}
+
+export interface SignBenchSettings {
+  count: number;
+  /** Measured signs of sign-mongodb-redis. */
+  mongoCount: number;
+  warmup: number;
+  connections: number;
+  stores: SignStore[];
+  cpuProfDir?: string;
+  nodeArgs: string[];
+}
+
+export interface SignBenchResult {
+  store: SignStore;
+  count: number;
+  connections: number;
+  seconds: number;
+  signsPerSec: number;
+  latency: { mean: number; p50: number; p90: number; p99: number; max: number };
+  /** Signs per second of the first and of the last `window` signs, and last / first. */
+  window: number;
+  firstPerSec: number;
+  lastPerSec: number;
+  lastVsFirst: number;
+  status2xx: number;
+  non2xx: number;
+  errors: number;
+  /** Gateway RSS before the measured signs (after start-up, onboarding and warm-up), after them (VmRSS) and its peak (VmHWM), MiB. */
+  rssBeforeMiB: number;
+  rssMiB: number;
+  peakRssMiB: number;
+  /** CPU time (user + system, all threads) per measured sign: the gateway process and the simulator process, µs. */
+  gatewayCpuUs: number;
+  simulatorCpuUs: number;
+  /** Fees the measured signs took from the wallet. */
+  feesTaken: number;
+  /** One fee per 201, plus at most one per error answer (a fee held for an outcome the gateway could not confirm); never more. */
+  walletExact: boolean;
+  problems: string[];
+}
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const HOST = "passthrough.demo.localhost";
+const API_KEY = "gw_demo_key_0001";
+const ADMIN_KEY = "admin_demo_key_0001";
+const FEE_KOBO = 5_000;
+const HUGE = 100_000_000;
+/** Environment overrides of the config that must not leak from the bench's shell into the gateway. */
+const CONFIG_ENV = ["PORT", "HOST", "REGULATOR_SIM_PORT", "DATA_DIR", "MONGODB_URI", "REDIS_URL", "LOG_LEVEL", "LOG_FORMAT", "GATEHOUSE_CONFIG"];
+
+/** The sign settings from the environment (defaults: 100 000 signs, 2 000 warm-up, 64 connections). */
+export function signBenchSettings(env: Record<string, string | undefined> = process.env): SignBenchSettings {
+  const stores = (env.BENCH_SIGN_STORES ?? SIGN_STORES.join(","))
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const s of stores) if (!SIGN_STORES.includes(s as SignStore)) throw new Error(`bench: BENCH_SIGN_STORES: unknown store "${s}"`);
+  const count = envInt(env.BENCH_SIGN_COUNT, 100_000, 10, "BENCH_SIGN_COUNT");
+  return {
+    count,
+    mongoCount: envInt(env.BENCH_SIGN_MONGO_COUNT, env.MONGODB_URI ? count : Math.min(count, 1_000), 10, "BENCH_SIGN_MONGO_COUNT"),
+    warmup: envInt(env.BENCH_SIGN_WARMUP, 2_000, 0, "BENCH_SIGN_WARMUP"),
+    connections: envInt(env.BENCH_CONNECTIONS, 64, 1, "BENCH_CONNECTIONS"),
+    stores: stores as SignStore[],
+    ...(env.BENCH_SIGN_CPU_PROF ? { cpuProfDir: env.BENCH_SIGN_CPU_PROF } : {}),
+    nodeArgs: (env.BENCH_SIGN_NODE_ARGS ?? "").split(" ").filter(Boolean),
+  };
+}
+
+/** The options of one variant's run under `settings` (sign-mongodb-redis: its own count, a tenth of the warm-up at most). */
+export function signRunOptions(store: SignStore, settings: SignBenchSettings): SignBenchOptions {
+  const mongo = store === "mongodb-redis";
+  const count = mongo ? settings.mongoCount : settings.count;
+  return {
+    store,
+    count,
+    warmup: mongo ? Math.min(settings.warmup, Math.ceil(count / 10)) : settings.warmup,
+    connections: settings.connections,
+    ...(settings.cpuProfDir ? { cpuProfDir: settings.cpuProfDir } : {}),
+    nodeArgs: settings.nodeArgs,
+  };
+}
+
+/**
+ * The sign scenarios for `npm run bench`, one per variant of BENCH_SIGN_STORES; the other settings
+ * are read from the environment when a scenario runs.
+ */
+export function signScenarios(env: Record<string, string | undefined> = process.env): BenchScenario[] {
+  return signBenchSettings(env).stores.map((store) => ({
+    name: `sign-${store}`,
+    description: `billed Pass-through signs into one wallet, ${store} store, simulator and gateway in their own processes`,
+    drive: async (progress) => _toDriven(await runSignBench({ ...signRunOptions(store, signBenchSettings(env)), progress })),
+  }));
+}
+
+/** Starts the processes, signs, measures, stops everything and removes what it created. */
+export async function runSignBench(options: SignBenchOptions): Promise<SignBenchResult> {
+  const progress = options.progress ?? (() => {});
+  const dir = mkdtempSync(join(tmpdir(), `gatehouse-sign-bench-${options.store}-`));
+  const cleanups: Array<() => Promise<void>> = [];
+  try {
+    const storage: Record<string, unknown> =
+      options.store === "memory" ? { driver: "memory" } : options.store === "fs" ? { driver: "fs", dir: join(dir, "data") } : {};
+    let coordination: Record<string, unknown> = { driver: "memory" };
+    if (options.store === "mongodb-redis") {
+      const redis = await startRedisServer();
+      if (isRedisSkip(redis)) throw new Error(`bench: sign-mongodb-redis needs Redis: ${redis.skip}`);
+      cleanups.push(() => redis.stop());
+      const mongo = await startMongoServer();
+      if (isMongoSkip(mongo)) throw new Error(`bench: sign-mongodb-redis needs a MongoDB-wire server: ${mongo.skip}`);
+      cleanups.push(() => mongo.stop());
+      Object.assign(storage, { driver: "mongodb", uri: mongo.uri, dbName: mongo.dbName() });
+      coordination = { driver: "redis", url: redis.url, keyPrefix: `signbench${process.pid}:` };
+    }
+
+    const sim = await _spawnListening("regulator simulator", [join(ROOT, "adapters/regulator/simulator/main.ts"), "--port", "0"], /^(http:\/\/\S+)$/m);
+    cleanups.push(() => _stop(sim.child));
+
+    const configPath = join(dir, "config.json");
+    const config = _config(storage, coordination, sim.url, dir);
+    // jongodb answers an insert in hundreds of ms once a collection holds a few thousand documents
+    // (docs/bench.md): a longer store deadline measures it instead of failing on the 2 s default.
+    if (options.store === "mongodb-redis" && !process.env.MONGODB_URI) config.dependencies = { storeTimeoutMs: 30_000 };
+    writeFileSync(configPath, JSON.stringify(config));
+    const nodeArgs = [...(options.nodeArgs ?? [])];
+    if (options.cpuProfDir) {
+      mkdirSync(options.cpuProfDir, { recursive: true });
+      nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`);
+    }
+    const gw = await _spawnListening("gateway", [...nodeArgs, join(ROOT, "core/main.ts"), "--config", configPath], /listening on (http:\/\/\S+)/);
+    cleanups.push(() => _stop(gw.child));
+    progress(`sign-${options.store}: gateway pid ${gw.child.pid} at ${gw.url}, simulator at ${sim.url}`);
+
+    const sub = await _onboard(gw.url);
+    await _credit(gw.url, ((options.count + options.warmup) * FEE_KOBO) / 100);
+    const invoices = _invoiceFactory(sub);
+    if (options.warmup > 0) {
+      progress(`sign-${options.store}: warm-up ${options.warmup} signs`);
+      const w = await _load(gw.url, invoices, options.warmup, options.connections);
+      if (w.non2xx > 0 || w.errors > 0) throw new Error(`bench: sign-${options.store} warm-up saw ${w.non2xx} non-2xx (${w.firstBad}) and ${w.errors} errors`);
+    }
+    const before = await _balanceKobo(gw.url);
+    progress(`sign-${options.store}: measuring ${options.count} signs (-c ${options.connections})`);
+    const rssBefore = _rss(gw.child.pid!).rssMiB;
+    const cpuBefore = [_cpuMs(gw.child.pid!), _cpuMs(sim.child.pid!)] as const;
+    const run = await _load(gw.url, invoices, options.count, options.connections);
+    const cpuUs = (before: number, pid: number) => ((_cpuMs(pid) - before) * 1000) / options.count;
+    const gatewayCpuUs = cpuUs(cpuBefore[0], gw.child.pid!);
+    const simulatorCpuUs = cpuUs(cpuBefore[1], sim.child.pid!);
+    const rss = _rss(gw.child.pid!);
+    const after = await _balanceKobo(gw.url);
+
+    const window = Math.min(10_000, Math.floor(options.count / 10));
+    const t = run.completedAt;
+    const n = t.length;
+    const firstPerSec = n >= window && window > 0 ? (window / (t[window - 1]! - run.startedAt)) * 1000 : Number.NaN;
+    const lastPerSec = n >= 2 * window && window > 0 ? (window / (t[n - 1]! - t[n - window - 1]!)) * 1000 : Number.NaN;
+    const problems: string[] = [];
+    const name = `sign-${options.store}`;
+    if (run.non2xx > 0) problems.push(`${name}: ${run.non2xx} non-2xx responses (first: ${run.firstBad})`);
+    if (run.errors > 0) problems.push(`${name}: ${run.errors} connection errors`);
+    // Every 201 is one fee; an error answer after the debit (an outcome the gateway could not
+    // confirm) holds its fee until the merchant's same-key retry settles it: counted apart.
+    const feesTaken = (before - after) / FEE_KOBO;
+    const walletExact = feesTaken === run.status2xx || (feesTaken > run.status2xx && feesTaken <= run.status2xx + run.non2xx);
+    if (feesTaken !== run.status2xx) {
+      problems.push(`${name}: the wallet took ${feesTaken} fees for ${run.status2xx} signed invoices${walletExact ? ` (${feesTaken - run.status2xx} held by error answers)` : " (WRONG)"}`);
+    }
+    return {
+      store: options.store,
+      count: options.count,
+      connections: options.connections,
+      seconds: run.seconds,
+      signsPerSec: run.status2xx / run.seconds,
+      latency: run.latency,
+      window,
+      firstPerSec,
+      lastPerSec,
+      lastVsFirst: lastPerSec / firstPerSec,
+      status2xx: run.status2xx,
+      non2xx: run.non2xx,
+      errors: run.errors,
+      rssBeforeMiB: rssBefore,
+      rssMiB: rss.rssMiB,
+      peakRssMiB: rss.peakMiB,
+      gatewayCpuUs,
+      simulatorCpuUs,
+      walletExact,
+      feesTaken,
+      problems,
+    };
+  } finally {
+    for (const c of cleanups.reverse()) await c().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One line per result, for the report printed under the bench table. */
+export function formatSignResult(r: SignBenchResult): string {
+  const f = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "n/a");
+  return (
+    `sign-${r.store}: ${f(r.signsPerSec)} signs/s over ${r.count.toLocaleString("en-US")} (p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms), ` +
+    `first ${r.window.toLocaleString("en-US")} ${f(r.firstPerSec)}/s, last ${f(r.lastPerSec)}/s, last/first ${Number.isFinite(r.lastVsFirst) ? r.lastVsFirst.toFixed(2) : "n/a"}, ` +
+    `gateway RSS ${r.rssBeforeMiB.toFixed(0)} → ${r.rssMiB.toFixed(0)} MiB (peak ${r.peakRssMiB.toFixed(0)} MiB), ` +
+    `CPU per sign: gateway ${r.gatewayCpuUs.toFixed(0)} µs, simulator ${r.simulatorCpuUs.toFixed(0)} µs, ` +
+    `wallet ${r.walletExact ? (r.feesTaken === r.status2xx ? "exact" : `exact (${r.feesTaken - r.status2xx} fees held)`) : "WRONG"}`
+  );
+}
+
+// --- Internal helpers ---
+
+function _toDriven(r: SignBenchResult): DrivenResult {
+  const result: ScenarioResult = {
+    name: `sign-${r.store}`,
+    description: `billed Pass-through signs into one wallet (${r.store})`,
+    path: "/api/v1/invoice/sign",
+    requestsPerSec: r.signsPerSec,
+    latency: r.latency,
+    requests: r.status2xx + r.non2xx,
+    status2xx: r.status2xx,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: 0,
+    seconds: r.seconds,
+  };
+  return { result, notes: [formatSignResult(r)], problems: r.problems, extra: r };
+}
+
+function _config(storage: Record<string, unknown>, coordination: Record<string, unknown>, simUrl: string, dir: string): Record<string, unknown> {
+  const raw = JSON.parse(readFileSync(join(ROOT, "config/demo.json"), "utf8")) as Record<string, any>;
+  raw.server = { ...raw.server, port: 0 };
+  raw.storage = storage;
+  raw.coordination = coordination;
+  raw.regulator = { ...raw.regulator, simulator: { enabled: false }, baseUrls: { TEST: simUrl, LIVE: simUrl } };
+  raw.email = { driver: "folder", dir: join(dir, "mail") };
+  raw.limits = {
+    admission: { perClient: HUGE, windowSeconds: 1 },
+    quotas: { sign: { limit: HUGE, windowSeconds: 60 }, management: { limit: HUGE, windowSeconds: 60 }, default: { limit: HUGE, windowSeconds: 60 } },
+  };
+  return raw;
+}
+
+/** Spawns `node --import tsx <args>` and resolves once its stdout matches `ready` (group 1 = URL). */
+function _spawnListening(what: string, args: string[], ready: RegExp): Promise<{ child: ChildProcess; url: string }> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const k of CONFIG_ENV) delete env[k];
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => fail(new Error(`bench: the ${what} did not start:\n${out.slice(-2000)}`)), 30_000);
+    const fail = (e: Error) => {
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      reject(e);
+    };
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = ready.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+      child.stdout!.resume(); // the gateway's log lines: read and dropped
+      resolve({ child, url: m[1]! });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+    child.once("exit", (code) => fail(new Error(`bench: the ${what} exited (${code}) before listening:\n${out.slice(-2000)}`)));
+  });
+}
+
+/** SIGTERM (the gateway drains and exits 0, writing its CPU profile), SIGKILL after 20 s. */
+function _stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+async function _call(base: string, path: string, init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: unknown }): Promise<{ status: number; json: any }> {
+  const res = await request(base + path, {
+    method: init.method ?? "GET",
+    headers: { host: HOST, ...(init.body !== undefined ? { "content-type": "application/json" } : {}), ...init.headers },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, json: text ? JSON.parse(text) : null };
+}
+
+async function _onboard(base: string): Promise<string> {
+  const r = await _call(base, "/sub-businesses", {
+    method: "POST",
+    headers: { "x-api-key": API_KEY, "x-idempotency-key": `sign-bench-onboard-${process.pid}` },
+    body: { regulatorCredentials: { email: "taxpayer@demo.ng", password: "demo-password-1" } },
+  });
+  if (r.status !== 201 && r.status !== 200) throw new Error(`bench: onboarding answered ${r.status}: ${JSON.stringify(r.json).slice(0, 300)}`);
+  return r.json.gatewaySubBusinessId as string;
+}
+
+async function _credit(base: string, amountNgn: number): Promise<void> {
+  const r = await _call(base, "/admin/wallets/demo/credits", {
+    method: "POST",
+    headers: { "x-admin-api-key": ADMIN_KEY },
+    body: { amount: amountNgn, reference: `sign-bench-${Date.now()}` },
+  });
+  if (r.status !== 201) throw new Error(`bench: top-up answered ${r.status}: ${JSON.stringify(r.json).slice(0, 300)}`);
+}
+
+async function _balanceKobo(base: string): Promise<number> {
+  const r = await _call(base, "/admin/wallets/demo?limit=1", { headers: { "x-admin-api-key": ADMIN_KEY } });
+  if (r.status !== 200) throw new Error(`bench: wallet read answered ${r.status}`);
+  return Math.round((r.json.balance as number) * 100);
+}
+
+/** Unique invoices: the demo invoice with IRN `B<run><n>-94ND90NR-20240611`, serialised once as a template. */
+function _invoiceFactory(sub: string): { next(): { body: string; headers: Record<string, string> } } {
+  const marker = "XXIRNXX";
+  const [head, tail] = JSON.stringify(demoInvoice(marker)).split(marker) as [string, string];
+  const run = Date.now().toString(36);
+  let n = 0;
+  return {
+    next() {
+      const no = `B${run}${(n++).toString(36)}`;
+      return {
+        body: head + no + tail,
+        headers: {
+          host: HOST,
+          "content-type": "application/json",
+          "x-api-key": API_KEY,
+          "x-sub-business-id": sub,
+          "x-idempotency-key": `sign-bench-${no}`,
+          "x-attempt-number": "1",
+        },
+      };
+    },
+  };
+}
+
+interface _LoadResult {
+  startedAt: number;
+  /** performance.now() of every completed response, in completion order. */
+  completedAt: Float64Array;
+  seconds: number;
+  latency: SignBenchResult["latency"];
+  status2xx: number;
+  non2xx: number;
+  errors: number;
+  firstBad: string;
+}
+
+async function _load(base: string, invoices: ReturnType<typeof _invoiceFactory>, amount: number, connections: number): Promise<_LoadResult> {
+  const completedAt = new Float64Array(amount);
+  let done = 0;
+  let firstBad = "";
+  const startedAt = performance.now();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `${base}/api/v1/invoice/sign`,
+        method: "POST",
+        connections: Math.min(connections, amount),
+        amount,
+        requests: [
+          {
+            setupRequest: (req: autocannon.Request) => {
+              const inv = invoices.next();
+              return { ...req, method: "POST" as const, body: inv.body, headers: inv.headers };
+            },
+          },
+        ],
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    instance.on("response", (_client, status) => {
+      if (done < amount) completedAt[done++] = performance.now();
+      if (status !== 201 && firstBad === "") firstBad = String(status);
+    });
+  });
+  return {
+    startedAt,
+    completedAt: completedAt.subarray(0, done),
+    seconds: (performance.now() - startedAt) / 1000,
+    latency: { mean: result.latency.mean, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    status2xx: result["2xx"],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    firstBad,
+  };
+}
+
+/** User + system CPU time of a process (all its threads) in ms, from /proc (clock ticks of 10 ms). */
+function _cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14 and 15 of stat)
+}
+
+function _rss(pid: number): { rssMiB: number; peakMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rssMiB: kb("VmRSS") / 1024, peakMiB: kb("VmHWM") / 1024 };
+}
+
+async function _main(): Promise<void> {
+  const settings = signBenchSettings();
+  const only = process.argv[2];
+  const stores = only ? [only as SignStore] : settings.stores;
+  const out = (line: string) => process.stdout.write(line + "\n");
+  let failed = false;
+  for (const store of stores) {
+    if (!SIGN_STORES.includes(store)) throw new Error(`unknown store ${store}`);
+    const r = await runSignBench({ ...signRunOptions(store, settings), progress: (l) => out(`  ${l}`) });
+    out(formatSignResult(r));
+    for (const p of r.problems) out(`  problem: ${p}`);
+    failed ||= r.problems.length > 0;
+  }
+  if (failed) process.exitCode = 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  _main().catch((e: unknown) => {
+    process.stderr.write(`sign bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = 1;
+  });
+}
