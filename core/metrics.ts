@@ -7,6 +7,8 @@
  * hashing per request. Labels come from route ids, codes and our own dependency names, never from
  * raw paths, hosts or request data.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Registry, collectDefaultMetrics } from "prom-client";
 
 export type Labels = Record<string, string>;
@@ -186,4 +188,32 @@ function _labels(names: readonly string[], values: readonly string[]): Labels {
   const out: Labels = {};
   names.forEach((n, i) => (out[n] = values[i]!));
   return out;
+}
+
+/**
+ * A separate listener that serves only `GET /metrics`, without the operator key, for scrapers that
+ * cannot send headers and for worker processes (which have no HTTP server). Bind it to a private
+ * interface: anyone who reaches it reads the metrics.
+ */
+export async function serveMetrics(metrics: GatewayMetrics, options: { host: string; port: number }): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method !== "GET" || path !== "/metrics") {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      return;
+    }
+    metrics.text().then(
+      (text) => res.writeHead(200, { "content-type": metrics.contentType, "cache-control": "no-store" }).end(text),
+      () => res.writeHead(500, { "content-type": "text/plain" }).end("metrics unavailable\n"),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}/metrics`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

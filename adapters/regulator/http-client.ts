@@ -53,6 +53,7 @@ import type {
   RegulatorRejection,
   RegulatorResponse,
   RegulatorState,
+  RegulatorTargetInfo,
   RelayRequest,
   SignOutcome,
   TaxpayerLogin,
@@ -111,8 +112,7 @@ export interface RegulatorCallEvent {
 export interface HttpRegulatorClient extends RegulatorClient {
   /** Closes every pool (shutdown). Calls made afterwards fail as transport errors. */
   close(): Promise<void>;
-  /** Per configured state: the contract adapter version, its interface version and the credentials in use. */
-  describe(): Array<{ state: RegulatorState; dependency: string; contractVersion: string; interfaceVersion: string; credentials: "current" | "next"; staged: boolean }>;
+  describe(): RegulatorTargetInfo[];
 }
 
 export const DEFAULT_REGULATOR_TIMEOUT_MS = 10_000;

@@ -235,6 +235,17 @@ export type TransmitOutcome = { kind: "transmitted"; response: RegulatorResponse
 
 export type ValidationOutcome = { kind: "valid"; response: RegulatorResponse } | RegulatorRejection;
 
+export interface RegulatorTargetInfo {
+  state: RegulatorState;
+  dependency: string;
+  contractVersion: string;
+  interfaceVersion: string;
+  /** The staged credential pair in use. */
+  credentials: "current" | "next";
+  /** Whether a next pair is staged. */
+  staged: boolean;
+}
+
 /**
  * What the regulator says about an IRN (confirm by IRN): `found` (it holds the invoice signed),
  * `not_found` (its own "no such invoice": provably not signed), or `unknown` (nothing is proved:
@@ -260,6 +271,8 @@ export interface RegulatorClient {
   sign(state: RegulatorState, invoiceDocument: InvoiceDocument, ctx: RegulatorCallContext): Promise<SignOutcome>;
   /** Success on HTTP 2xx, body `code` 200 or 201 and `data.ok === true`. Sends `{}`. */
   transmit(state: RegulatorState, irn: string, ctx: RegulatorCallContext): Promise<TransmitOutcome>;
+  /** Per configured state: contract adapter version, interface version, the credentials in use (health). */
+  describe?(): RegulatorTargetInfo[];
   /** Confirm by IRN (the recovery jobs): never throws. */
   confirm(state: RegulatorState, irn: string, ctx: RegulatorCallContext): Promise<InvoiceConfirmation>;
   /** Direct routes: the 2xx answer to pass through, or a thrown GatewayError (regulator body discarded). */

@@ -10,13 +10,15 @@
  * `POST /admin/invoices/{invoiceId}/resolution`).
  */
 import type { DocumentStore, Filter } from "../../adapters/ports.ts";
-import { SIGNING_COLLECTIONS, type SignRecord } from "../signing/store.ts";
+import { SIGNING_COLLECTIONS, parseAttemptKey, type SignRecord } from "../signing/store.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../stored-processing/store.ts";
 
 export interface FrozenOperation {
   /** Which source: "passthrough-sign" or "stored-invoice". */
   kind: string;
   operationId: string;
+  /** The Stored invoice's id (null for a Pass-through sign attempt). */
+  invoiceId: string | null;
   businessId: string;
   state: string | null;
   domain: string | null;
@@ -29,6 +31,8 @@ export interface FrozenOperation {
   code: string | null;
   frozenAt: string;
   frozenAtMs: number;
+  /** The operator route that records a decision for it. */
+  resolveWith: string;
 }
 
 export interface FrozenQuery {
@@ -73,13 +77,14 @@ export function storedInvoiceSource(store: DocumentStore): FrozenSource {
   };
 }
 
-/** The Pass-through sign attempts whose outcome could not be proved (signing plugin). */
+/** The Pass-through sign attempts whose fee is held: outcome unprovable, or settlement unconfirmed (signing plugin). */
 export function passthroughSignSource(store: DocumentStore): FrozenSource {
   const records = store.collection<SignRecord>(SIGNING_COLLECTIONS.idempotency);
   return {
     kind: "passthrough-sign",
     async list(q) {
-      const filter: Filter = { status: "frozen" };
+      // Frozen attempts, and completed ones whose fee is still held (reversal or settlement unconfirmed).
+      const filter: Filter = { money: "held" };
       if (q.businessId) filter.businessId = q.businessId;
       if (q.before)
         filter.$or = [
@@ -101,27 +106,23 @@ export function passthroughSignSource(store: DocumentStore): FrozenSource {
 // --- Internal helpers ---
 
 function _signView(r: SignRecord): FrozenOperation {
-  // attemptKey = `${state}|${domain}|${subBusinessId}|${irn}|${attempt}` (plugins/signing/store.ts);
-  // a represented-business id may itself hold "|": it is whatever lies between domain and IRN.
-  const parts = r.attemptKey.split("|");
-  const [state, domain] = parts;
-  const attempt = parts.length >= 5 ? parts[parts.length - 1] : undefined;
-  const irn = parts.length >= 5 ? parts[parts.length - 2] : undefined;
-  const subBusinessId = parts.length >= 5 ? parts.slice(2, -2).join("|") : undefined;
+  const k = parseAttemptKey(r.attemptKey);
   const at = r.completedAtMs ?? r.startedAtMs;
   return {
     kind: "passthrough-sign",
     operationId: r.operationId,
+    invoiceId: null,
     businessId: r.businessId,
-    state: state ?? null,
-    domain: domain ?? null,
-    subBusinessId: subBusinessId ?? null,
-    irn: irn ?? null,
-    attemptNumber: attempt !== undefined && /^\d+$/.test(attempt) ? Number(attempt) : null,
+    state: k?.state ?? null,
+    domain: k?.domain ?? null,
+    subBusinessId: k?.subBusinessId ?? null,
+    irn: k?.irn ?? null,
+    attemptNumber: k?.attemptNumber ?? null,
     money: r.money ?? null,
     code: r.answer?.kind === "error" ? r.answer.code : null,
     frozenAt: new Date(at).toISOString(),
     frozenAtMs: at,
+    resolveWith: `POST /admin/sign-attempts/${r.operationId}/resolution`,
   };
 }
 
@@ -131,6 +132,7 @@ function _invoiceView(d: InvoiceDoc): FrozenOperation {
   return {
     kind: "stored-invoice",
     operationId: d.operationId,
+    invoiceId: d._id,
     businessId: d.businessId,
     state: d.state,
     domain: d.domain,
@@ -142,6 +144,7 @@ function _invoiceView(d: InvoiceDoc): FrozenOperation {
     code,
     frozenAt: d.updatedAt,
     frozenAtMs: at,
+    resolveWith: `POST /admin/invoices/${d._id}/resolution`,
   };
 }
 
