@@ -3,8 +3,9 @@
  * occurrence, count and ratio, up to three request IDs, optional operation and provider IDs, public
  * error code, runbook link) and the fixed text of every signal. An alert is built field by field from
  * this allowlist, and each field is kept only when it has its format: ids are UUIDs, codes are catalog
- * codes, names are plain identifiers without digits or punctuation beyond `._:-`. Anything else
- * (a secret, a key, an e-mail, a TIN, an IRN, a body) is dropped, whatever field it was put in.
+ * codes, dependencies, operations and failure classes are the gateway's own names (a fixed set, or a
+ * store collection + port method). Anything else (a secret, a key, an e-mail, a TIN, an IRN, a
+ * body) is dropped, whatever field it was put in.
  */
 import { CATALOG } from "../../core/errors/catalog.ts";
 import type { Alert, AlertKind, ImmediateSignal } from "../ports.ts";
@@ -79,9 +80,18 @@ export function isImmediateSignal(value: unknown): value is ImmediateSignal {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Our own names: "documentStore", "regulator:LIVE", "signing_idempotency.findOneAndUpdate", "relay.irn-validate". */
-const NAME = /^[A-Za-z_]{1,48}(?::(?:TEST|LIVE))?(?:\.[A-Za-z_-]{1,48})?$/;
-const FAILURE_CLASS = /^[a-z_]{1,40}$/;
+/** The dependencies the gateway calls. */
+const DEPENDENCY = /^(?:documentStore|coordination|billing|regulator:(?:TEST|LIVE))$/;
+/** Operations: a store collection + port method, a coordination method, a regulator operation. */
+const OPERATION =
+  /^(?:[a-z]{1,32}(?:_[a-z]{1,32}){0,4}\.(?:insert|get|findOne|find|count|findOneAndUpdate|delete|deleteMany|claim|release)|ping|takePermit|acquireLease|releaseLease|adjustInFlight|publish|subscribe|authenticate|getEntity|validateIrn|validateInvoice|sign|transmit|confirm|relay(?:\.(?:resources|confirm|download|update|irn-validate))?)$/;
+/** Normalized failure classes (policies, regulator client, ambiguous reasons, recovery). */
+const FAILURE_CLASSES = new Set([
+  "timeout", "transport", "circuit_open", "server_error", "invalid_response", "credentials_rejected", "rate_limited", "not_configured",
+  "metadata_invalid", "rejected", "connection_lost", "redirect", "empty_body", "malformed_body", "unrecognized_envelope", "not_ok",
+  "unrecognized_error", "response_too_large", "stale_claim", "abandoned", "billing_refused", "interrupted_sign", "interrupted_transmit",
+  "settled_unrecorded",
+]);
 const ENVIRONMENT = /^[A-Za-z][A-Za-z0-9_-]{0,31}$/;
 
 export interface AlertFields {
@@ -119,9 +129,9 @@ export function buildAlert(f: AlertFields): Alert {
     requestIds: [],
     runbook: `${f.runbookBase}#${info.anchor}`,
   };
-  if (_matches(f.dependency, NAME)) alert.dependency = f.dependency;
-  if (_matches(f.operation, NAME)) alert.operation = f.operation;
-  if (_matches(f.failureClass, FAILURE_CLASS)) alert.failureClass = f.failureClass;
+  if (_matches(f.dependency, DEPENDENCY)) alert.dependency = f.dependency;
+  if (_matches(f.operation, OPERATION)) alert.operation = f.operation;
+  if (typeof f.failureClass === "string" && FAILURE_CLASSES.has(f.failureClass.replace(/^regulator_/, ""))) alert.failureClass = f.failureClass;
   if (f.ratio !== undefined && Number.isFinite(f.ratio) && f.ratio >= 0 && f.ratio <= 1) alert.ratio = Math.round(f.ratio * 1000) / 1000;
   for (const id of f.requestIds ?? []) {
     if (alert.requestIds.length >= 3) break;

@@ -185,7 +185,7 @@ export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
       void _sharedCooldown(`${prefix}im|${key}`).then((mine) => {
         if (!mine) {
           counts.suppressed++;
-          return;
+      return;
         }
         const first = entry.firstAt;
         const count = entry.count;
@@ -240,6 +240,37 @@ export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
     } catch {
       view = _local(k, now);
     }
+    // Recovery first: 5 consecutive successes end an open incident, even while the window's ratio
+    // still holds old failures (the next generation's window starts empty).
+    if (k.incident && view.consecutiveSuccesses >= t.recoverySuccesses) {
+      const base = _base(k);
+      let mine: boolean;
+      try {
+        mine = await coordination.releaseLease(`${base}|g${k.gen}|incident`, "open");
+        if (mine) k.gen = await coordination.adjustInFlight(`${base}|gen`, 1, GEN_TTL_MS);
+      } catch {
+        mine = true; // the shared store cannot say: this process's own view decides
+      }
+      k.incident = false;
+      k.cooldownUntil = 0;
+      _resetWindow(k);
+      const failures = view.windowFailures;
+      const first = k.firstFailureAt ?? now;
+      k.firstFailureAt = null;
+      k.requestIds = [];
+      if (!mine) return;
+      _send({
+        kind: "recovered",
+        signal: "dependency_recovered",
+        firstOccurrence: first,
+        lastOccurrence: k.lastSuccessAt ?? now,
+        count: failures,
+        dependency: k.dependency,
+        operation: k.operation,
+      });
+      return;
+    }
+
     const fires =
       view.consecutiveFailures >= t.consecutiveFailures ||
       (view.windowCalls >= t.minimumCalls && view.windowFailures / view.windowCalls > t.failureRatio);
@@ -271,33 +302,6 @@ export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
         requestIds: k.requestIds,
       });
       return;
-    }
-    if (k.incident && view.consecutiveSuccesses >= t.recoverySuccesses) {
-      const base = _base(k);
-      let mine: boolean;
-      try {
-        mine = await coordination.releaseLease(`${base}|g${k.gen}|incident`, "open");
-        if (mine) k.gen = await coordination.adjustInFlight(`${base}|gen`, 1, GEN_TTL_MS);
-      } catch {
-        mine = true; // the shared store cannot say: this process's own view decides
-      }
-      k.incident = false;
-      k.cooldownUntil = 0;
-      _resetWindow(k);
-      const failures = view.windowFailures;
-      const first = k.firstFailureAt ?? now;
-      k.firstFailureAt = null;
-      k.requestIds = [];
-      if (!mine) return;
-      _send({
-        kind: "recovered",
-        signal: "dependency_recovered",
-        firstOccurrence: first,
-        lastOccurrence: k.lastSuccessAt ?? now,
-        count: failures,
-        dependency: k.dependency,
-        operation: k.operation,
-      });
     }
   }
 
