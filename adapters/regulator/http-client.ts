@@ -891,7 +891,7 @@ function _logCall<T>(log: Logger, c: CallLog<T>): CallReport["outcome"] {
     contractVersion: REGULATOR_ADAPTERS[c.contractVersion ?? "v1"]?.interfaceVersion ?? null,
     adapterVersion: c.contractVersion ?? "v1",
   };
-  if (c.credentials !== undefined) fields.credentials = c.credentials;
+  if (c.credentials !== undefined) fields.stagedPair = c.credentials;
   if (failure) fields.failureClass = regulatorFailureClass(failure);
   if (failure?.kind === "rejected") fields.rejectionReason = failure.reason;
   if (failure?.kind === "invalid_response") fields.invalidReason = failure.reason;

@@ -246,7 +246,7 @@ function _regulator(kit: PluginKit, state: string, c: DependencySnapshot | undef
     configured: info !== undefined,
     contractVersion: info?.contractVersion ?? version,
     interfaceVersion: info?.interfaceVersion ?? REGULATOR_ADAPTERS[version]?.interfaceVersion ?? null,
-    credentials: info ? { inUse: info.credentials, nextStaged: info.staged } : null,
+    stagedPairs: info ? { inUse: info.credentials, nextStaged: info.staged } : null,
   };
   if (!info || !c) return { status: "unknown", ...base, circuit: c?.state ?? null, lastObservation: null };
   const success = c.lastSuccessAt ? Date.parse(c.lastSuccessAt) : -Infinity;
