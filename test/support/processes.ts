@@ -11,6 +11,8 @@ export interface GatewayProcesses {
   urls: string[];
   /** SIGTERMs every process (they drain) and waits for all of them to exit. */
   stop(): Promise<void>;
+  /** SIGKILLs process `i` (a crash: nothing drains) and waits for it to exit. */
+  kill(i: number): Promise<void>;
 }
 
 export async function startGatewayProcesses(configPath: string, count: number): Promise<GatewayProcesses> {
@@ -40,7 +42,14 @@ export async function startGatewayProcesses(configPath: string, count: number): 
     await stop();
     throw e;
   }
-  return { urls, stop };
+  const kill = (i: number) =>
+    new Promise<void>((resolve) => {
+      const c = children[i]!;
+      if (c.exitCode !== null || c.signalCode !== null) return resolve();
+      c.on("exit", () => resolve());
+      c.kill("SIGKILL");
+    });
+  return { urls, stop, kill };
 }
 
 // --- Internal helpers ---
