@@ -345,6 +345,8 @@ export const ConfigSchema = v.strictObject({
       overdueAfterMs: v.optional(POSITIVE_INT, 24 * 60 * 60_000),
       /** Records looked at per run and job. */
       batchSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 100),
+      /** The run lease (one run at a time in the deployment): renewed every third of it while a run lasts. */
+      leaseMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(300)), 60_000),
     }),
     {},
   ),

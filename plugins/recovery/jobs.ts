@@ -15,9 +15,12 @@
  *   overdue           anything above still unresolved past `recovery.overdueAfterMs` →
  *                     `reconciliation_overdue` (an alert, every cooldown while it lasts).
  *
- * One run at a time in the deployment: a run holds the coordination lease `recovery:run`; every
- * write is a compare-and-set on the record's state, so a run that lost its lease changes nothing
- * twice. Operator decisions (`resolveSignAttempt`) use the same settlement code.
+ * One run at a time in the deployment: a run holds the coordination lease `recovery:run` (ttl
+ * `leaseMs`, renewed every third of it while the run lasts, so it outlives no dead process by more
+ * than `leaseMs`); a run whose renewal fails stops before its next record. Every write is a
+ * compare-and-set on the record's state and the ledger's confirm and reverse are idempotent, so even
+ * two overlapping runs settle nothing twice. Operator decisions (`resolveSignAttempt`) use the same
+ * settlement code.
  */
 import { hostname } from "node:os";
 import { randomBytes, randomUUID } from "node:crypto";
@@ -57,6 +60,8 @@ export interface RecoveryOptions {
   /** A transmission claim in_progress this long is stale. */
   claimStaleAfterMs: number;
   batchSize: number;
+  /** Time to live of the run lease (renewed every third of it while a run lasts). */
+  leaseMs: number;
 }
 
 export interface RunSummary {
@@ -67,6 +72,8 @@ export interface RunSummary {
   unprovable: number;
   claimsUnknown: number;
   overdue: number;
+  /** The run lost its lease (a renewal failed) and stopped before its next record. */
+  leaseLost: boolean;
 }
 
 export type SettleOutcome = "signed" | "not_signed";
@@ -105,9 +112,15 @@ export function createRecovery(o: RecoveryOptions): Recovery {
     const t = now();
     // Abandoned: in progress long past any request's lifetime (the holder died, the caller never retried).
     const abandoned = await records.find({ status: "in_progress", startedAtMs: { $lte: t - o.abandonedAfterMs } }, { limit: o.batchSize });
-    for (const r of abandoned.items) await _abandoned(r, s);
+    for (const r of abandoned.items) {
+      if (s.leaseLost) return;
+      await _abandoned(r, s);
+    }
     const held = await records.find({ money: "held", completedAtMs: { $lte: t - o.settleAfterMs } }, { limit: o.batchSize });
-    for (const r of held.items) await _held(r, "recovery", _newRequestId(), s);
+    for (const r of held.items) {
+      if (s.leaseLost) return;
+      await _held(r, "recovery", _newRequestId(), s);
+    }
   }
 
   /** An abandoned attempt: before "dispatching" the regulator was never called; from then on it is frozen first. */
@@ -275,6 +288,7 @@ export function createRecovery(o: RecoveryOptions): Recovery {
     const before = new Date(now() - o.settleAfterMs).toISOString();
     const page = await invoices.find({ status: "frozen", "lastError.code": "GW_SIGN_OUTCOME_UNCONFIRMED", updatedAt: { $lte: before } }, { limit: o.batchSize });
     for (const d of page.items) {
+      if (s.leaseLost) return;
       const requestId = _newRequestId();
       const c = await o.regulator.confirm(d.state, d.irn, { requestId });
       if (c.kind === "unknown") {
@@ -306,6 +320,7 @@ export function createRecovery(o: RecoveryOptions): Recovery {
   async function staleClaims(s: RunSummary): Promise<void> {
     const page = await claims.find({ claimState: "in_progress", startedAtMs: { $lte: now() - o.claimStaleAfterMs } }, { limit: o.batchSize });
     for (const c of page.items) {
+      if (s.leaseLost) return;
       const marked = await claims.findOneAndUpdate(
         { _id: c._id, owner: c.owner, claimState: "in_progress" },
         { $set: { claimState: "unknown", detail: "stale_claim", completedAtMs: now() } },
@@ -349,43 +364,59 @@ export function createRecovery(o: RecoveryOptions): Recovery {
   // -------------------------------------------------------------------------
 
   async function _run(): Promise<RunSummary> {
-    const s: RunSummary = { ran: false, confirmed: 0, reversed: 0, released: 0, unprovable: 0, claimsUnknown: 0, overdue: 0 };
+    const s: RunSummary = { ran: false, confirmed: 0, reversed: 0, released: 0, unprovable: 0, claimsUnknown: 0, overdue: 0, leaseLost: false };
     const started = now();
     let mine: boolean;
     try {
-      mine = await o.coordination.acquireLease(LEASE_KEY, owner, Math.max(60_000, 2 * o.intervalMs));
+      mine = await o.coordination.acquireLease(LEASE_KEY, owner, o.leaseMs);
     } catch (e) {
       log.warn("recovery_lease_unavailable", { error: describeError(e) });
-      lastRun = { at: new Date(started).toISOString(), durationMs: 0, outcome: "skipped" };
-      return s;
+      mine = false;
     }
     if (!mine) {
       lastRun = { at: new Date(started).toISOString(), durationMs: 0, outcome: "skipped" };
       return s;
     }
     s.ran = true;
+    // Renewed while the run lasts (re-entrant for this owner); a failed renewal stops the run.
+    const renew = setInterval(() => {
+      o.coordination.acquireLease(LEASE_KEY, owner, o.leaseMs).then(
+        (held) => {
+          if (!held) s.leaseLost = true;
+        },
+        () => {
+          s.leaseLost = true;
+        },
+      );
+    }, Math.max(1, Math.floor(o.leaseMs / 3)));
+    renew.unref();
     let failed = false;
-    for (const job of [settleSigns, settleStored, staleClaims]) {
+    try {
+      for (const job of [settleSigns, settleStored, staleClaims]) {
+        try {
+          await job(s);
+        } catch (e) {
+          failed = true;
+          log.warn("recovery_job_failed", { job: job.name, error: describeError(e) });
+        }
+      }
       try {
-        await job(s);
+        open = await countOpen();
+        s.overdue = open.overdue!;
+        if (s.overdue > 0) {
+          log.error("reconciliation_overdue", { count: s.overdue, overdueAfterMs: o.overdueAfterMs, alert: "immediate" });
+          o.alerts?.raise({ signal: "reconciliation_overdue", count: s.overdue });
+        }
       } catch (e) {
         failed = true;
-        log.warn("recovery_job_failed", { job: job.name, error: describeError(e) });
+        log.warn("recovery_job_failed", { job: "overdue", error: describeError(e) });
       }
+    } finally {
+      clearInterval(renew);
+      await o.coordination.releaseLease(LEASE_KEY, owner).catch(() => false);
     }
-    try {
-      open = await countOpen();
-      s.overdue = open.overdue!;
-      if (s.overdue > 0) {
-        log.error("reconciliation_overdue", { count: s.overdue, overdueAfterMs: o.overdueAfterMs, alert: "immediate" });
-        o.alerts?.raise({ signal: "reconciliation_overdue", count: s.overdue });
-      }
-    } catch (e) {
-      failed = true;
-      log.warn("recovery_job_failed", { job: "overdue", error: describeError(e) });
-    }
-    await o.coordination.releaseLease(LEASE_KEY, owner).catch(() => false);
-    lastRun = { at: new Date(started).toISOString(), durationMs: now() - started, outcome: failed ? "failed" : "ok" };
+    if (s.leaseLost) log.warn("recovery_lease_lost", { owner });
+    lastRun = { at: new Date(started).toISOString(), durationMs: now() - started, outcome: failed || s.leaseLost ? "failed" : "ok" };
     return s;
   }
 

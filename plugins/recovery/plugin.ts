@@ -116,5 +116,6 @@ function _build(kit: PluginKit, options: RecoveryPluginOptions): Recovery {
     overdueAfterMs: c.overdueAfterMs,
     claimStaleAfterMs: 2 * kit.config.regulator.timeoutMs + 30_000,
     batchSize: c.batchSize,
+    leaseMs: c.leaseMs,
   });
 }

@@ -9,10 +9,10 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 
 export interface GatewayProcesses {
   urls: string[];
+  /** SIGKILLs process `index` (a crash: no drain) and waits for its exit. */
+  kill(index: number): Promise<void>;
   /** SIGTERMs every process (they drain) and waits for all of them to exit. */
   stop(): Promise<void>;
-  /** SIGKILLs process `i` (a crash: nothing drains) and waits for it to exit. */
-  kill(i: number): Promise<void>;
 }
 
 export async function startGatewayProcesses(configPath: string, count: number): Promise<GatewayProcesses> {
@@ -31,7 +31,9 @@ export async function startGatewayProcesses(configPath: string, count: number): 
   const urls: string[] = [];
   try {
     for (let i = 0; i < count; i++) {
-      const child = spawn(join(ROOT, "node_modules/.bin/tsx"), ["test/support/gateway-process.ts", configPath], {
+      // node itself with tsx's loader (not the tsx CLI, which runs the server in a second process):
+      // a signal reaches the server, so kill() is a real crash.
+      const child = spawn(process.execPath, ["--import", "tsx", "test/support/gateway-process.ts", configPath], {
         cwd: ROOT,
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -42,10 +44,10 @@ export async function startGatewayProcesses(configPath: string, count: number): 
     await stop();
     throw e;
   }
-  const kill = (i: number) =>
+  const kill = (index: number) =>
     new Promise<void>((resolve) => {
-      const c = children[i]!;
-      if (c.exitCode !== null || c.signalCode !== null) return resolve();
+      const c = children[index];
+      if (!c || c.exitCode !== null || c.signalCode !== null) return resolve();
       c.on("exit", () => resolve());
       c.kill("SIGKILL");
     });
