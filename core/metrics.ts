@@ -143,7 +143,7 @@ export interface GatewayMetrics {
 
 export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
   const registry = new Registry();
-  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: "gatehouse_process_" });
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: "gatehouse_" });
   const add = <T extends FastCounter | FastHistogram>(m: T): T => {
     registry.registerMetric(m as never);
     return m;

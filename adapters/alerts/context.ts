@@ -84,7 +84,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEPENDENCY = /^(?:documentStore|coordination|billing|regulator:(?:TEST|LIVE))$/;
 /** Operations: a store collection + port method, a coordination method, a regulator operation. */
 const OPERATION =
-  /^(?:[a-z]{1,32}(?:_[a-z]{1,32}){0,4}\.(?:insert|get|findOne|find|count|findOneAndUpdate|delete|deleteMany|claim|release)|ping|takePermit|acquireLease|releaseLease|adjustInFlight|publish|subscribe|authenticate|getEntity|validateIrn|validateInvoice|sign|transmit|confirm|relay(?:\.(?:resources|confirm|download|update|irn-validate))?)$/;
+  /^(?:[a-z]{1,32}(?:_[a-z]{1,32}){0,4}\.(?:insert|get|findOne|find|count|findOneAndUpdate|updateOne|delete|deleteMany|claim|release)|ping|takePermit|acquireLease|releaseLease|adjustInFlight|publish|subscribe|authenticate|getEntity|validateIrn|validateInvoice|sign|transmit|confirm|relay(?:\.(?:resources|confirm|download|update|irn-validate))?)$/;
 /** Normalized failure classes (policies, regulator client, ambiguous reasons, recovery). */
 const FAILURE_CLASSES = new Set([
   "timeout", "transport", "circuit_open", "server_error", "invalid_response", "credentials_rejected", "rate_limited", "not_configured",

@@ -22,6 +22,9 @@ export interface WebhookChannelOptions {
   backoffMaxMs?: number;
 }
 
+/** Spec §6: a 3-second deadline per attempt, up to five attempts with exponential backoff. */
+export const WEBHOOK_DEFAULTS = { timeoutMs: 3_000, attempts: 5, backoffBaseMs: 1_000, backoffMaxMs: 30_000 } as const;
+
 export type AttemptResult = { ok: true; upstreamStatus: number } | { ok: false; failureClass: string; upstreamStatus: number | null };
 
 export interface WebhookChannel {
@@ -35,10 +38,10 @@ export function createWebhookChannel(options: WebhookChannelOptions): WebhookCha
   const problems = webhookUrlProblems(options.url);
   if (problems.length > 0) throw new RangeError(`[alerts] webhook url ${problems.join("; ")}`);
   const url = options.url;
-  const timeoutMs = options.timeoutMs ?? 3_000;
-  const attempts = options.attempts ?? 5;
-  const base = options.backoffBaseMs ?? 1_000;
-  const max = options.backoffMaxMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? WEBHOOK_DEFAULTS.timeoutMs;
+  const attempts = options.attempts ?? WEBHOOK_DEFAULTS.attempts;
+  const base = options.backoffBaseMs ?? WEBHOOK_DEFAULTS.backoffBaseMs;
+  const max = options.backoffMaxMs ?? WEBHOOK_DEFAULTS.backoffMaxMs;
 
   async function attempt(alert: Alert): Promise<AttemptResult> {
     const body = JSON.stringify({ text: chatText(alert), alert });

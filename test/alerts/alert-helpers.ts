@@ -56,8 +56,8 @@ export interface Receiver {
   url: string;
   /** Bodies received, in order (every attempt). */
   bodies: Array<{ text: string; alert: Alert }>;
-  /** The statuses to answer next, in order; "hold" never answers; then 200. */
-  plan: Array<number | "hold">;
+  /** The statuses to answer next, in order; "hold" never answers; `{ delayMs, status }` answers late; then 200. */
+  plan: Array<number | "hold" | { delayMs: number; status: number }>;
   close(): Promise<void>;
 }
 
@@ -80,6 +80,14 @@ export async function startReceiver(): Promise<Receiver> {
       const next = r.plan.shift() ?? 200;
       if (next === "hold") {
         held.push(res);
+        return;
+      }
+      if (typeof next === "object") {
+        held.push(res);
+        const timer = setTimeout(() => {
+          if (!res.destroyed) res.writeHead(next.status, { "content-type": "text/plain" }).end("late");
+        }, next.delayMs);
+        res.once("close", () => clearTimeout(timer));
         return;
       }
       res.writeHead(next, { "content-type": "text/plain" }).end(next === 200 ? "ok" : "no");
