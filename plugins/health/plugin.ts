@@ -187,23 +187,30 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
       const services = kit.runtime.services();
       const facet = (name: ServiceFacet) => _facet(services[name], docStore.status, now);
       const capacity = kit.config.limits.capacity;
+      const dependencies: Record<string, { status?: string }> = {
+        documentStore: { ...docStore, circuit: circuitOf("documentStore")?.state ?? null },
+        coordination: { ...coord, circuit: circuitOf("coordination")?.state ?? null },
+        domainRegistry: facet("domainRegistry"),
+        tenantAuthorization: facet("tenantAuthorization"),
+        managementService: facet("managementService"),
+        administratorService: facet("administratorService"),
+        ...Object.fromEntries(REGULATOR_STATES.map((state) => [`regulator:${state}`, _regulator(kit, state, circuitOf(`regulator:${state}`), now)])),
+        alertChannel: alertChannel ?? { status: kit.ports.alerts ? "unknown" : "unhealthy", channels: kit.ports.alerts ? [] : ["none"] },
+      };
+      // The worst of every dependency: "unknown" (no trustworthy observation) is not healthy either.
+      const unhealthy = Object.keys(dependencies).filter((n) => dependencies[n]!.status === "unhealthy");
+      const unknown = Object.keys(dependencies).filter((n) => !["healthy", "unhealthy", "not_configured"].includes(dependencies[n]!.status ?? "unknown"));
       return {
+        status: unhealthy.length > 0 ? "unhealthy" : unknown.length > 0 ? "unknown" : "healthy",
+        unhealthy,
+        unknown,
         generatedAt,
         version: VERSION,
         ready: kit.runtime.isReady(),
         draining: kit.runtime.isDraining(),
         inFlight: kit.runtime.inFlight(),
         capacity: { inFlight: kit.runtime.inFlight().total, total: capacity.total, perDomain: capacity.perDomain },
-        dependencies: {
-          documentStore: { ...docStore, circuit: circuitOf("documentStore")?.state ?? null },
-          coordination: { ...coord, circuit: circuitOf("coordination")?.state ?? null },
-          domainRegistry: facet("domainRegistry"),
-          tenantAuthorization: facet("tenantAuthorization"),
-          managementService: facet("managementService"),
-          administratorService: facet("administratorService"),
-          ...Object.fromEntries(REGULATOR_STATES.map((state) => [`regulator:${state}`, _regulator(kit, state, circuitOf(`regulator:${state}`), now)])),
-          alertChannel: alertChannel ?? { status: kit.ports.alerts ? "unknown" : "unhealthy", channels: kit.ports.alerts ? [] : ["none"] },
-        },
+        dependencies,
         stores: { documentStore: docStore, coordination: coord },
         circuits,
         processorHeartbeat: workers.storedProcessor ?? null,
@@ -248,7 +255,9 @@ function _regulator(kit: PluginKit, state: string, c: DependencySnapshot | undef
     interfaceVersion: info?.interfaceVersion ?? REGULATOR_ADAPTERS[version]?.interfaceVersion ?? null,
     stagedPairs: info ? { inUse: info.credentials, nextStaged: info.staged } : null,
   };
-  if (!info || !c) return { status: "unknown", ...base, circuit: c?.state ?? null, lastObservation: null };
+  // A state without a base URL is not a dependency of this deployment (its businesses get GW_REGULATOR_UNAVAILABLE).
+  if (!info) return { status: "not_configured", ...base, circuit: null, lastObservation: null };
+  if (!c) return { status: "unknown", ...base, circuit: null, lastObservation: null };
   const success = c.lastSuccessAt ? Date.parse(c.lastSuccessAt) : -Infinity;
   const failure = c.lastFailureAt ? Date.parse(c.lastFailureAt) : -Infinity;
   const latest = Math.max(success, failure);
