@@ -187,7 +187,7 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
       const services = kit.runtime.services();
       const facet = (name: ServiceFacet) => _facet(services[name], docStore.status, now);
       const capacity = kit.config.limits.capacity;
-      const dependencies: Record<string, { status?: string }> = {
+      const dependencies: Record<string, { status?: string; [field: string]: unknown }> = {
         documentStore: { ...docStore, circuit: circuitOf("documentStore")?.state ?? null },
         coordination: { ...coord, circuit: circuitOf("coordination")?.state ?? null },
         domainRegistry: facet("domainRegistry"),
