@@ -187,9 +187,9 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
       const services = kit.runtime.services();
       const facet = (name: ServiceFacet) => _facet(services[name], docStore.status, now);
       const capacity = kit.config.limits.capacity;
-      const dependencies: Record<string, { status?: string; [field: string]: unknown }> = {
-        documentStore: { ...docStore, circuit: circuitOf("documentStore")?.state ?? null },
-        coordination: { ...coord, circuit: circuitOf("coordination")?.state ?? null },
+      const dependencies: Record<string, { status?: string }> = {
+        documentStore: _with(docStore, { circuit: circuitOf("documentStore")?.state ?? null }),
+        coordination: _with(coord, { circuit: circuitOf("coordination")?.state ?? null }),
         domainRegistry: facet("domainRegistry"),
         tenantAuthorization: facet("tenantAuthorization"),
         managementService: facet("managementService"),
@@ -222,6 +222,10 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
   _registerGauges(kit, () => workers, () => alertChannel);
   checkers.set(kit, checker);
   return checker;
+}
+
+function _with<T extends object>(base: T, extra: Record<string, unknown>): T {
+  return { ...base, ...extra };
 }
 
 /**
