@@ -187,9 +187,9 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
       const services = kit.runtime.services();
       const facet = (name: ServiceFacet) => _facet(services[name], docStore.status, now);
       const capacity = kit.config.limits.capacity;
-      const dependencies: Record<string, { status?: string }> = {
-        documentStore: _with(docStore, { circuit: circuitOf("documentStore")?.state ?? null }),
-        coordination: _with(coord, { circuit: circuitOf("coordination")?.state ?? null }),
+      const dependencies = {
+        documentStore: { ...docStore, circuit: circuitOf("documentStore")?.state ?? null },
+        coordination: { ...coord, circuit: circuitOf("coordination")?.state ?? null },
         domainRegistry: facet("domainRegistry"),
         tenantAuthorization: facet("tenantAuthorization"),
         managementService: facet("managementService"),
@@ -198,8 +198,9 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
         alertChannel: alertChannel ?? { status: kit.ports.alerts ? "unknown" : "unhealthy", channels: kit.ports.alerts ? [] : ["none"] },
       };
       // The worst of every dependency: "unknown" (no trustworthy observation) is not healthy either.
-      const unhealthy = Object.keys(dependencies).filter((n) => dependencies[n]!.status === "unhealthy");
-      const unknown = Object.keys(dependencies).filter((n) => !["healthy", "unhealthy", "not_configured"].includes(dependencies[n]!.status ?? "unknown"));
+      const statusOf = Object.entries(dependencies as Record<string, { status?: string }>).map(([name, d]) => [name, d.status ?? "unknown"] as const);
+      const unhealthy = statusOf.filter(([, st]) => st === "unhealthy").map(([name]) => name);
+      const unknown = statusOf.filter(([, st]) => !["healthy", "unhealthy", "not_configured"].includes(st)).map(([name]) => name);
       return {
         status: unhealthy.length > 0 ? "unhealthy" : unknown.length > 0 ? "unknown" : "healthy",
         unhealthy,
@@ -222,10 +223,6 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
   _registerGauges(kit, () => workers, () => alertChannel);
   checkers.set(kit, checker);
   return checker;
-}
-
-function _with<T extends object>(base: T, extra: Record<string, unknown>): T {
-  return { ...base, ...extra };
 }
 
 /**
