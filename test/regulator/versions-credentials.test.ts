@@ -6,13 +6,19 @@
  * pair that worked is kept; a mutation whose first dispatch is uncertain is NEVER sent again with the
  * other pair.
  */
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { loadConfig, ConfigError } from "../../config/load.ts";
 import { REGULATOR_ADAPTER_VERSIONS } from "../../adapters/regulator/port.ts";
 import { DEMO_RAW } from "../support/gateway.ts";
 import { DEMO, demoInvoice, startDemoSimulator } from "../simulator/simulator-helpers.ts";
+import { tempDir } from "../support/temp.ts";
 import { CTX, makeClient } from "./regulator-helpers.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
 
 const CURRENT = { apiKey: "current_api_key", apiSecret: "current_api_secret" };
 const NEXT = { apiKey: "next_api_key", apiSecret: "next_api_secret" };
@@ -32,6 +38,35 @@ test("the adapter declares v1; an unsupported configured version stops startup w
     assert.match(problem!, /"v2" is not a regulator contract version this release supports \(v1\)/);
   }
   assert.throws(() => makeClient({ TEST: "http://127.0.0.1:9" }, { contractVersions: { TEST: "v9" } }), /contract version "v9" of TEST is not supported/);
+});
+
+test("npm start and npm run worker refuse to start on an unsupported contract version: exit 1, the problem on stderr, nothing listens", async () => {
+  const raw = structuredClone(DEMO_RAW) as Record<string, any>;
+  raw.regulator = { ...raw.regulator, contractVersions: { TEST: "v1", LIVE: "v7" } };
+  const path = join(tempDir("contract-version"), "config.json");
+  writeFileSync(path, JSON.stringify(raw));
+  for (const entry of ["core/main.ts", "core/worker.ts"]) {
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ["--import", "tsx", entry, "--config", path], {
+        cwd: ROOT,
+        env: { ...process.env, NO_COLOR: "1", PORT: "", GATEHOUSE_CONFIG: "" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (err += d));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+      child.on("close", (c) => {
+        clearTimeout(timer);
+        resolve({ code: c, stdout: out, stderr: err });
+      });
+    });
+    assert.is(code, 1, `${entry}: ${stderr}`);
+    assert.match(stderr, /regulator\.contractVersions\.LIVE: "v7" is not a regulator contract version this release supports \(v1\); the integration cannot start/, entry);
+    assert.not.match(stderr, /^\s+at /m, "no stack trace");
+    assert.not.ok(/listening|running/i.test(stdout), `${entry} started nothing`);
+  }
 });
 
 test("staged credentials: the regulator refuses the current pair → the same call with the next pair succeeds once; the next pair is kept", async () => {
