@@ -233,6 +233,15 @@ export const COMMANDS: readonly Command[] = [
     view: { kind: "record", pick: (b) => ({ operationId: b.operationId, businessId: b.businessId, status: b.status, money: b.money, resolution: b.resolution ? `${b.resolution.outcome} by ${b.resolution.by}` : null }) },
   },
   {
+    group: "transmissions",
+    action: "resolve",
+    args: ["OPERATION_ID"],
+    summary: "record what happened to a Pass-through transmission whose outcome is unknown",
+    flags: "--outcome transmitted|not_transmitted",
+    request: ([id], f) => ({ method: "POST", path: `/admin/transmissions/${encodeURIComponent(id!)}/resolution`, body: { outcome: _required(f.outcome, "--outcome") } }),
+    view: { kind: "record", pick: (b) => ({ operationId: b.operationId, businessId: b.businessId, claimState: b.claimState, resolution: `${b.resolution.outcome} by ${b.resolution.by}` }) },
+  },
+  {
     group: "alerts",
     action: "dead-letters",
     args: [],

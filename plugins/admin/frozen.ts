@@ -4,17 +4,19 @@
  * frozen operations, newest first, with one cursor across sources.
  *
  * The seam: a FrozenSource reads one kind of frozen operation from the document store.
- * `frozenSources()` lists them: the Pass-through sign attempts the signing plugin froze
- * (`signing_idempotency` records with status "frozen": the debit is held) and Stored mode's frozen
- * invoices (plugins/stored-processing, status "frozen"; resolved with
- * `POST /admin/invoices/{invoiceId}/resolution`).
+ * `frozenSources()` lists them: the Pass-through sign attempts whose fee is held (`signing_idempotency`,
+ * resolved with `POST /admin/sign-attempts/{operationId}/resolution`), the Pass-through transmissions
+ * whose outcome is unknown (`transmission_claims`, resolved with
+ * `POST /admin/transmissions/{operationId}/resolution`) and Stored mode's frozen invoices
+ * (plugins/stored-processing, status "frozen"; resolved with `POST /admin/invoices/{invoiceId}/resolution`).
  */
 import type { DocumentStore, Filter } from "../../adapters/ports.ts";
 import { SIGNING_COLLECTIONS, parseAttemptKey, type SignRecord } from "../signing/store.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../stored-processing/store.ts";
+import { TRANSMISSION_COLLECTION, type ClaimDoc } from "../transmission/service.ts";
 
 export interface FrozenOperation {
-  /** Which source: "passthrough-sign" or "stored-invoice". */
+  /** Which source: "passthrough-sign", "passthrough-transmit" or "stored-invoice". */
   kind: string;
   operationId: string;
   /** The Stored invoice's id (null for a Pass-through sign attempt). */
@@ -50,7 +52,7 @@ export interface FrozenSource {
 
 /** Every source of frozen operations. */
 export function frozenSources(store: DocumentStore): FrozenSource[] {
-  return [passthroughSignSource(store), storedInvoiceSource(store)];
+  return [passthroughSignSource(store), passthroughTransmitSource(store), storedInvoiceSource(store)];
 }
 
 /** Stored invoices the processor froze (an unprovable sign or transmission): `operationId` is the invoice's. */
@@ -103,7 +105,53 @@ export function passthroughSignSource(store: DocumentStore): FrozenSource {
   };
 }
 
+/** The Pass-through transmissions whose regulator outcome is unknown (transmission plugin; never replayed). */
+export function passthroughTransmitSource(store: DocumentStore): FrozenSource {
+  const claims = store.collection<ClaimDoc>(TRANSMISSION_COLLECTION);
+  return {
+    kind: "passthrough-transmit",
+    async list(q) {
+      const filter: Filter = { claimState: "unknown" };
+      if (q.businessId) filter.businessId = q.businessId;
+      if (q.before)
+        filter.$or = [
+          { completedAtMs: { $lt: q.before.ms } },
+          { completedAtMs: q.before.ms, operationId: { $lt: q.before.operationId } },
+        ];
+      const page = await claims.find(filter, {
+        sort: [
+          { field: "completedAtMs", direction: -1 },
+          { field: "operationId", direction: -1 },
+        ],
+        limit: q.limit,
+      });
+      return page.items.map(_claimView);
+    },
+  };
+}
+
 // --- Internal helpers ---
+
+function _claimView(c: ClaimDoc): FrozenOperation {
+  const at = c.completedAtMs ?? c.startedAtMs;
+  return {
+    kind: "passthrough-transmit",
+    operationId: c.operationId,
+    invoiceId: null,
+    businessId: c.businessId,
+    state: c.state,
+    domain: null,
+    subBusinessId: c.subBusinessId,
+    irn: c.irn,
+    attemptNumber: null,
+    // Transmission is not billed.
+    money: null,
+    code: "GW_TRANSMIT_OUTCOME_UNCONFIRMED",
+    frozenAt: new Date(at).toISOString(),
+    frozenAtMs: at,
+    resolveWith: `POST /admin/transmissions/${c.operationId}/resolution`,
+  };
+}
 
 function _signView(r: SignRecord): FrozenOperation {
   const k = parseAttemptKey(r.attemptKey);

@@ -77,12 +77,23 @@ export interface RunSummary {
 }
 
 export type SettleOutcome = "signed" | "not_signed";
+export type TransmissionOutcome = "transmitted" | "not_transmitted";
 
 export interface Recovery {
   /** One run of every job (tests call it; the worker calls it every `intervalMs`). */
   runOnce(): Promise<RunSummary>;
   /** An operator's decision on a held Pass-through sign attempt (same settlement as the job). */
   resolveSignAttempt(operationId: string, outcome: SettleOutcome, by: { actor: string; requestId: string }): Promise<SignRecord | "not_found" | "not_held">;
+  /**
+   * An operator's decision on a Pass-through transmission whose outcome is unknown: "transmitted"
+   * records it as succeeded (a matching request then answers 409 with its operationId);
+   * "not_transmitted" removes the claim, so the merchant may transmit the IRN again.
+   */
+  resolveTransmission(
+    operationId: string,
+    outcome: TransmissionOutcome,
+    by: { actor: string; requestId: string },
+  ): Promise<{ operationId: string; businessId: string; claimState: "succeeded" | "released"; resolution: { outcome: TransmissionOutcome; by: string; at: string } } | "not_found" | "not_unknown">;
   report(): Promise<Record<string, unknown>>;
   readonly worker: { name: string; start(): Promise<void>; stop(): Promise<void> };
 }
@@ -443,9 +454,40 @@ export function createRecovery(o: RecoveryOptions): Recovery {
     return updated;
   }
 
+  async function resolveTransmission(operationId: string, outcome: TransmissionOutcome, by: { actor: string; requestId: string }) {
+    const c = await claims.findOne({ operationId });
+    if (!c) return "not_found" as const;
+    if (c.claimState !== "unknown") {
+      // The same decision again (a retried request): what was recorded.
+      if (outcome === "transmitted" && c.resolution?.outcome === "transmitted")
+        return { operationId, businessId: c.businessId, claimState: "succeeded" as const, resolution: c.resolution };
+      return "not_unknown" as const;
+    }
+    const at = new Date(now()).toISOString();
+    const resolution = { outcome, by: by.actor, at };
+    if (outcome === "transmitted") {
+      const done = await claims.findOneAndUpdate(
+        { _id: c._id, operationId, claimState: "unknown" },
+        { $set: { claimState: "succeeded", detail: "operator_resolved", resolution: { outcome: "transmitted", by: by.actor, at } } },
+      );
+      if (!done) return resolveTransmission(operationId, outcome, by);
+    } else if ((await claims.deleteMany({ _id: c._id, operationId, claimState: "unknown" })) === 0) {
+      return resolveTransmission(operationId, outcome, by);
+    }
+    counter("transmissions", outcome).inc();
+    log.event("recovery_transmission_resolved", { operationId, outcome, by: "operator" });
+    await appendAudit(
+      audit,
+      { actor: by.actor, requestId: by.requestId, action: "transmission.resolve", target: { type: "operation", id: operationId }, changes: { outcome } },
+      now(),
+    ).catch((e) => log.warn("recovery_audit_failed", { operationId, error: describeError(e) }));
+    return { operationId, businessId: c.businessId, claimState: outcome === "transmitted" ? ("succeeded" as const) : ("released" as const), resolution };
+  }
+
   return {
     runOnce,
     resolveSignAttempt,
+    resolveTransmission,
     async report() {
       return { owner, lastRun, totals: { ...totals }, open };
     },

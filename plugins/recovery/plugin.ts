@@ -2,9 +2,10 @@
  * Recovery (docs/operations.md "Recovery jobs"): the jobs that settle held sign fees against the
  * regulator, move stale transmission claims to `unknown` and signal overdue reconciliation
  * (./jobs.ts), run by the workers of `npm start` and `npm run worker` under a coordination lease;
- * and the operator's decision on a held Pass-through sign attempt,
- * `POST /admin/sign-attempts/{operationId}/resolution` (Stored invoices: the Stored plugin's
- * `POST /admin/invoices/{invoiceId}/resolution`). `recovery` in /health/dependencies shows the last
+ * and the operator's decisions: on a held Pass-through sign attempt,
+ * `POST /admin/sign-attempts/{operationId}/resolution`, and on a Pass-through transmission whose
+ * outcome is unknown, `POST /admin/transmissions/{operationId}/resolution` (Stored invoices: the
+ * Stored plugin's `POST /admin/invoices/{invoiceId}/resolution`). `recovery` in /health/dependencies shows the last
  * run, the totals and what is still open.
  */
 import * as v from "valibot";
@@ -24,6 +25,7 @@ export interface RecoveryPluginOptions {
 
 const ResolutionParams = v.object({ operationId: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "an operation id")) });
 const SignResolutionBody = v.strictObject({ outcome: v.picklist(["signed", "not_signed"]) });
+const TransmissionResolutionBody = v.strictObject({ outcome: v.picklist(["transmitted", "not_transmitted"]) });
 
 export function createRecoveryPlugin(options: RecoveryPluginOptions = {}): GatewayPlugin {
   const built = new WeakMap<PluginKit, Recovery>();
@@ -39,7 +41,7 @@ export function createRecoveryPlugin(options: RecoveryPluginOptions = {}): Gatew
     name: "recovery",
     needs: ["documentStore", "coordination", "regulator", "billing", "webhooks"],
     stages: ["auth", "quota"],
-    routes: (kit) => [signResolutionRoute(recoveryOf(kit))],
+    routes: (kit) => [signResolutionRoute(recoveryOf(kit)), transmissionResolutionRoute(recoveryOf(kit))],
     workers: (kit) => {
       const r = recoveryOf(kit);
       kit.reports.register("recovery", () => r.report());
@@ -82,6 +84,37 @@ function signResolutionRoute(r: Recovery): RouteDeclaration {
       if (result === "not_found") throw gwError("GW_OPERATION_NOT_FOUND", { detail: "No sign attempt with that operationId." });
       if (result === "not_held") throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: "This sign attempt's fee is not held: nothing to settle." });
       return json(ctx, 200, { operationId: result.operationId, businessId: result.businessId, status: result.status, money: result.money, resolution: result.resolution ?? null });
+    },
+  };
+}
+
+function transmissionResolutionRoute(r: Recovery): RouteDeclaration {
+  return {
+    method: "POST",
+    path: "/admin/transmissions/:operationId/resolution",
+    service: "gateway",
+    hosts: "any",
+    auth: "admin",
+    quota: "management",
+    skip: ["mode"],
+    idempotent: true,
+    schemas: { params: ResolutionParams, body: TransmissionResolutionBody },
+    summary: "Operator: record what happened to a Pass-through transmission whose outcome is unknown (transmitted / not_transmitted)",
+    description:
+      "For an operation listed by GET /admin/invoices/frozen (kind passthrough-transmit), after checking the regulator: transmitted records it as succeeded (a matching transmit then answers 409 GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED); not_transmitted releases the claim so the merchant may transmit the IRN again. Recorded in the audit log. A transmission whose outcome is not unknown: 409 GW_INVOICE_STATE_CONFLICT.",
+    responses: { 200: "{ operationId, businessId, claimState, resolution }" },
+    async handler(ctx) {
+      const outcome = (ctx.body as v.InferOutput<typeof TransmissionResolutionBody>).outcome;
+      let result;
+      try {
+        result = await r.resolveTransmission(ctx.params.operationId!, outcome, { actor: `operator:${ctx.principal!.credentialId}`, requestId: ctx.requestId });
+      } catch (e) {
+        if (isDependencyUnavailableError(e)) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The store is unavailable; retry with the same key.", cause: e });
+        throw e;
+      }
+      if (result === "not_found") throw gwError("GW_OPERATION_NOT_FOUND", { detail: "No transmission with that operationId." });
+      if (result === "not_unknown") throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: "This transmission's outcome is not unknown: nothing to resolve." });
+      return json(ctx, 200, result);
     },
   };
 }

@@ -69,7 +69,8 @@ export interface SigningStore {
 export function openSigningStore(store: DocumentStore): SigningStore {
   return {
     idempotency: store.collection<SignRecord>(SIGNING_COLLECTIONS.idempotency, {
-      indexes: [{ fields: ["attemptKey"], unique: true }, { fields: ["operationId"] }, { fields: ["status", "money"] }],
+      // operationId: operator resolution; the other two: the recovery jobs (abandoned attempts, held fees).
+      indexes: [{ fields: ["attemptKey"], unique: true }, { fields: ["operationId"] }, { fields: ["status", "startedAtMs"] }, { fields: ["money", "completedAtMs"] }],
       ttlField: "expiresAtMs",
     }),
     subBusinesses: store.collection<RepresentedBusiness>(SIGNING_COLLECTIONS.subBusinesses),

@@ -38,6 +38,8 @@ export interface ClaimDoc extends Doc {
   completedAtMs: number | null;
   /** Regulator error.id of a rejection; the reason class of an unknown outcome. */
   detail: string | null;
+  /** An operator's decision on an unknown outcome (plugins/recovery). */
+  resolution?: { outcome: "transmitted"; by: string; at: string };
 }
 
 interface RepresentedBusiness extends Doc {
@@ -67,7 +69,7 @@ export interface TransmissionOptions {
 export function createTransmissionService(o: TransmissionOptions) {
   const { regulator, log, now } = o;
   const claims: Collection<ClaimDoc> = o.store.collection<ClaimDoc>(TRANSMISSION_COLLECTION, {
-    indexes: [{ fields: ["businessId", "state", "subBusinessId"] }],
+    indexes: [{ fields: ["businessId", "state", "subBusinessId"] }, { fields: ["operationId"] }, { fields: ["claimState", "startedAtMs"] }],
   });
   const subs = o.store.collection<RepresentedBusiness>("onboarding_sub_businesses");
   const secret = deriveKey(o.deploymentSecret, "transmission-idempotency-v1");

@@ -196,6 +196,33 @@ test("the operator resolves a held attempt: listed with its route, settled with 
   assert.match(entry!.actor, /^operator:/);
 });
 
+test("the operator resolves an unknown transmission: not_transmitted releases it (the next transmit dispatches once); transmitted records it (409 from then on)", async () => {
+  const transmitAndLoseTheAnswer = async (no: string) => {
+    assert.is((await h.sign(invoice(no), { key: `rec-${no}-key` })).status, 201);
+    h.sim.faults.set("transmit", { kind: "renamed", afterProcessing: false, times: 1 });
+    return (await expectProblem(await h.transmit(irnOf(no)), 502, "GW_TRANSMIT_OUTCOME_UNCONFIRMED")).operationId as string;
+  };
+  const released = await transmitAndLoseTheAnswer("RC10");
+  const path = (op: string) => `/admin/transmissions/${op}/resolution`;
+  const res = await admin(path(released), { outcome: "not_transmitted" }, "resolve-tx-0001");
+  assert.is(res.status, 200, await res.clone().text());
+  assert.equal(((await res.json()) as { claimState: string }).claimState, "released");
+  const calls = h.sim.state.calls("transmit");
+  assert.is((await h.transmit(irnOf("RC10"))).status, 201, "transmitted again");
+  assert.is(h.sim.state.calls("transmit"), calls + 1, "one dispatch");
+
+  const recorded = await transmitAndLoseTheAnswer("RC11");
+  assert.is((await admin(path(recorded), { outcome: "transmitted" }, "resolve-tx-0002")).status, 200);
+  assert.is((await admin(path(recorded), { outcome: "transmitted" }, "resolve-tx-0003")).status, 200, "the same decision again");
+  await expectProblem(await admin(path(recorded), { outcome: "not_transmitted" }, "resolve-tx-0004"), 409, "GW_INVOICE_STATE_CONFLICT");
+  const before = h.sim.state.calls("transmit");
+  const again = await expectProblem(await h.transmit(irnOf("RC11")), 409, "GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED");
+  assert.is(again.operationId, recorded);
+  assert.is(h.sim.state.calls("transmit"), before, "never dispatched again");
+  const entries = (await audit().find({ "target.id": recorded })).items;
+  assert.equal(entries.map((e) => [e.action, e.changes]), [["transmission.resolve", { outcome: "transmitted" }]]);
+});
+
 test("overdue reconciliation: anything unresolved past the configured age raises reconciliation_overdue", async () => {
   const rec = await frozen("RC9", true);
   h.sim.faults.set("confirm", { kind: "status", status: 503 });
