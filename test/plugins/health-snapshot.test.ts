@@ -172,6 +172,19 @@ test("the alert channel: a chat webhook that keeps failing shows its last delive
     assert.is(a.webhook.configured, true);
     assert.is(a.webhook.lastDelivery.outcome, "failed");
     assert.not.ok(JSON.stringify(s).includes("secret-token-in-path"), "the webhook URL (a secret) is never shown");
+
+    // The operator lists the dead letter and replays it through the Admin API (the receiver accepts now).
+    const operator = { "x-admin-api-key": ADMIN_KEY };
+    const list = await g.call("/admin/alerts/dead-letters?status=dead", { host: "localhost", headers: operator });
+    assert.is(list.status, 200);
+    const [letter] = (await list.json()).data as Array<{ id: string; status: string; attempts: number; alert: { signal: string; code: string } }>;
+    assert.equal([letter?.status, letter?.attempts, letter?.alert.signal, letter?.alert.code], ["dead", 2, "routing_loop", "GW_ROUTING_LOOP_DETECTED"]);
+    const replay = await g.call(`/admin/alerts/dead-letters/${letter!.id}/replay`, { method: "POST", host: "localhost", headers: { ...operator, "x-idempotency-key": "replay-dead-0001" }, body: {} });
+    assert.is(replay.status, 200, await replay.clone().text());
+    assert.equal(((await replay.json()) as { delivered: boolean; letter: { status: string } }).letter.status, "replayed");
+    assert.is(receiver.bodies.at(-1)!.alert.id, letter!.id, "the receiver got the alert itself");
+    const left = await g.call("/admin/alerts/dead-letters?status=dead", { host: "localhost", headers: operator });
+    assert.equal((await left.json()).data, []);
   } finally {
     await g.close();
     await receiver.close();
