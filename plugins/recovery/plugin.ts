@@ -9,7 +9,8 @@
  * run, the totals and what is still open.
  */
 import * as v from "valibot";
-import { isDependencyUnavailableError } from "../../adapters/ports.ts";
+import { isBillingError, isDependencyUnavailableError } from "../../adapters/ports.ts";
+import type { RequestContext } from "../../core/context.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
@@ -57,30 +58,21 @@ export function recoveryFor(kit: PluginKit, options: RecoveryPluginOptions = {})
   return _build(kit, options);
 }
 
+/** Operator routes: operator key on any host, management quota, an idempotency key. */
+const OPERATOR_ROUTE = { method: "POST", service: "gateway", hosts: "any", auth: "admin", quota: "management", skip: ["mode"], idempotent: true } as const;
+
 function signResolutionRoute(r: Recovery): RouteDeclaration {
   return {
-    method: "POST",
+    ...OPERATOR_ROUTE,
     path: "/admin/sign-attempts/:operationId/resolution",
-    service: "gateway",
-    hosts: "any",
-    auth: "admin",
-    quota: "management",
-    skip: ["mode"],
-    idempotent: true,
     schemas: { params: ResolutionParams, body: SignResolutionBody },
     summary: "Operator: settle a held Pass-through sign attempt after checking the regulator (signed / not_signed)",
     description:
-      "For an attempt listed by GET /admin/invoices/frozen (kind passthrough-sign): signed confirms the held fee, not_signed reverses it. The decision is recorded on the attempt (`resolution`) and in the audit log. An attempt whose fee is not held: 409 GW_INVOICE_STATE_CONFLICT.",
-    responses: { 200: "{ operationId, status, money, resolution }" },
+      "For an attempt listed by GET /admin/invoices/frozen (kind passthrough-sign): signed confirms the held fee, not_signed reverses it. The decision is recorded on the attempt (`resolution`) and in the audit log. An attempt whose fee is not held, or a settlement the ledger refuses: 409 GW_INVOICE_STATE_CONFLICT.",
+    responses: { 200: "{ operationId, businessId, status, money, resolution }" },
     async handler(ctx) {
       const outcome = (ctx.body as v.InferOutput<typeof SignResolutionBody>).outcome;
-      let result;
-      try {
-        result = await r.resolveSignAttempt(ctx.params.operationId!, outcome, { actor: `operator:${ctx.principal!.credentialId}`, requestId: ctx.requestId });
-      } catch (e) {
-        if (isDependencyUnavailableError(e)) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The store or the ledger is unavailable; retry with the same key.", cause: e });
-        throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: "The ledger refused this settlement (the fee is no longer held as expected); check the wallet entries." });
-      }
+      const result = await _resolving(() => r.resolveSignAttempt(ctx.params.operationId!, outcome, _operator(ctx)));
       if (result === "not_found") throw gwError("GW_OPERATION_NOT_FOUND", { detail: "No sign attempt with that operationId." });
       if (result === "not_held") throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: "This sign attempt's fee is not held: nothing to settle." });
       return json(ctx, 200, { operationId: result.operationId, businessId: result.businessId, status: result.status, money: result.money, resolution: result.resolution ?? null });
@@ -90,14 +82,8 @@ function signResolutionRoute(r: Recovery): RouteDeclaration {
 
 function transmissionResolutionRoute(r: Recovery): RouteDeclaration {
   return {
-    method: "POST",
+    ...OPERATOR_ROUTE,
     path: "/admin/transmissions/:operationId/resolution",
-    service: "gateway",
-    hosts: "any",
-    auth: "admin",
-    quota: "management",
-    skip: ["mode"],
-    idempotent: true,
     schemas: { params: ResolutionParams, body: TransmissionResolutionBody },
     summary: "Operator: record what happened to a Pass-through transmission whose outcome is unknown (transmitted / not_transmitted)",
     description:
@@ -105,13 +91,7 @@ function transmissionResolutionRoute(r: Recovery): RouteDeclaration {
     responses: { 200: "{ operationId, businessId, claimState, resolution }" },
     async handler(ctx) {
       const outcome = (ctx.body as v.InferOutput<typeof TransmissionResolutionBody>).outcome;
-      let result;
-      try {
-        result = await r.resolveTransmission(ctx.params.operationId!, outcome, { actor: `operator:${ctx.principal!.credentialId}`, requestId: ctx.requestId });
-      } catch (e) {
-        if (isDependencyUnavailableError(e)) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The store is unavailable; retry with the same key.", cause: e });
-        throw e;
-      }
+      const result = await _resolving(() => r.resolveTransmission(ctx.params.operationId!, outcome, _operator(ctx)));
       if (result === "not_found") throw gwError("GW_OPERATION_NOT_FOUND", { detail: "No transmission with that operationId." });
       if (result === "not_unknown") throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: "This transmission's outcome is not unknown: nothing to resolve." });
       return json(ctx, 200, result);
@@ -120,6 +100,21 @@ function transmissionResolutionRoute(r: Recovery): RouteDeclaration {
 }
 
 // --- Internal helpers ---
+
+function _operator(ctx: RequestContext): { actor: string; requestId: string } {
+  return { actor: `operator:${ctx.principal!.credentialId}`, requestId: ctx.requestId };
+}
+
+/** Store or ledger outages → 503 (retry with the same key); a settlement the ledger refuses → 409. */
+async function _resolving<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isDependencyUnavailableError(e)) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The store or the ledger is unavailable; retry with the same key.", cause: e });
+    if (isBillingError(e)) throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: "The ledger refused this settlement (the fee is no longer held as expected); check the wallet entries." });
+    throw e;
+  }
+}
 
 function _build(kit: PluginKit, options: RecoveryPluginOptions): Recovery {
   const c = kit.config.recovery;
