@@ -28,6 +28,9 @@ import { isStageName, type StageName } from "../pipeline/stage-names.ts";
 
 import { VERSION } from "./version.ts";
 
+/** performance.now() 0 as epoch milliseconds (read once: the getter is not free). */
+const TIME_ORIGIN = performance.timeOrigin;
+
 export interface GatewayOptions {
   config: Config;
   ports: Ports;
@@ -160,7 +163,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   function _logCompletion(ctx: RequestContext, res: Response): void {
     const durationMs = performance.now() - ctx.startedAt;
     recordRequest(ctx.route, ctx.errorCode, durationMs / 1000);
-    runtime.observeServices(ctx.errorCode, ctx.domain !== null, ctx.principal?.scheme ?? null, ctx.route?.decl.auth === "admin", res.status, Date.now());
+    // Epoch ms from the request's own clock readings (no further clock read on the request path).
+    const endedAt = TIME_ORIGIN + ctx.startedAt + durationMs;
+    runtime.observeServices(ctx.errorCode, ctx.domain !== null, ctx.principal?.scheme ?? null, ctx.route?.decl.auth === "admin", res.status, endedAt);
     log.event("gateway_request_completed", {
       requestId: ctx.requestId,
       callerRequestId: ctx.callerRequestId,

@@ -12,7 +12,9 @@
  * the same 15-minute cooldown; the occurrences in between are counted into the next notification.
  *
  * Cost on the request path: `observeCall` updates in-process counters (two Map lookups, a few
- * increments); `raise` checks an in-process cooldown first. Every `flushMs` the worker flushes the
+ * increments, no allocation, no await) and reads a clock the worker refreshes every 250 ms (minute
+ * buckets need no finer time; a clock read costs more than the rest here); `raise` checks an
+ * in-process cooldown first. Every `flushMs` the worker flushes the
  * counters of the keys that moved to the coordination store in one batch of counter updates (shared
  * gauges with a ttl), then evaluates each key on the shared totals, so N processes share one
  * threshold. Shared keys, `<prefix><dependency>|<operation>|…`:
@@ -97,6 +99,8 @@ const MAX_IMMEDIATE_KEYS = 10_000;
 const STREAK_TTL_MS = 60 * 60_000;
 const GEN_TTL_MS = 7 * 24 * 60 * 60_000;
 const RESET = -(2 ** 40);
+/** How often the worker refreshes the request path's clock. */
+const COARSE_CLOCK_MS = 250;
 
 export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
   const { coordination, log } = o;
@@ -116,6 +120,10 @@ export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
   let lastDelivery: AlertChannelStatus["webhook"]["lastDelivery"] = null;
   let timer: NodeJS.Timeout | null = null;
   let flushing: Promise<void> | null = null;
+  // The request path's clock: refreshed by the worker while it runs, else read each time.
+  let coarse: number | null = null;
+  let coarseTimer: NodeJS.Timeout | null = null;
+  const callClock = o.clock ?? (() => coarse ?? Date.now());
 
   // -------------------------------------------------------------------------
   // Request path
@@ -132,7 +140,7 @@ export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
       k = _tracker(dependency, operation, buckets);
       byOp.set(operation, k);
     }
-    const now = clock();
+    const now = callClock();
     const b = _bucket(k, now);
     b.calls++;
     k.pCalls++;
@@ -513,7 +521,8 @@ export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
     drain,
     async close() {
       if (timer) clearInterval(timer);
-      timer = null;
+      if (coarseTimer) clearInterval(coarseTimer);
+      timer = coarseTimer = coarse = null;
     },
     worker: {
       name: "alert-thresholds",
@@ -521,10 +530,16 @@ export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
         if (timer) return;
         timer = setInterval(() => void flush(), flushMs);
         timer.unref();
+        if (!o.clock) {
+          coarse = Date.now();
+          coarseTimer = setInterval(() => (coarse = Date.now()), COARSE_CLOCK_MS);
+          coarseTimer.unref();
+        }
       },
       async stop() {
         if (timer) clearInterval(timer);
-        timer = null;
+        if (coarseTimer) clearInterval(coarseTimer);
+        timer = coarseTimer = coarse = null;
         await flush().catch(() => undefined);
         // Deliveries in progress get a bounded wait (5 attempts with backoff can take a while).
         await Promise.race([queue.onIdle(), new Promise((r) => setTimeout(r, 5_000).unref())]);
