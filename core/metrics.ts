@@ -143,7 +143,7 @@ export interface GatewayMetrics {
 
 export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
   const registry = new Registry();
-  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: "gatehouse_" });
+  const processMetrics = options.defaultMetrics === false ? null : _processRegistry();
   const add = <T extends FastCounter | FastHistogram>(m: T): T => {
     registry.registerMetric(m as never);
     return m;
@@ -169,12 +169,30 @@ export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {})
         reset() {},
       } as never);
     },
-    text: () => registry.metrics(),
+    text: async () => {
+      const own = await registry.metrics();
+      return processMetrics ? `${own}\n${await processMetrics.metrics()}` : own;
+    },
     contentType: registry.contentType,
   };
 }
 
 // --- Internal helpers ---
+
+let _process: Registry | null = null;
+
+/**
+ * prom-client's process and Node.js metrics (gatehouse_process_*, gatehouse_nodejs_*), collected once
+ * per process however many gateways it builds: they install a GC observer and an event-loop monitor
+ * that are never removed, so one set serves every gateway's exposition.
+ */
+function _processRegistry(): Registry {
+  if (!_process) {
+    _process = new Registry();
+    collectDefaultMetrics({ register: _process, prefix: "gatehouse_" });
+  }
+  return _process;
+}
 
 interface _HistogramState {
   labels: Labels;

@@ -193,7 +193,7 @@ export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
       void _sharedCooldown(`${prefix}im|${key}`).then((mine) => {
         if (!mine) {
           counts.suppressed++;
-      return;
+          return;
         }
         const first = entry.firstAt;
         const count = entry.count;
@@ -215,7 +215,7 @@ export function createAlertEngine(o: AlertEngineOptions): AlertEngine {
           providerId: s.providerId,
           code: s.code,
         });
-      });
+      }).catch((e: unknown) => log.warn("alert_raise_failed", { error: describeError(e) }));
     } catch (e) {
       log.warn("alert_raise_failed", { error: describeError(e) });
     }
