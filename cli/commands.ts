@@ -29,6 +29,7 @@ export interface Flags {
   decision?: string;
   target?: string;
   action?: string;
+  outcome?: string;
   limit?: string;
   cursor?: string;
 }
@@ -211,7 +212,55 @@ export const COMMANDS: readonly Command[] = [
     summary: "frozen invoice operations (outcome unprovable; resolve by hand)",
     flags: "[--business ID]",
     request: (_a, f) => ({ method: "GET", path: "/admin/invoices/frozen" + _query({ businessId: f.business, limit: f.limit, cursor: f.cursor }) }),
-    view: { kind: "table", columns: ["frozenAt", "kind", "operationId", "businessId", "domain", "subBusinessId", "irn", "attemptNumber", "money", "code"] },
+    view: { kind: "table", columns: ["frozenAt", "kind", "operationId", "invoiceId", "businessId", "irn", "attemptNumber", "money", "code"] },
+  },
+  {
+    group: "invoices",
+    action: "resolve",
+    args: ["INVOICE_ID"],
+    summary: "resolve a frozen Stored invoice after checking the regulator",
+    flags: "--outcome signed|not_signed|transmitted|not_transmitted",
+    request: ([id], f) => ({ method: "POST", path: `/admin/invoices/${encodeURIComponent(id!)}/resolution`, body: { outcome: _required(f.outcome, "--outcome") } }),
+    view: { kind: "record", pick: (b) => ({ invoiceId: b.invoiceId, businessId: b.businessId, status: b.status, irn: b.irn, resolution: b.resolution ? `${b.resolution.outcome} by ${b.resolution.by}` : null }) },
+  },
+  {
+    group: "sign-attempts",
+    action: "resolve",
+    args: ["OPERATION_ID"],
+    summary: "settle a held Pass-through sign attempt after checking the regulator",
+    flags: "--outcome signed|not_signed",
+    request: ([id], f) => ({ method: "POST", path: `/admin/sign-attempts/${encodeURIComponent(id!)}/resolution`, body: { outcome: _required(f.outcome, "--outcome") } }),
+    view: { kind: "record", pick: (b) => ({ operationId: b.operationId, businessId: b.businessId, status: b.status, money: b.money, resolution: b.resolution ? `${b.resolution.outcome} by ${b.resolution.by}` : null }) },
+  },
+  {
+    group: "transmissions",
+    action: "resolve",
+    args: ["OPERATION_ID"],
+    summary: "record what happened to a Pass-through transmission whose outcome is unknown",
+    flags: "--outcome transmitted|not_transmitted",
+    request: ([id], f) => ({ method: "POST", path: `/admin/transmissions/${encodeURIComponent(id!)}/resolution`, body: { outcome: _required(f.outcome, "--outcome") } }),
+    view: { kind: "record", pick: (b) => ({ operationId: b.operationId, businessId: b.businessId, claimState: b.claimState, resolution: `${b.resolution.outcome} by ${b.resolution.by}` }) },
+  },
+  {
+    group: "alerts",
+    action: "dead-letters",
+    args: [],
+    summary: "alerts whose chat delivery was exhausted, newest first",
+    flags: "[--status dead|replayed]",
+    request: (_a, f) => ({ method: "GET", path: "/admin/alerts/dead-letters" + _query({ status: f.status, limit: f.limit, cursor: f.cursor }) }),
+    view: {
+      kind: "table",
+      columns: ["id", "status", "signal", "dependency", "operation", "attempts", "failure", "deadAt"],
+      rows: (b) => b.data.map((l: any) => ({ ...l, signal: l.alert.signal, dependency: l.alert.dependency, operation: l.alert.operation, failure: l.lastFailure.failureClass })),
+    },
+  },
+  {
+    group: "alerts",
+    action: "replay",
+    args: ["ALERT_ID"],
+    summary: "deliver a dead-lettered alert again (one attempt)",
+    request: ([id]) => ({ method: "POST", path: `/admin/alerts/dead-letters/${encodeURIComponent(id!)}/replay`, body: {} }),
+    view: { kind: "record", pick: (b) => ({ delivered: b.delivered, id: b.letter.id, status: b.letter.status, signal: b.letter.alert.signal, replayedAt: b.letter.replayedAt }) },
   },
   {
     group: "audit",

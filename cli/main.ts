@@ -112,6 +112,7 @@ const OPTIONS = {
   decision: { type: "string" },
   target: { type: "string" },
   action: { type: "string" },
+  outcome: { type: "string" },
   limit: { type: "string" },
   cursor: { type: "string" },
 } as const;

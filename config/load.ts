@@ -6,6 +6,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as v from "valibot";
+import { webhookUrlProblems } from "../adapters/alerts/context.ts";
+import { REGULATOR_ADAPTER_VERSIONS } from "../adapters/regulator/port.ts";
 import { ConfigSchema, type Config, type CredentialConfig } from "./schema.ts";
 
 export const DEFAULT_CONFIG_PATH = "config/demo.json";
@@ -43,6 +45,11 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: "st
   { env: "SMTP_PASSWORD", path: "email.password", type: "string" },
   { env: "REGULATOR_API_KEY", path: "regulator.apiKey", type: "string" },
   { env: "REGULATOR_API_SECRET", path: "regulator.apiSecret", type: "string" },
+  { env: "REGULATOR_NEXT_API_KEY", path: "regulator.next.apiKey", type: "string" },
+  { env: "REGULATOR_NEXT_API_SECRET", path: "regulator.next.apiSecret", type: "string" },
+  { env: "ALERT_WEBHOOK_URL", path: "alerts.webhook.url", type: "string" },
+  { env: "ALERT_ENVIRONMENT", path: "alerts.environment", type: "string" },
+  { env: "METRICS_PORT", path: "metrics.port", type: "number" },
 ];
 
 export function configPathFrom(argv: readonly string[], env: Record<string, string | undefined>): string {
@@ -110,6 +117,16 @@ export function crossCheck(config: Config): string[] {
     if (!config.edge.secret && !config.edge.secretHash) problems.push("edge: trusted mode needs secretHash");
     if (config.edge.secret && !config.demo) problems.push('edge.secret: plain-text secrets need "demo": true; use secretHash');
   }
+  if (config.alerts.webhook) for (const p of webhookUrlProblems(config.alerts.webhook.url)) problems.push(`alerts.webhook.url: ${p}`);
+  for (const state of ["TEST", "LIVE"] as const) {
+    const version = config.regulator.contractVersions[state];
+    if (!REGULATOR_ADAPTER_VERSIONS.includes(version))
+      problems.push(
+        `regulator.contractVersions.${state}: "${version.slice(0, 16)}" is not a regulator contract version this release supports (${REGULATOR_ADAPTER_VERSIONS.join(", ")}); the integration cannot start`,
+      );
+  }
+  if (config.regulator.next && config.regulator.next.apiKey === config.regulator.apiKey && config.regulator.next.apiSecret === config.regulator.apiSecret)
+    problems.push("regulator.next: the next credentials are the current ones; stage different values or remove next");
   if (config.limits.bodyBytes > config.limits.largeBodyBytes)
     problems.push("limits.bodyBytes: must not exceed limits.largeBodyBytes");
   return problems;

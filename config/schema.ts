@@ -286,6 +286,17 @@ export const ConfigSchema = v.strictObject({
         {},
       ),
       timeoutMs: v.optional(POSITIVE_INT, 10_000),
+      /**
+       * The next deployment credentials, staged for a rotation: a call the regulator refuses with
+       * the current ones (credentials rejected: nothing was performed) is sent again with these;
+       * never after an uncertain dispatch (docs/regulator-client.md "Versions and credentials").
+       */
+      next: v.optional(v.strictObject({ apiKey: v.pipe(v.string(), v.minLength(1)), apiSecret: v.pipe(v.string(), v.minLength(1)) })),
+      /** Regulator contract adapter version per state (spec §9); this release supports "v1". */
+      contractVersions: v.optional(
+        v.strictObject({ TEST: v.optional(v.string(), "v1"), LIVE: v.optional(v.string(), "v1") }),
+        {},
+      ),
       simulator: v.optional(
         v.strictObject({
           enabled: v.optional(v.boolean(), false),
@@ -295,6 +306,58 @@ export const ConfigSchema = v.strictObject({
         }),
         {},
       ),
+    }),
+    {},
+  ),
+  /** Operator alerts (spec §6): the log always, a chat webhook when configured (docs/operations.md "Alerts"). */
+  alerts: v.optional(
+    v.strictObject({
+      /** Shown in every alert; default "demo" on a demo config, else "production". */
+      environment: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, "a short name like production"))),
+      /** How often the thresholds are flushed to the coordination store and evaluated. */
+      flushMs: v.optional(POSITIVE_INT, 1_000),
+      /** Base of the runbook links in alerts (your copy of docs/operations.md). */
+      runbookBaseUrl: v.optional(v.pipe(v.string(), v.minLength(1)), "docs/operations.md"),
+      /** A Slack-compatible incoming webhook (https). The URL is a secret: prefer ALERT_WEBHOOK_URL. */
+      webhook: v.optional(
+        v.strictObject({
+          url: v.pipe(v.string(), v.url()),
+          timeoutMs: v.optional(POSITIVE_INT, 3_000),
+          attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10)), 5),
+          backoffBaseMs: v.optional(POSITIVE_INT, 1_000),
+          backoffMaxMs: v.optional(POSITIVE_INT, 30_000),
+        }),
+      ),
+    }),
+    {},
+  ),
+  /** Recovery jobs run by the workers (docs/operations.md "Recovery jobs"). */
+  recovery: v.optional(
+    v.strictObject({
+      enabled: v.optional(v.boolean(), true),
+      /** Pause between two runs of each job. */
+      intervalMs: v.optional(POSITIVE_INT, 60_000),
+      /** A frozen or held sign attempt is checked at the regulator once it is this old. */
+      settleAfterMs: v.optional(POSITIVE_INT, 10 * 60_000),
+      /** An in-progress sign attempt this old was abandoned by its caller (holder dead, never retried). */
+      abandonedAfterMs: v.optional(POSITIVE_INT, 60 * 60_000),
+      /** Anything still unresolved this long after it froze is "overdue reconciliation" (an alert). */
+      overdueAfterMs: v.optional(POSITIVE_INT, 24 * 60 * 60_000),
+      /** Records looked at per run and job. */
+      batchSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 100),
+      /** The run lease (one run at a time in the deployment): renewed every third of it while a run lasts. */
+      leaseMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(300)), 60_000),
+    }),
+    {},
+  ),
+  /** Prometheus metrics (docs/operations.md "Metrics"). */
+  metrics: v.optional(
+    v.strictObject({
+      /** GET /metrics on the gateway's own port, operator key required. */
+      enabled: v.optional(v.boolean(), true),
+      /** A separate listener for scrapers (no key; keep it on a private interface). null: none. */
+      port: v.optional(v.nullable(NON_NEGATIVE_INT), null),
+      host: v.optional(v.string(), "127.0.0.1"),
     }),
     {},
   ),

@@ -16,9 +16,10 @@ import type { TenantDirectory } from "./directory.ts";
 import { gwError } from "./errors/gateway-error.ts";
 import { renderError } from "./errors/render.ts";
 import { describeError, type Logger } from "./log.ts";
+import { createGatewayMetrics, type GatewayMetrics, type HistogramSeries } from "./metrics.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { PORT_NAMES, type GatewayPlugin, type PluginKit, type Ports, type RouteDeclaration, type Worker } from "./plugin.ts";
-import { BootError, buildRouteTable, type RouteTable } from "./route-table.ts";
+import { BootError, buildRouteTable, type CompiledRoute, type RouteTable } from "./route-table.ts";
 import { Runtime, createStatusReports } from "./runtime.ts";
 import { createJsonLimitCheck, idempotencyKey, rejectServerManagedFields, rejectServerManagedParams, validateInput } from "./validation.ts";
 import { compilePipeline, type CompiledPipeline } from "../pipeline/stages.ts";
@@ -26,6 +27,9 @@ import { readBody } from "../pipeline/protocol.ts";
 import { isStageName, type StageName } from "../pipeline/stage-names.ts";
 
 import { VERSION } from "./version.ts";
+
+/** performance.now() 0 as epoch milliseconds (read once: the getter is not free). */
+const TIME_ORIGIN = performance.timeOrigin;
 
 export interface GatewayOptions {
   config: Config;
@@ -37,6 +41,8 @@ export interface GatewayOptions {
   directory: TenantDirectory;
   /** Background work of the ports themselves (webhook delivery), started and stopped with the plugins'. */
   workers?: readonly Worker[];
+  /** Prometheus metrics (core/metrics.ts); one registry per gateway. */
+  metrics?: GatewayMetrics;
   now?: () => number;
 }
 
@@ -57,7 +63,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   const now = options.now ?? Date.now;
   const { directory } = options;
   const runtime = new Runtime();
-  const kit: PluginKit = { config, ports, directory, policies, log, runtime, reports: createStatusReports() };
+  const metrics = options.metrics ?? createGatewayMetrics();
+  const kit: PluginKit = { config, ports, directory, policies, log, runtime, reports: createStatusReports(), metrics };
   const disabled = config.pipeline.disable as readonly StageName[];
 
   // Boot checks: every problem of every plugin is collected, then reported at once.
@@ -120,9 +127,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
   if (problems.length > 0) throw new BootError(problems);
   const pipeline = compilePipeline(
-    { config, directory, routes, coordination: ports.coordination, runtime, log, now },
+    { config, directory, routes, coordination: ports.coordination, runtime, log, now, alerts: ports.alerts ?? null, metrics },
     disabled,
   );
+  const recordRequest = _requestRecorder(metrics, routes);
   const bodyTimeout = config.server.bodyReadTimeoutMs;
   const checkJson = createJsonLimitCheck(config.limits.json);
 
@@ -153,6 +161,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
 
   function _logCompletion(ctx: RequestContext, res: Response): void {
+    const durationMs = performance.now() - ctx.startedAt;
+    recordRequest(ctx.route, ctx.errorCode, durationMs / 1000);
+    // Epoch ms from the request's own clock readings (no further clock read on the request path).
+    const endedAt = TIME_ORIGIN + ctx.startedAt + durationMs;
+    runtime.observeServices(ctx.errorCode, ctx.domain !== null, ctx.principal?.scheme ?? null, ctx.route?.decl.auth === "admin", res.status, endedAt);
     log.event("gateway_request_completed", {
       requestId: ctx.requestId,
       callerRequestId: ctx.callerRequestId,
@@ -165,7 +178,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       mode: ctx.mode,
       status: res.status,
       code: ctx.errorCode,
-      durationMs: Math.round((performance.now() - ctx.startedAt) * 1000) / 1000,
+      durationMs: Math.round(durationMs * 1000) / 1000,
       responseSize: Number(res.headers.get("content-length") ?? 0),
     });
   }
@@ -249,6 +262,31 @@ async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJs
   }
   if (serverFields) rejectServerManagedFields(body);
   ctx.body = d.schemas?.body ? validateInput(d.schemas.body, body, "body") : body;
+}
+
+/**
+ * The one metrics update of a request: its route's series, resolved at startup (by public code on
+ * first use; codes are catalog constants, so the map stays small).
+ */
+function _requestRecorder(metrics: GatewayMetrics, routes: RouteTable): (route: CompiledRoute | null, code: string | null, seconds: number) => void {
+  const h = metrics.requests;
+  const ok = new Map<CompiledRoute, HistogramSeries>();
+  const failed = new Map<CompiledRoute | null, Map<string, HistogramSeries>>();
+  for (const r of routes.routes()) ok.set(r, h.series(r.id, "OK"));
+  return (route, code, seconds) => {
+    if (code === null && route !== null) {
+      let s = ok.get(route);
+      if (s === undefined) ok.set(route, (s = h.series(route.id, "OK")));
+      s.observe(seconds);
+      return;
+    }
+    let byCode = failed.get(route);
+    if (byCode === undefined) failed.set(route, (byCode = new Map()));
+    const c = code ?? "OK";
+    let s = byCode.get(c);
+    if (s === undefined) byCode.set(c, (s = h.series(route?.id ?? "unmatched", c)));
+    s.observe(seconds);
+  };
 }
 
 /** The domain's mode version moved (a mode change was approved) after this request was authorized. */

@@ -115,7 +115,7 @@ export interface CredentialDoc extends Doc {
   updatedAt: string;
 }
 
-export type AuditTargetType = "business" | "domain" | "key";
+export type AuditTargetType = "business" | "domain" | "key" | "operation";
 
 export interface AuditEntry {
   /** Given when a retried write must not append twice (the Admin API: derived from its idempotency record). */

@@ -10,6 +10,7 @@ import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { composeGateway } from "./compose.ts";
 import { createLogger, describeError } from "./log.ts";
+import { serveMetrics } from "./metrics.ts";
 import { BootError } from "./route-table.ts";
 import { serveGateway } from "./server.ts";
 
@@ -43,12 +44,14 @@ async function main(): Promise<void> {
     // `npm start -- --sync`: the directory's store is made to match the config file exactly.
     syncDirectory: process.argv.slice(2).includes("--sync"),
   });
+  const metrics = config.metrics.port === null ? null : await serveMetrics(gateway.kit.metrics, { host: config.metrics.host, port: config.metrics.port });
+  if (metrics) log.event("metrics_listening", { url: metrics.url });
   const server = await serveGateway(gateway, {
     host: config.server.host,
     port: config.server.port,
     graceMs: config.server.shutdownGraceMs,
     log,
-    extras: simulator ? [simulator] : [],
+    extras: [...(simulator ? [simulator] : []), ...(metrics ? [metrics] : [])],
   });
   log.event("gateway_listening", { url: server.url, storage: config.storage.driver, coordination: config.coordination.driver });
   process.stdout.write(_banner(config, server.url, simulator?.url ?? null));

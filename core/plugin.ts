@@ -7,6 +7,7 @@
 import type * as v from "valibot";
 import type { Config } from "../config/schema.ts";
 import type {
+  AlertChannel,
   BillingLedger,
   CoordinationStore,
   DocumentStore,
@@ -19,6 +20,7 @@ import type { PolicyRegistry } from "../adapters/policies.ts";
 import type { RequestContext, Service } from "./context.ts";
 import type { Mode, TenantDirectory } from "./directory.ts";
 import type { Logger } from "./log.ts";
+import type { GatewayMetrics } from "./metrics.ts";
 import type { StageName } from "../pipeline/stage-names.ts";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -39,9 +41,11 @@ export interface Ports {
   regulator?: RegulatorClient;
   /** The invoice gateway's wallet ledger (sign fees). */
   billing?: BillingLedger;
+  /** Operator alerts (spec §6): thresholds, immediate signals, chat webhook, dead letters. */
+  alerts?: AlertChannel;
 }
 export type PortName = keyof Ports;
-export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination", "webhooks", "email", "payments", "regulator", "billing"];
+export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination", "webhooks", "email", "payments", "regulator", "billing", "alerts"];
 
 /** A port the plugin declared in `needs` (boot guarantees it is configured). */
 export function requirePort<K extends PortName>(kit: PluginKit, name: K): NonNullable<Ports[K]> {
@@ -98,6 +102,16 @@ export interface RuntimeState {
   isReady(): boolean;
   isDraining(): boolean;
   inFlight(): { total: number; perDomain: Record<string, number> };
+  /** What this process's requests observed of the services behind the directory (dependency snapshot). */
+  services(): Record<ServiceFacet, ServiceObservation>;
+}
+
+/** The services spec §4.2's snapshot names that the gateway serves from its own store. */
+export type ServiceFacet = "domainRegistry" | "tenantAuthorization" | "managementService" | "administratorService";
+export interface ServiceObservation {
+  lastSuccessAt: number | null;
+  lastFailureAt: number | null;
+  lastFailureCode: string | null;
 }
 
 /**
@@ -119,6 +133,7 @@ export interface PluginKit {
   log: Logger;
   runtime: RuntimeState;
   reports: StatusReports;
+  metrics: GatewayMetrics;
 }
 
 export interface GatewayPlugin {

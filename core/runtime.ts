@@ -3,7 +3,7 @@
  * maintains (total and per canonical domain). Shared by the capacity-guard stage, the health
  * plugin and the lifecycle code.
  */
-import type { RuntimeState, StatusReports } from "./plugin.ts";
+import type { RuntimeState, ServiceFacet, ServiceObservation, StatusReports } from "./plugin.ts";
 
 export class Runtime implements RuntimeState {
   readonly startedAt = Date.now();
@@ -12,6 +12,12 @@ export class Runtime implements RuntimeState {
   #total = 0;
   readonly #perDomain = new Map<string, number>();
   readonly #idleWaiters = new Set<() => void>();
+  readonly #services: Record<ServiceFacet, ServiceObservation> = {
+    domainRegistry: { lastSuccessAt: null, lastFailureAt: null, lastFailureCode: null },
+    tenantAuthorization: { lastSuccessAt: null, lastFailureAt: null, lastFailureCode: null },
+    managementService: { lastSuccessAt: null, lastFailureAt: null, lastFailureCode: null },
+    administratorService: { lastSuccessAt: null, lastFailureAt: null, lastFailureCode: null },
+  };
 
   isReady(): boolean {
     return this.#ready && !this.#draining;
@@ -47,6 +53,31 @@ export class Runtime implements RuntimeState {
     return { total: this.#total, perDomain: Object.fromEntries(this.#perDomain) };
   }
 
+  /**
+   * One completed request's evidence about the services behind the directory (called once per
+   * request, at completion): its code says which failed; what it got past says which answered.
+   */
+  observeServices(code: string | null, domainResolved: boolean, scheme: string | null, adminRoute: boolean, status: number, now: number): void {
+    const s = this.#services;
+    switch (code) {
+      case "GW_DOMAIN_REGISTRY_UNAVAILABLE":
+        return _failed(s.domainRegistry, code, now);
+      case "GW_TENANT_AUTHORIZATION_UNAVAILABLE":
+        return _failed(s.tenantAuthorization, code, now);
+      case "GW_AUTH_CONTEXT_UNAVAILABLE":
+        return _failed(adminRoute ? s.administratorService : s.tenantAuthorization, code, now);
+      case "GW_MANAGEMENT_SERVICE_UNAVAILABLE":
+        _failed(s.managementService, code, now);
+    }
+    if (domainResolved) s.domainRegistry.lastSuccessAt = now;
+    if (scheme !== null) (scheme === "admin" ? s.administratorService : s.tenantAuthorization).lastSuccessAt = now;
+    if (adminRoute && scheme === "admin" && status < 500) s.managementService.lastSuccessAt = now;
+  }
+
+  services(): Record<ServiceFacet, ServiceObservation> {
+    return structuredClone(this.#services);
+  }
+
   /** Resolves true when nothing is in flight, or false when `timeoutMs` passes first. */
   waitIdle(timeoutMs: number): Promise<boolean> {
     if (this.#total === 0) return Promise.resolve(true);
@@ -61,6 +92,11 @@ export class Runtime implements RuntimeState {
       this.#idleWaiters.add(wake);
     });
   }
+}
+
+function _failed(o: ServiceObservation, code: string, now: number): void {
+  o.lastFailureAt = now;
+  o.lastFailureCode = code;
 }
 
 /** The StatusReports of one gateway (core/plugin.ts). */

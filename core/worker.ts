@@ -15,6 +15,7 @@ import type { Config } from "../config/schema.ts";
 import { composeGateway } from "./compose.ts";
 import type { Gateway } from "./create-gateway.ts";
 import { createLogger, describeError, type Logger } from "./log.ts";
+import { serveMetrics } from "./metrics.ts";
 import type { GatewayPlugin } from "./plugin.ts";
 import { BootError } from "./route-table.ts";
 
@@ -38,6 +39,9 @@ export async function startWorker(config: Config, options: { log: Logger; plugin
     regulatorBaseUrls: { ...simulated, ...config.regulator.baseUrls },
   });
   await gateway.startWorkers();
+  // Workers have no HTTP server: their metrics (processor, outbox, recovery, alerts) need the separate listener.
+  const metrics = config.metrics.port === null ? null : await serveMetrics(gateway.kit.metrics, { host: config.metrics.host, port: config.metrics.port });
+  if (metrics) options.log.event("metrics_listening", { url: metrics.url });
   let stopping: Promise<void> | null = null;
   return {
     gateway,
@@ -46,6 +50,7 @@ export async function startWorker(config: Config, options: { log: Logger; plugin
         const started = Date.now();
         options.log.event("worker_stopping", { reason });
         gateway.runtime.startDraining();
+        await metrics?.close();
         await gateway.close();
         options.log.event("worker_stopped", { reason, durationMs: Date.now() - started });
         await options.log.flush();

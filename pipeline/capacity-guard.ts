@@ -8,7 +8,7 @@ import { defineStage } from "./define-stage.ts";
 
 export const capacityGuardStage = defineStage({
   name: "capacity-guard",
-  create({ config, runtime, log }) {
+  create({ config, runtime, log, alerts }) {
     const { total, perDomain, retryAfterSeconds } = config.limits.capacity;
     return function capacityGuard(ctx) {
       if (runtime.isDraining())
@@ -19,6 +19,7 @@ export const capacityGuardStage = defineStage({
       const key = ctx.host;
       if (!runtime.tryAcquire(key, total, perDomain)) {
         log.warn("gateway_capacity_exceeded", { requestId: ctx.requestId, host: key, inFlight: runtime.inFlight().total });
+        alerts?.raise({ signal: "capacity_exceeded", requestId: ctx.requestId, code: "GW_GATEWAY_CAPACITY_EXCEEDED" });
         throw gwError("GW_GATEWAY_CAPACITY_EXCEEDED", { retryAfterSeconds });
       }
       let released = false;

@@ -4,10 +4,11 @@
  * ports and state through StageDeps and never import an adapter.
  */
 import type { Config } from "../config/schema.ts";
-import type { CoordinationStore } from "../adapters/ports.ts";
+import type { AlertChannel, CoordinationStore } from "../adapters/ports.ts";
 import type { RequestContext } from "../core/context.ts";
 import type { TenantDirectory } from "../core/directory.ts";
 import type { Logger } from "../core/log.ts";
+import type { GatewayMetrics } from "../core/metrics.ts";
 import type { RouteTable } from "../core/route-table.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { StageName } from "./stage-names.ts";
@@ -21,6 +22,9 @@ export interface StageDeps {
   log: Logger;
   /** Injected clock (milliseconds) for window arithmetic in tests. */
   now: () => number;
+  /** Immediate operator signals (routing loops, capacity and safety incidents); null when not wired. */
+  alerts: AlertChannel | null;
+  metrics: GatewayMetrics;
 }
 
 export type StageFn = (ctx: RequestContext) => void | Promise<void>;

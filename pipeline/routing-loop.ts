@@ -9,11 +9,12 @@ export const HOP_HEADER = "x-service-gateway-hop";
 
 export const routingLoopStage = defineStage({
   name: "routing-loop",
-  create({ log }) {
+  create({ log, alerts }) {
     return function routingLoop(ctx) {
       const hop = ctx.req.headers.get(HOP_HEADER);
       if (hop === null || hop.trim() === "0") return;
       log.warn("gateway_routing_loop_detected", { requestId: ctx.requestId, host: ctx.host, route: ctx.route?.id });
+      alerts?.raise({ signal: "routing_loop", requestId: ctx.requestId, code: "GW_ROUTING_LOOP_DETECTED" });
       throw gwError("GW_ROUTING_LOOP_DETECTED", { detail: "The request carried a gateway hop marker; fix the route." });
     };
   },

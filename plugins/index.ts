@@ -4,8 +4,9 @@ import { admin } from "./admin/plugin.ts";
 import { collections } from "./collections/plugin.ts";
 import { health } from "./health/plugin.ts";
 import { onboarding } from "./onboarding/plugin.ts";
+import { recovery } from "./recovery/plugin.ts";
 import { signing } from "./signing/plugin.ts";
 import { storedProcessing } from "./stored-processing/plugin.ts";
 import { transmission } from "./transmission/plugin.ts";
 
-export const plugins: readonly GatewayPlugin[] = [health, onboarding, signing, storedProcessing, transmission, admin, collections];
+export const plugins: readonly GatewayPlugin[] = [health, onboarding, signing, storedProcessing, transmission, admin, recovery, collections];

@@ -24,20 +24,22 @@
  */
 import { Pool } from "undici";
 import type { CallReport, DependencyPolicy, PolicyRegistry, ResultVerdict } from "../policies.ts";
-import { isDependencyUnavailableError } from "../ports.ts";
+import { isDependencyUnavailableError, type AlertChannel } from "../ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { Logger, LogFields } from "../../core/log.ts";
 import { HOP_HEADER } from "../../pipeline/routing-loop.ts";
 import { serviceIdOfTemplate } from "./irn.ts";
 import {
   ENTITY_LIMITS,
-  REGULATOR_CONTRACT_VERSION,
+  REGULATOR_ADAPTERS,
+  REGULATOR_ADAPTER_VERSIONS,
   mapRegulatorFailure,
   regulatorFailureClass,
   regulatorFailureCounts,
 } from "./port.ts";
 import type {
   AmbiguousReason,
+  InvoiceConfirmation,
   InvalidResponseReason,
   InvoiceDocument,
   IrnValidationRequest,
@@ -51,6 +53,7 @@ import type {
   RegulatorRejection,
   RegulatorResponse,
   RegulatorState,
+  RegulatorTargetInfo,
   RelayRequest,
   SignOutcome,
   TaxpayerLogin,
@@ -81,11 +84,35 @@ export interface HttpRegulatorClientOptions {
   connectTimeoutMs?: number;
   /** Largest accepted response body; larger is an invalid answer. Default 10 MiB. */
   maxResponseBytes?: number;
+  /**
+   * The next deployment credentials, staged for a rotation (spec §9). A call the regulator refuses
+   * with the credentials in use — credentials rejected: certainly not performed — is sent once more
+   * with the other pair, and the pair that worked is used from then on. Nothing else is ever retried
+   * with the other pair: a mutation whose first dispatch is uncertain (timeout, lost connection, 5xx,
+   * unusable answer) stays uncertain.
+   */
+  next?: { apiKey: string; apiSecret: string };
+  /** Contract adapter version per state (spec §9); each must be one of REGULATOR_ADAPTER_VERSIONS. Default "v1". */
+  contractVersions?: { TEST?: string; LIVE?: string };
+  /** One report per call made (metrics and alert thresholds); exceptions it throws are ignored. */
+  onCall?: (call: RegulatorCallEvent) => void;
+  /** Immediate signals (every staged credential rejected). */
+  alerts?: AlertChannel;
+}
+
+/** What `onCall` receives about one call (never a body, path, query or credential). */
+export interface RegulatorCallEvent {
+  dependency: string;
+  operation: string;
+  outcome: "success" | "failure" | "neutral" | "refused";
+  failureClass?: string;
+  requestId?: string;
 }
 
 export interface HttpRegulatorClient extends RegulatorClient {
   /** Closes every pool (shutdown). Calls made afterwards fail as transport errors. */
   close(): Promise<void>;
+  describe(): RegulatorTargetInfo[];
 }
 
 export const DEFAULT_REGULATOR_TIMEOUT_MS = 10_000;
@@ -102,13 +129,17 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
   _check(typeof apiSecret === "string" && apiSecret !== "", "apiSecret must be a non-empty string");
   _check(Number.isFinite(timeoutMs) && timeoutMs > 0, "timeoutMs must be a positive number");
   _check(Number.isInteger(maxResponseBytes) && maxResponseBytes > 0, "maxResponseBytes must be a positive integer");
+  const next = options.next;
+  if (next) _check(typeof next.apiKey === "string" && next.apiKey !== "" && typeof next.apiSecret === "string" && next.apiSecret !== "", "next credentials must be non-empty strings");
 
-  const baseHeaders: Record<string, string> = {
-    "x-api-key": apiKey,
-    "x-api-secret": apiSecret,
+  const headersOf = (key: string, secret: string): Record<string, string> => ({
+    "x-api-key": key,
+    "x-api-secret": secret,
     [HOP_HEADER]: "1",
     accept: "application/json",
-  };
+  });
+  /** The credential pairs: [current, next?]. */
+  const credentialHeaders = [headersOf(apiKey, apiSecret), ...(next ? [headersOf(next.apiKey, next.apiSecret)] : [])];
   const pools = new Map<string, Pool>();
   const targets = new Map<RegulatorState, Target>();
   for (const state of ["TEST", "LIVE"] as const) {
@@ -126,13 +157,23 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
       pools.set(origin, pool);
     }
     const dependency = `regulator:${state}`;
+    const contractVersion = options.contractVersions?.[state] ?? "v1";
+    // Spec §9: an unsupported version prevents the integration from starting.
+    _check(
+      REGULATOR_ADAPTER_VERSIONS.includes(contractVersion),
+      `contract version "${String(contractVersion).slice(0, 16)}" of ${state} is not supported by this adapter (${REGULATOR_ADAPTER_VERSIONS.join(", ")})`,
+    );
     // One policy per state, shared by every client built on the same registry (the circuit is the
     // dependency's, not the client's).
     const policy = policies.get(dependency) ?? policies.create({ dependency, timeoutMs });
-    targets.set(state, { state, dependency, policy, pool, basePath });
+    targets.set(state, { state, dependency, policy, pool, basePath, contractVersion, slot: 0 });
   }
 
-  /** Runs one exchange through the state's policy; never throws (every failure is a value). */
+  /**
+   * Runs one call through the state's policy with the credentials in use; when the regulator rejects
+   * them (certainly not performed) and another pair is staged, once more with that pair. Never throws
+   * (every failure is a value).
+   */
   async function call<T>(
     state: RegulatorState,
     operation: RegulatorOperation,
@@ -147,6 +188,44 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
       _logCall(log, { dependency: _dependencyName(state), operation: logOperation, ctx, latencyMs: 0, result, mutation: _isMutation(operation) });
       return result;
     }
+    const first = target.slot;
+    let result = await attempt(target, first, operation, logOperation, wire, interpret, ctx);
+    if (!result.ok && result.failure.kind === "credentials_rejected" && credentialHeaders.length > 1) {
+      // Rejected credentials: the regulator refused before doing anything, so the other staged pair
+      // may be tried — this is the only failure that is ever sent again with other credentials.
+      const other = 1 - first;
+      const second = await attempt(target, other, operation, logOperation, wire, interpret, ctx);
+      if (second.ok || second.failure.kind !== "credentials_rejected") {
+        if (target.slot === first) {
+          target.slot = other;
+          log.warn("regulator_credentials_switched", { dependency: target.dependency, from: SLOT_NAMES[first], to: SLOT_NAMES[other] });
+        }
+      }
+      result = second;
+    }
+    if (!result.ok && result.failure.kind === "credentials_rejected") {
+      // The immediate signal (spec §6 "rejected internal credentials"): no staged pair is accepted.
+      log.error("regulator_credentials_rejected", {
+        requestId: ctx.requestId,
+        dependency: target.dependency,
+        operation: logOperation,
+        upstreamStatus: result.failure.upstreamStatus,
+        alert: "immediate",
+      });
+      options.alerts?.raise({ signal: "regulator_credentials_rejected", dependency: target.dependency, operation: logOperation, failureClass: "credentials_rejected", requestId: ctx.requestId });
+    }
+    return result;
+  }
+
+  async function attempt<T>(
+    target: Target,
+    slot: number,
+    operation: RegulatorOperation,
+    logOperation: string,
+    wire: Wire,
+    interpret: (raw: RawResponse) => Interpreted<T>,
+    ctx: RegulatorCallContext,
+  ): Promise<Interpreted<T>> {
     const started = performance.now();
     let report: CallReport | undefined;
     let exchange: Exchange<T> | undefined;
@@ -154,7 +233,7 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     try {
       exchange = await target.policy.execute(
         async (signal) => {
-          const raw = await _exchange(target, baseHeaders, wire, ctx, signal, maxResponseBytes);
+          const raw = await _exchange(target, credentialHeaders[slot]!, wire, ctx, signal, maxResponseBytes);
           return { raw, interpreted: interpret(raw) };
         },
         {
@@ -168,7 +247,7 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     } catch (error) {
       result = { ok: false, failure: _failureOf(error) };
     }
-    _logCall(log, {
+    const outcome = _logCall(log, {
       dependency: target.dependency,
       operation: logOperation,
       ctx,
@@ -178,17 +257,21 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
       raw: exchange?.raw,
       circuitState: report?.circuitState ?? target.policy.snapshot().state,
       outcome: report?.outcome,
+      contractVersion: target.contractVersion,
+      credentials: credentialHeaders.length > 1 ? SLOT_NAMES[slot] : undefined,
     });
-    if (!result.ok && result.failure.kind === "credentials_rejected") {
-      // The immediate signal (spec §6 "rejected internal credentials"): the alert engine hooks
-      // `alert: "immediate"` records of the log.
-      log.error("regulator_credentials_rejected", {
-        requestId: ctx.requestId,
-        dependency: target.dependency,
-        operation: logOperation,
-        upstreamStatus: result.failure.upstreamStatus,
-        alert: "immediate",
-      });
+    if (options.onCall) {
+      try {
+        options.onCall({
+          dependency: target.dependency,
+          operation: logOperation,
+          outcome,
+          ...(result.ok ? {} : { failureClass: regulatorFailureClass(result.failure) }),
+          ...(typeof ctx?.requestId === "string" ? { requestId: ctx.requestId } : {}),
+        });
+      } catch {
+        // metrics and alerts must not change the call's outcome
+      }
     }
     return result;
   }
@@ -249,6 +332,27 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
       return _mutationFailure(r.failure, "transmit");
     },
 
+    async confirm(state: RegulatorState, irn: string, ctx: RegulatorCallContext): Promise<InvoiceConfirmation> {
+      _check(typeof irn === "string" && irn !== "", "confirm needs a non-empty IRN");
+      const wire: Wire = { method: "GET", path: `/api/v1/invoice/confirm/${encodeURIComponent(irn)}` };
+      const r = await call(state, "relay", "confirm", wire, _interpretOk(_any2xx, false), ctx);
+      if (r.ok) return { kind: "found" };
+      // Only the regulator's own "no such invoice" (404 in its error envelope) proves it is not there.
+      if (r.failure.kind === "rejected" && r.failure.reason === "not_found") return { kind: "not_found" };
+      return { kind: "unknown", failureClass: regulatorFailureClass(r.failure) };
+    },
+
+    describe() {
+      return [...targets.values()].map((t) => ({
+        state: t.state,
+        dependency: t.dependency,
+        contractVersion: t.contractVersion,
+        interfaceVersion: REGULATOR_ADAPTERS[t.contractVersion]!.interfaceVersion,
+        credentials: SLOT_NAMES[t.slot]!,
+        staged: credentialHeaders.length > 1,
+      }));
+    },
+
     async relay(state: RegulatorState, request: RelayRequest, ctx: RegulatorCallContext): Promise<RegulatorResponse> {
       const wire = _relayWire(request);
       const operation = request.operation !== undefined && OPERATION_NAME.test(request.operation) ? request.operation : _relayOperation(request.path);
@@ -301,7 +405,12 @@ interface Target {
   policy: DependencyPolicy;
   pool: Pool;
   basePath: string;
+  contractVersion: string;
+  /** Which credential pair is in use: 0 current, 1 next (after the regulator rejected the current one). */
+  slot: number;
 }
+
+const SLOT_NAMES = ["current", "next"] as const;
 
 interface Wire {
   method: string;
@@ -436,13 +545,13 @@ function _successEnvelope(raw: RawResponse, acceptCode: (code: number) => boolea
 
 const _any2xx = (code: number): boolean => code >= 200 && code <= 299;
 
-/** Validate / sign / transmit: success only with an accepted `code` and `data.ok === true`. */
-function _interpretOk(acceptCode: (code: number) => boolean): (raw: RawResponse) => Interpreted<RegulatorResponse> {
+/** Validate / sign / transmit: success only with an accepted `code` and `data.ok === true` (when `needsOk`). */
+function _interpretOk(acceptCode: (code: number) => boolean, needsOk = true): (raw: RawResponse) => Interpreted<RegulatorResponse> {
   return (raw) => {
     if (raw.status < 200 || raw.status > 299) return { ok: false, failure: _errorFailure(raw, "other") };
     const env = _successEnvelope(raw, acceptCode);
     if (!env.ok) return env;
-    if (env.data.ok !== true) {
+    if (needsOk && env.data.ok !== true) {
       return { ok: false, failure: { kind: "invalid_response", reason: "not_ok", upstreamStatus: raw.status } };
     }
     return { ok: true, value: _response(raw) };
@@ -762,10 +871,13 @@ interface CallLog<T> {
   raw?: RawResponse;
   circuitState?: string;
   outcome?: CallReport["outcome"];
+  contractVersion?: string;
+  /** Which staged credential pair was used ("current" / "next"), when a next pair is staged. */
+  credentials?: string;
 }
 
-/** One `gateway_dependency_call` (spec §6): no body, path, query, credential or upstream message. */
-function _logCall<T>(log: Logger, c: CallLog<T>): void {
+/** One `gateway_dependency_call` (spec §6): no body, path, query, credential or upstream message. Returns the outcome. */
+function _logCall<T>(log: Logger, c: CallLog<T>): CallReport["outcome"] {
   const { result } = c;
   const failure = result.ok ? undefined : result.failure;
   const outcome = c.outcome ?? (failure ? "refused" : "success");
@@ -776,8 +888,10 @@ function _logCall<T>(log: Logger, c: CallLog<T>): void {
     latencyMs: Math.round(c.latencyMs * 10) / 10,
     upstreamStatus: c.raw?.status ?? null,
     outcome,
-    contractVersion: REGULATOR_CONTRACT_VERSION,
+    contractVersion: REGULATOR_ADAPTERS[c.contractVersion ?? "v1"]?.interfaceVersion ?? null,
+    adapterVersion: c.contractVersion ?? "v1",
   };
+  if (c.credentials !== undefined) fields.stagedPair = c.credentials;
   if (failure) fields.failureClass = regulatorFailureClass(failure);
   if (failure?.kind === "rejected") fields.rejectionReason = failure.reason;
   if (failure?.kind === "invalid_response") fields.invalidReason = failure.reason;
@@ -792,6 +906,7 @@ function _logCall<T>(log: Logger, c: CallLog<T>): void {
   } catch {
     // Logging must not change the call's outcome.
   }
+  return outcome;
 }
 
 function _check(condition: boolean, message: string): asserts condition {

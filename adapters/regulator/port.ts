@@ -42,6 +42,14 @@ export const REGULATOR_STATES: readonly RegulatorState[] = ["TEST", "LIVE"];
 export const REGULATOR_CONTRACT_VERSION = "1.1.6";
 
 /**
+ * Contract adapter versions this release implements (spec §9: "the regulator contract adapter is
+ * version v1; test and live select their versions independently"), each with the interface
+ * documentation version it follows. A state configured with any other version cannot start.
+ */
+export const REGULATOR_ADAPTERS: Readonly<Record<string, { interfaceVersion: string }>> = { v1: { interfaceVersion: REGULATOR_CONTRACT_VERSION } };
+export const REGULATOR_ADAPTER_VERSIONS: readonly string[] = Object.keys(REGULATOR_ADAPTERS);
+
+/**
  * Resource lists the regulator serves at `GET /api/v1/invoice/resources/{name}` (no credentials needed).
  * countries, currencies, invoice-types, services-codes, vat-exemptions: recorded answers in
  * FIRS-MBS_E-Invoicing_Documentation.md; tax-categories, payment-means: E_Invoice_Collection.md (the
@@ -227,6 +235,24 @@ export type TransmitOutcome = { kind: "transmitted"; response: RegulatorResponse
 
 export type ValidationOutcome = { kind: "valid"; response: RegulatorResponse } | RegulatorRejection;
 
+export interface RegulatorTargetInfo {
+  state: RegulatorState;
+  dependency: string;
+  contractVersion: string;
+  interfaceVersion: string;
+  /** The staged credential pair in use. */
+  credentials: "current" | "next";
+  /** Whether a next pair is staged. */
+  staged: boolean;
+}
+
+/**
+ * What the regulator says about an IRN (confirm by IRN): `found` (it holds the invoice signed),
+ * `not_found` (its own "no such invoice": provably not signed), or `unknown` (nothing is proved:
+ * unavailable, throttled, an unusable answer).
+ */
+export type InvoiceConfirmation = { kind: "found" } | { kind: "not_found" } | { kind: "unknown"; failureClass: string };
+
 // ---------------------------------------------------------------------------
 // The port
 // ---------------------------------------------------------------------------
@@ -245,6 +271,10 @@ export interface RegulatorClient {
   sign(state: RegulatorState, invoiceDocument: InvoiceDocument, ctx: RegulatorCallContext): Promise<SignOutcome>;
   /** Success on HTTP 2xx, body `code` 200 or 201 and `data.ok === true`. Sends `{}`. */
   transmit(state: RegulatorState, irn: string, ctx: RegulatorCallContext): Promise<TransmitOutcome>;
+  /** Per configured state: contract adapter version, interface version, the credentials in use (health). */
+  describe?(): RegulatorTargetInfo[];
+  /** Confirm by IRN (the recovery jobs): never throws. */
+  confirm(state: RegulatorState, irn: string, ctx: RegulatorCallContext): Promise<InvoiceConfirmation>;
   /** Direct routes: the 2xx answer to pass through, or a thrown GatewayError (regulator body discarded). */
   relay(state: RegulatorState, request: RelayRequest, ctx: RegulatorCallContext): Promise<RegulatorResponse>;
 }

@@ -40,6 +40,9 @@ import {
 import { createLogger, describeError, type Logger } from "../../core/log.ts";
 import { webhookHeaders } from "./signature.ts";
 
+/** The outbox's default collection. */
+export const OUTBOX_COLLECTION = "webhook_outbox";
+
 export type WebhookStatus = "pending" | "delivered" | "dead" | "no_endpoint";
 
 /** What operators see of one message (never the endpoint secret). Times are epoch milliseconds. */
@@ -136,7 +139,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions): DocumentStor
   const pollMs = _positive(options.pollMs ?? 1000, "pollMs");
   const jitter = Math.min(0.5, Math.max(0, options.jitter ?? 0.1));
   const leaseMs = Math.max(options.leaseMs ?? timeoutMs + 30_000, timeoutMs + 1000);
-  const coll = options.store.collection<_OutboxDoc>(options.collection ?? "webhook_outbox", {
+  const coll = options.store.collection<_OutboxDoc>(options.collection ?? OUTBOX_COLLECTION, {
     indexes: [
       { fields: ["businessId", "idempotencyKey"], unique: true },
       { fields: ["status", "nextAttemptAt"] },

@@ -4,19 +4,23 @@
  * frozen operations, newest first, with one cursor across sources.
  *
  * The seam: a FrozenSource reads one kind of frozen operation from the document store.
- * `frozenSources()` lists them: the Pass-through sign attempts the signing plugin froze
- * (`signing_idempotency` records with status "frozen": the debit is held) and Stored mode's frozen
- * invoices (plugins/stored-processing, status "frozen"; resolved with
- * `POST /admin/invoices/{invoiceId}/resolution`).
+ * `frozenSources()` lists them: the Pass-through sign attempts whose fee is held (`signing_idempotency`,
+ * resolved with `POST /admin/sign-attempts/{operationId}/resolution`), the Pass-through transmissions
+ * whose outcome is unknown (`transmission_claims`, resolved with
+ * `POST /admin/transmissions/{operationId}/resolution`) and Stored mode's frozen invoices
+ * (plugins/stored-processing, status "frozen"; resolved with `POST /admin/invoices/{invoiceId}/resolution`).
  */
 import type { DocumentStore, Filter } from "../../adapters/ports.ts";
-import { SIGNING_COLLECTIONS, type SignRecord } from "../signing/store.ts";
+import { SIGNING_COLLECTIONS, parseAttemptKey, type SignRecord } from "../signing/store.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../stored-processing/store.ts";
+import { TRANSMISSION_COLLECTION, type ClaimDoc } from "../transmission/service.ts";
 
 export interface FrozenOperation {
-  /** Which source: "passthrough-sign" or "stored-invoice". */
+  /** Which source: "passthrough-sign", "passthrough-transmit" or "stored-invoice". */
   kind: string;
   operationId: string;
+  /** The Stored invoice's id (null for a Pass-through sign attempt). */
+  invoiceId: string | null;
   businessId: string;
   state: string | null;
   domain: string | null;
@@ -29,6 +33,8 @@ export interface FrozenOperation {
   code: string | null;
   frozenAt: string;
   frozenAtMs: number;
+  /** The operator route that records a decision for it. */
+  resolveWith: string;
 }
 
 export interface FrozenQuery {
@@ -46,7 +52,7 @@ export interface FrozenSource {
 
 /** Every source of frozen operations. */
 export function frozenSources(store: DocumentStore): FrozenSource[] {
-  return [passthroughSignSource(store), storedInvoiceSource(store)];
+  return [passthroughSignSource(store), passthroughTransmitSource(store), storedInvoiceSource(store)];
 }
 
 /** Stored invoices the processor froze (an unprovable sign or transmission): `operationId` is the invoice's. */
@@ -73,13 +79,14 @@ export function storedInvoiceSource(store: DocumentStore): FrozenSource {
   };
 }
 
-/** The Pass-through sign attempts whose outcome could not be proved (signing plugin). */
+/** The Pass-through sign attempts whose fee is held: outcome unprovable, or settlement unconfirmed (signing plugin). */
 export function passthroughSignSource(store: DocumentStore): FrozenSource {
   const records = store.collection<SignRecord>(SIGNING_COLLECTIONS.idempotency);
   return {
     kind: "passthrough-sign",
     async list(q) {
-      const filter: Filter = { status: "frozen" };
+      // Frozen attempts, and completed ones whose fee is still held (reversal or settlement unconfirmed).
+      const filter: Filter = { money: "held" };
       if (q.businessId) filter.businessId = q.businessId;
       if (q.before)
         filter.$or = [
@@ -98,30 +105,72 @@ export function passthroughSignSource(store: DocumentStore): FrozenSource {
   };
 }
 
+/** The Pass-through transmissions whose regulator outcome is unknown (transmission plugin; never replayed). */
+export function passthroughTransmitSource(store: DocumentStore): FrozenSource {
+  const claims = store.collection<ClaimDoc>(TRANSMISSION_COLLECTION);
+  return {
+    kind: "passthrough-transmit",
+    async list(q) {
+      const filter: Filter = { claimState: "unknown" };
+      if (q.businessId) filter.businessId = q.businessId;
+      if (q.before)
+        filter.$or = [
+          { completedAtMs: { $lt: q.before.ms } },
+          { completedAtMs: q.before.ms, operationId: { $lt: q.before.operationId } },
+        ];
+      const page = await claims.find(filter, {
+        sort: [
+          { field: "completedAtMs", direction: -1 },
+          { field: "operationId", direction: -1 },
+        ],
+        limit: q.limit,
+      });
+      return page.items.map(_claimView);
+    },
+  };
+}
+
 // --- Internal helpers ---
 
+function _claimView(c: ClaimDoc): FrozenOperation {
+  const at = c.completedAtMs ?? c.startedAtMs;
+  return {
+    kind: "passthrough-transmit",
+    operationId: c.operationId,
+    invoiceId: null,
+    businessId: c.businessId,
+    state: c.state,
+    domain: null,
+    subBusinessId: c.subBusinessId,
+    irn: c.irn,
+    attemptNumber: null,
+    // Transmission is not billed.
+    money: null,
+    code: "GW_TRANSMIT_OUTCOME_UNCONFIRMED",
+    frozenAt: new Date(at).toISOString(),
+    frozenAtMs: at,
+    resolveWith: `POST /admin/transmissions/${c.operationId}/resolution`,
+  };
+}
+
 function _signView(r: SignRecord): FrozenOperation {
-  // attemptKey = `${state}|${domain}|${subBusinessId}|${irn}|${attempt}` (plugins/signing/store.ts);
-  // a represented-business id may itself hold "|": it is whatever lies between domain and IRN.
-  const parts = r.attemptKey.split("|");
-  const [state, domain] = parts;
-  const attempt = parts.length >= 5 ? parts[parts.length - 1] : undefined;
-  const irn = parts.length >= 5 ? parts[parts.length - 2] : undefined;
-  const subBusinessId = parts.length >= 5 ? parts.slice(2, -2).join("|") : undefined;
+  const k = parseAttemptKey(r.attemptKey);
   const at = r.completedAtMs ?? r.startedAtMs;
   return {
     kind: "passthrough-sign",
     operationId: r.operationId,
+    invoiceId: null,
     businessId: r.businessId,
-    state: state ?? null,
-    domain: domain ?? null,
-    subBusinessId: subBusinessId ?? null,
-    irn: irn ?? null,
-    attemptNumber: attempt !== undefined && /^\d+$/.test(attempt) ? Number(attempt) : null,
+    state: k?.state ?? null,
+    domain: k?.domain ?? null,
+    subBusinessId: k?.subBusinessId ?? null,
+    irn: k?.irn ?? null,
+    attemptNumber: k?.attemptNumber ?? null,
     money: r.money ?? null,
     code: r.answer?.kind === "error" ? r.answer.code : null,
     frozenAt: new Date(at).toISOString(),
     frozenAtMs: at,
+    resolveWith: `POST /admin/sign-attempts/${r.operationId}/resolution`,
   };
 }
 
@@ -131,6 +180,7 @@ function _invoiceView(d: InvoiceDoc): FrozenOperation {
   return {
     kind: "stored-invoice",
     operationId: d.operationId,
+    invoiceId: d._id,
     businessId: d.businessId,
     state: d.state,
     domain: d.domain,
@@ -142,6 +192,7 @@ function _invoiceView(d: InvoiceDoc): FrozenOperation {
     code,
     frozenAt: d.updatedAt,
     frozenAtMs: at,
+    resolveWith: `POST /admin/invoices/${d._id}/resolution`,
   };
 }
 

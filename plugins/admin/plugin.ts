@@ -3,7 +3,8 @@
  * - the tenant directory (directory-routes.ts): businesses, domains (sign fee, autoTransmit, mode
  *   change with drain and reapproval), API keys (create, roll, revoke) and the audit log;
  * - the invoice-gateway wallet (wallet-routes.ts, DECISIONS.md "Wallet (operator)");
- * - frozen operations (frozen.ts): what support must resolve by hand.
+ * - frozen operations (frozen.ts): what support must resolve by hand;
+ * - the alert channel's dead letters (alert-routes.ts): list and replay.
  * Needs the billing port (the composition root builds the document ledger when none is given).
  */
 import * as v from "valibot";
@@ -14,6 +15,7 @@ import { definePlugin, requirePort, type GatewayPlugin, type RouteDeclaration } 
 import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 import { json } from "../../core/respond.ts";
 import { isDependencyUnavailableError } from "../../adapters/ports.ts";
+import { alertRoutes } from "./alert-routes.ts";
 import { directoryRoutes } from "./directory-routes.ts";
 import { createDirectoryAdmin } from "./directory-service.ts";
 import { decodeFrozenCursor, frozenSources, listFrozen, type FrozenSource } from "./frozen.ts";
@@ -42,6 +44,7 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
         ...directoryRoutes(admin),
         ...walletRoutes(kit, requirePort(kit, "billing")),
         frozenRoute(frozenSources(kit.ports.documentStore)),
+        ...(kit.ports.alerts ? alertRoutes(kit.ports.alerts) : []),
       ];
     },
   });
@@ -67,7 +70,7 @@ function frozenRoute(sources: readonly FrozenSource[]): RouteDeclaration {
     schemas: { query: FrozenQuerySchema },
     summary: "Operator: frozen invoice operations (outcome unprovable; support resolves them)",
     description:
-      "Newest first: Pass-through sign attempts whose regulator outcome could not be proved (the fee stays held; never replayed automatically). Filter `businessId`; `limit` 1–100 (default 50), `cursor` from `nextCursor`.",
+      "Newest first: Pass-through sign attempts whose fee is held (outcome unprovable, or a reversal or settlement that did not confirm; never replayed automatically) and frozen Stored invoices. Each names the route that records a decision (`resolveWith`). Filter `businessId`; `limit` 1–100 (default 50), `cursor` from `nextCursor`.",
     responses: { 200: "{ data: [operation], nextCursor }" },
     async handler(ctx) {
       const q = ctx.query as unknown as v.InferOutput<typeof FrozenQuerySchema>;

@@ -39,6 +39,7 @@ export function createSigningPlugin(options: SigningOptions = {}): GatewayPlugin
         waitMs: options.inFlightWaitMs ?? Math.min(timeoutMs + 5_000, 60_000),
         pollMs: options.pollMs ?? 25,
         retentionMs: options.retentionMs ?? 30 * DAY_MS,
+        alerts: kit.ports.alerts,
       });
       return signingRoutes(service);
     },

@@ -12,7 +12,7 @@
  * A failure before any money effect releases the claim (the same key can be retried).
  */
 import { randomUUID } from "node:crypto";
-import type { BillingIdentity, BillingLedger } from "../../adapters/ports.ts";
+import type { AlertChannel, BillingIdentity, BillingLedger } from "../../adapters/ports.ts";
 import { isBillingError, isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
 import { mapRegulatorFailure, type RegulatorClient, type RegulatorResponse, type RegulatorState } from "../../adapters/regulator/port.ts";
 import type { ParsedIrn } from "../../adapters/regulator/irn.ts";
@@ -55,6 +55,8 @@ export interface SigningServiceOptions {
   waitMs: number;
   pollMs: number;
   retentionMs: number;
+  /** Immediate operator signals (spec §6): unconfirmed sign or reversal, incomplete settlement. */
+  alerts?: AlertChannel;
 }
 
 export function createSigningService(o: SigningServiceOptions) {
@@ -94,7 +96,7 @@ export function createSigningService(o: SigningServiceOptions) {
           throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
             detail: "This idempotency key was used with different content; never reuse a key for different content.",
           });
-        if ((rec.status === "completed" || rec.status === "frozen") && rec.answer) return _replay(rec.answer);
+        if (rec.status !== "in_progress" && rec.answer) return _replay(rec.answer);
         if (now() - rec.startedAtMs >= o.staleAfterMs) {
           const resolved = await _resolveStale(rec, caller);
           if (resolved === "takeover") return _execute(caller, r, rec, fingerprint, checked, true);
@@ -231,6 +233,7 @@ export function createSigningService(o: SigningServiceOptions) {
           cause: e,
         });
         log.error("signing_recovery_unavailable", { ...base, alert: "immediate" });
+        o.alerts?.raise({ signal: "sign_recovery_unavailable", dependency: "billing", requestId: caller.requestId, operationId, code: "GW_SIGN_RECOVERY_UNAVAILABLE" });
         await _finish(rec, "completed", _errorAnswer(err), "held");
         throw err;
       }
@@ -260,6 +263,7 @@ export function createSigningService(o: SigningServiceOptions) {
       operationId,
     });
     log.error("signing_outcome_unconfirmed", { ...base, reason: outcome.reason, alert: "immediate" });
+    o.alerts?.raise({ signal: "sign_outcome_unconfirmed", dependency: `regulator:${caller.state}`, operation: "sign", failureClass: outcome.reason, requestId: caller.requestId, operationId, code: "GW_SIGN_OUTCOME_UNCONFIRMED" });
     await _finish(rec, "frozen", _errorAnswer(err), "held");
     throw err;
   }
@@ -281,6 +285,7 @@ export function createSigningService(o: SigningServiceOptions) {
         cause: e,
       });
       log.error("signing_reversal_unconfirmed", { ...base, why, alert: "immediate" });
+      o.alerts?.raise({ signal: "sign_reversal_unconfirmed", dependency: "billing", requestId: caller.requestId, operationId: rec.operationId, code: "GW_SIGN_REVERSAL_UNCONFIRMED" });
       await _finish(rec, "completed", _errorAnswer(unconfirmed), "held");
       throw unconfirmed;
     }
@@ -299,6 +304,7 @@ export function createSigningService(o: SigningServiceOptions) {
       .catch(() => {
         // Left in progress, phase "dispatching": the stale path freezes it (never replays it).
         log.warn("signing_record_write_failed", { operationId: rec.operationId, status });
+        o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "signing_idempotency.findOneAndUpdate", operationId: rec.operationId });
       });
   }
 
@@ -331,6 +337,7 @@ export function createSigningService(o: SigningServiceOptions) {
       operationId: rec.operationId,
     });
     log.error("signing_outcome_unconfirmed", { operationId: rec.operationId, reason: "stale_claim", alert: "immediate" });
+    o.alerts?.raise({ signal: "sign_outcome_unconfirmed", operation: "sign", failureClass: "stale_claim", requestId: caller.requestId, operationId: rec.operationId, code: "GW_SIGN_OUTCOME_UNCONFIRMED" });
     const at = now();
     await db(() =>
       records.updateOne(

@@ -27,7 +27,8 @@ export interface RepresentedBusiness extends Doc {
   identity: { tin: string; irnTemplate: string | null; regulatorBusinessId: string };
 }
 
-export type SignRecordStatus = "in_progress" | "completed" | "frozen";
+/** "resolved": a frozen or held attempt settled afterwards (recovery job or operator; `resolution` says how). */
+export type SignRecordStatus = "in_progress" | "completed" | "frozen" | "resolved";
 
 /** How far the holder got: a stale record before "dispatching" can be taken over safely. */
 export type SignPhase = "claimed" | "dispatching" | "done";
@@ -56,6 +57,8 @@ export interface SignRecord extends Doc {
   money: string;
   /** TTL (epoch ms). */
   expiresAtMs: number;
+  /** How a frozen or held attempt was settled afterwards (plugins/recovery). */
+  resolution?: { outcome: "signed" | "not_signed"; by: string; at: string; basis: string };
 }
 
 export interface SigningStore {
@@ -66,11 +69,24 @@ export interface SigningStore {
 export function openSigningStore(store: DocumentStore): SigningStore {
   return {
     idempotency: store.collection<SignRecord>(SIGNING_COLLECTIONS.idempotency, {
-      indexes: [{ fields: ["attemptKey"], unique: true }],
+      // operationId: operator resolution; the other two: the recovery jobs (abandoned attempts, held fees).
+      indexes: [{ fields: ["attemptKey"], unique: true }, { fields: ["operationId"] }, { fields: ["status", "startedAtMs"] }, { fields: ["money", "completedAtMs"] }],
       ttlField: "expiresAtMs",
     }),
     subBusinesses: store.collection<RepresentedBusiness>(SIGNING_COLLECTIONS.subBusinesses),
   };
+}
+
+/**
+ * The parts of an `attemptKey` (`${state}|${domain}|${subBusinessId}|${irn}|${attempt}`); a
+ * represented-business id may itself hold "|": it is whatever lies between domain and IRN.
+ */
+export function parseAttemptKey(key: string): { state: string; domain: string; subBusinessId: string; irn: string; attemptNumber: number } | null {
+  const parts = key.split("|");
+  if (parts.length < 5) return null;
+  const attempt = parts[parts.length - 1]!;
+  if (!/^\d+$/.test(attempt)) return null;
+  return { state: parts[0]!, domain: parts[1]!, subBusinessId: parts.slice(2, -2).join("|"), irn: parts[parts.length - 2]!, attemptNumber: Number(attempt) };
 }
 
 /** HMAC key for idempotency keys and fingerprints, derived from the deployment secret (same in every process). */

@@ -18,7 +18,10 @@ export const STORED_ADMIN_PATHS = {
 
 const OPERATOR = { service: "gateway", hosts: "any", auth: "admin", quota: "management", skip: ["mode"] } as const;
 
-export function storedAdminRoutes(service: StoredService): RouteDeclaration[] {
+/** Appends the operator's decision to the audit log (GET /admin/audit). */
+export type ResolutionAudit = (entry: { actor: string; requestId: string; invoiceId: string; operationId: string; outcome: string }) => Promise<void>;
+
+export function storedAdminRoutes(service: StoredService, audit?: ResolutionAudit): RouteDeclaration[] {
   return [
     {
       ...OPERATOR,
@@ -44,8 +47,10 @@ export function storedAdminRoutes(service: StoredService): RouteDeclaration[] {
       responses: { 200: "The invoice record (with businessId)" },
       async handler(ctx) {
         idempotencyKey(ctx, false);
-        const doc = await service.resolve(_operator(ctx), ctx.params.invoiceId!, (ctx.body as ResolutionInput).outcome);
-        return json(ctx, 200, { businessId: doc.businessId, ...invoiceView(doc, false) });
+        const outcome = (ctx.body as ResolutionInput).outcome;
+        const doc = await service.resolve(_operator(ctx), ctx.params.invoiceId!, outcome);
+        await audit?.({ actor: `operator:${ctx.principal!.credentialId}`, requestId: ctx.requestId, invoiceId: doc._id, operationId: doc.operationId, outcome }).catch(() => undefined);
+        return json(ctx, 200, { businessId: doc.businessId, ...invoiceView(doc, false), resolution: doc.resolution ?? null });
       },
     },
   ];

@@ -9,6 +9,7 @@
  * webhooks (the durable outbox). Workers: the processor (unless `stored.processor.enabled` is false),
  * whose heartbeat and backlog appear in /health/dependencies.
  */
+import { appendAudit, openDirectoryStore } from "../../core/directory-store.ts";
 import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
 import { storedAdminRoutes } from "./admin-routes.ts";
 import { createInvoiceWebhooks } from "./events.ts";
@@ -46,7 +47,7 @@ export function createStoredProcessingPlugin(options: StoredProcessingOptions = 
     name: "stored-processing",
     needs: ["documentStore", "regulator", "billing", "webhooks"],
     stages: ["auth", "quota", "mode"],
-    routes: (kit) => [...storedRoutes(parts(kit).service, parts(kit).inbound), ...storedAdminRoutes(parts(kit).service)],
+    routes: (kit) => [...storedRoutes(parts(kit).service, parts(kit).inbound), ...storedAdminRoutes(parts(kit).service, resolutionAudit(kit))],
     workers: (kit) => {
       const b = parts(kit);
       kit.reports.register("storedProcessor", () => _report(b.store));
@@ -58,6 +59,13 @@ export function createStoredProcessingPlugin(options: StoredProcessingOptions = 
 export const storedProcessing = createStoredProcessingPlugin();
 
 // --- Internal helpers ---
+
+/** An operator's resolution of a frozen invoice, in the directory's audit log. */
+function resolutionAudit(kit: PluginKit) {
+  const audit = openDirectoryStore(kit.ports.documentStore).audit;
+  return (e: { actor: string; requestId: string; invoiceId: string; operationId: string; outcome: string }) =>
+    appendAudit(audit, { actor: e.actor, requestId: e.requestId, action: "invoice.resolve", target: { type: "operation", id: e.operationId }, changes: { invoiceId: e.invoiceId, outcome: e.outcome } }, Date.now());
+}
 
 /** A processor on the gateway's ports with the config's `stored.processor` settings (the bench builds one too). */
 export function createProcessorFor(kit: PluginKit, options: StoredProcessingOptions = {}): StoredProcessor {
@@ -78,6 +86,7 @@ export function createProcessorFor(kit: PluginKit, options: StoredProcessingOpti
     heartbeatMs: p.heartbeatMs,
     ...(options.owner ? { owner: options.owner } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(kit.ports.alerts ? { alerts: kit.ports.alerts } : {}),
   });
 }
 

@@ -36,7 +36,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import PQueue from "p-queue";
-import { isBillingError, type BillingIdentity, type BillingLedger, type Lease } from "../../adapters/ports.ts";
+import { isBillingError, type AlertChannel, type BillingIdentity, type BillingLedger, type Lease } from "../../adapters/ports.ts";
 import {
   mapRegulatorFailure,
   regulatorFailureCounts,
@@ -77,6 +77,8 @@ export interface ProcessorOptions {
   /** Lease owner id; default `<host>:<pid>:<random>`. */
   owner?: string;
   hooks?: ProcessorHooks;
+  /** Immediate operator signals (spec §6): frozen invoices, unconfirmed reversals. */
+  alerts?: AlertChannel;
 }
 
 export interface StoredProcessor extends Worker {
@@ -365,6 +367,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
       await billing.reverse(d.businessId, _identity(d), why.why);
     } catch (e) {
       log.error("stored_reversal_unconfirmed", { invoiceId: d._id, operationId: d.operationId, error: describeError(e), alert: "immediate" });
+      o.alerts?.raise({ signal: "sign_reversal_unconfirmed", dependency: "billing", operationId: d.operationId, code: "GW_SIGN_REVERSAL_UNCONFIRMED" });
       return outage(p, "GW_SIGN_REVERSAL_UNCONFIRMED", {});
     }
     log.event("stored_sign_reversed", { invoiceId: d._id, operationId: d.operationId, why: why.why });
@@ -441,6 +444,14 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
     const d = p.cur;
     const lastError = _error(code);
     log.error("stored_invoice_frozen", { invoiceId: d._id, operationId: d.operationId, code, reason, alert: "immediate" });
+    o.alerts?.raise({
+      signal: code === "GW_TRANSMIT_OUTCOME_UNCONFIRMED" ? "transmit_outcome_unconfirmed" : "sign_outcome_unconfirmed",
+      dependency: `regulator:${d.state}`,
+      operation: code === "GW_TRANSMIT_OUTCOME_UNCONFIRMED" ? "transmit" : "sign",
+      failureClass: reason,
+      operationId: d.operationId,
+      code,
+    });
     return finish(p, { ...status(d, "frozen"), step: "done", lastError }, webhooks.event(d, "invoice.frozen", "frozen", lastError.at, lastError), null);
   }
 
@@ -523,6 +534,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
       if (w !== "failed") return w;
       await new Promise((r) => setTimeout(r, 100 * (i + 1)));
     }
+    o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "stored_invoices.findOneAndUpdate", operationId: p.cur.operationId });
     return w;
   }
 

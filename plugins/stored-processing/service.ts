@@ -256,7 +256,11 @@ export function createStoredService(o: StoredServiceOptions) {
    *                       under the next attempt number (back through validated)
    *   frozen transmission transmitted → transmitted; not_transmitted → signed (it may be transmitted again)
    */
-  async function resolve(operator: { requestId: string; credentialId: string }, invoiceId: string, outcome: ResolutionInput["outcome"]): Promise<InvoiceDoc> {
+  async function resolve(
+    operator: { requestId: string; credentialId: string; actor?: string },
+    invoiceId: string,
+    outcome: ResolutionInput["outcome"],
+  ): Promise<InvoiceDoc> {
     for (;;) {
       const doc = await db(() => invoices.get(invoiceId));
       if (!doc) throw _notFound();
@@ -278,7 +282,7 @@ export function createStoredService(o: StoredServiceOptions) {
             : outcome === "transmitted"
               ? { status: "transmitted", statusHistory: history("transmitted"), step: "done", lastError: null, dueAt: Date.now(), events: [...doc.events, ...webhooks.event(doc, "invoice.transmitted", "transmitted", at)] }
               : { status: "signed", statusHistory: history("signed"), step: "done", dueAt: doc.settle || doc.events.length > 0 ? Date.now() : null };
-      const updated = await _cas(doc, set);
+      const updated = await _cas(doc, { ...set, resolution: { outcome, by: operator.actor ?? `operator:${operator.credentialId}`, at } });
       if (!updated) continue;
       log.event("stored_invoice_resolved", { requestId: operator.requestId, credentialId: operator.credentialId, invoiceId, operationId: doc.operationId, outcome });
       o.onDue();

@@ -104,6 +104,8 @@ export interface InvoiceDoc extends Doc {
   budget: number;
   lastError: LastError | null;
   operationId: string;
+  /** The last resolution of a frozen invoice: outcome, who ("operator:<key id>" or "recovery"), when. */
+  resolution?: { outcome: string; by: string; at: string };
   createdAt: string;
   updatedAt: string;
   createdAtMs: number;

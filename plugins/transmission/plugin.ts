@@ -25,6 +25,7 @@ export function createTransmissionPlugin(options: TransmissionPluginOptions = {}
         deploymentSecret: kit.config.regulator.apiSecret,
         now: options.now ?? Date.now,
         staleAfterMs: options.staleAfterMs ?? 2 * kit.config.regulator.timeoutMs + 30_000,
+        alerts: kit.ports.alerts,
       });
       return transmissionRoutes(service);
     },

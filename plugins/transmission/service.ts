@@ -13,7 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { deriveKey, keyedHash } from "../../core/keyed-hash.ts";
-import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
+import type { AlertChannel, Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
 import { isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
 import { mapRegulatorFailure, type RegulatorClient, type RegulatorResponse, type RegulatorState } from "../../adapters/regulator/port.ts";
 import { gwError, isGatewayError } from "../../core/errors/gateway-error.ts";
@@ -38,6 +38,8 @@ export interface ClaimDoc extends Doc {
   completedAtMs: number | null;
   /** Regulator error.id of a rejection; the reason class of an unknown outcome. */
   detail: string | null;
+  /** An operator's decision on an unknown outcome (plugins/recovery). */
+  resolution?: { outcome: "transmitted"; by: string; at: string };
 }
 
 interface RepresentedBusiness extends Doc {
@@ -60,12 +62,14 @@ export interface TransmissionOptions {
   now: () => number;
   /** An in_progress claim older than this is presumed dead: unknown. */
   staleAfterMs: number;
+  /** Immediate operator signals (spec §6): an unprovable transmission. */
+  alerts?: AlertChannel;
 }
 
 export function createTransmissionService(o: TransmissionOptions) {
   const { regulator, log, now } = o;
   const claims: Collection<ClaimDoc> = o.store.collection<ClaimDoc>(TRANSMISSION_COLLECTION, {
-    indexes: [{ fields: ["businessId", "state", "subBusinessId"] }],
+    indexes: [{ fields: ["businessId", "state", "subBusinessId"] }, { fields: ["operationId"] }, { fields: ["claimState", "startedAtMs"] }],
   });
   const subs = o.store.collection<RepresentedBusiness>("onboarding_sub_businesses");
   const secret = deriveKey(o.deploymentSecret, "transmission-idempotency-v1");
@@ -122,6 +126,7 @@ export function createTransmissionService(o: TransmissionOptions) {
         .findOneAndUpdate({ _id: c._id, owner: c.owner, claimState: "in_progress" }, { $set: { claimState: "unknown", detail: "stale_claim", completedAtMs: now() } })
         .catch(() => null);
       log.error("transmission_outcome_unconfirmed", { operationId: c.operationId, reason: "stale_claim", alert: "immediate" });
+      o.alerts?.raise({ signal: "transmit_outcome_unconfirmed", operation: "transmit", failureClass: "stale_claim", operationId: c.operationId, code: "GW_TRANSMIT_OUTCOME_UNCONFIRMED" });
       c.claimState = "unknown";
     }
     if (c.claimState === "unknown")
@@ -142,6 +147,7 @@ export function createTransmissionService(o: TransmissionOptions) {
         .findOneAndUpdate({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }, { $set: { claimState, detail, completedAtMs: now() } })
         .catch(() => {
           log.warn("transmission_claim_write_failed", { ...base, claimState });
+          o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "transmission_claims.findOneAndUpdate", operationId: claim.operationId });
           return null;
         });
     let outcome;
@@ -166,6 +172,7 @@ export function createTransmissionService(o: TransmissionOptions) {
     }
     await record("unknown", outcome.reason);
     log.error("transmission_outcome_unconfirmed", { ...base, reason: outcome.reason, alert: "immediate" });
+    o.alerts?.raise({ signal: "transmit_outcome_unconfirmed", dependency: `regulator:${caller.state}`, operation: "transmit", failureClass: outcome.reason, requestId: caller.requestId, operationId: claim.operationId, code: "GW_TRANSMIT_OUTCOME_UNCONFIRMED" });
     throw gwError("GW_TRANSMIT_OUTCOME_UNCONFIRMED", {
       detail: "The regulator's result cannot be proved; the invoice may already be transmitted. Do not resubmit; contact support with the operationId.",
       operationId: claim.operationId,

@@ -56,7 +56,7 @@ function cli(args: string[], env: Record<string, string> = {}, command: string[]
 test("npx gatehouse runs the CLI from the repository (package.json bin); --help lists every command", async () => {
   const r = await cli(["--help"], {}, ["npx", "--no-install", "gatehouse"]);
   assert.is(r.code, 0, r.out);
-  for (const c of ["config check FILE", "keys create", "keys roll KEY_ID", "keys revoke KEY_ID", "keys list", "domains list", "domains mode-change HOST", "domains approve HOST", "wallet show BUSINESS_ID", "wallet credit BUSINESS_ID", "reviews list", "reviews decide SUB_BUSINESS_ID REVIEW_ID", "invoices frozen"])
+  for (const c of ["config check FILE", "keys create", "keys roll KEY_ID", "keys revoke KEY_ID", "keys list", "domains list", "domains mode-change HOST", "domains approve HOST", "wallet show BUSINESS_ID", "wallet credit BUSINESS_ID", "reviews list", "reviews decide SUB_BUSINESS_ID REVIEW_ID", "invoices frozen", "invoices resolve INVOICE_ID", "sign-attempts resolve OPERATION_ID", "transmissions resolve OPERATION_ID", "alerts dead-letters", "alerts replay ALERT_ID"])
     assert.ok(r.stdout.includes(c), c);
 });
 
@@ -217,6 +217,38 @@ test("invoices frozen: the frozen Pass-through sign attempts, as a table and as 
   const json = await cli(["invoices", "frozen", "--business", "demo", "--json"]);
   const op = json.json().data[0];
   assert.equal([op.irn, op.money, op.code], [invoice("CLIFZ1").irn, "held", "GW_SIGN_OUTCOME_UNCONFIRMED"]);
+});
+
+test("sign-attempts resolve and transmissions resolve: the frozen operation is settled with a recorded decision and leaves the list", async () => {
+  h.sim.faults.set("sign", { kind: "malformed", afterProcessing: true, times: 1 } as never);
+  assert.is((await h.sign(invoice("CLIFZ2"), { key: "cli-frozen-0002" })).status, 502);
+  const frozen = (await cli(["invoices", "frozen", "--json"])).json().data as Array<{ operationId: string; irn: string; kind: string }>;
+  const op = frozen.find((o) => o.irn === invoice("CLIFZ2").irn)!;
+  const r = await cli(["sign-attempts", "resolve", op.operationId, "--outcome", "signed"]);
+  assert.is(r.code, 0, r.out);
+  assert.match(r.out, /money\s+confirmed/);
+  assert.match(r.out, /resolution\s+signed by operator:demo-operator/);
+  assert.is((await cli(["sign-attempts", "resolve", op.operationId])).code, 2, "--outcome is required");
+
+  assert.is((await h.sign(invoice("CLITX1"), { key: "cli-sign-tx-0001" })).status, 201);
+  h.sim.faults.set("transmit", { kind: "malformed", afterProcessing: true, times: 1 } as never);
+  assert.is((await h.transmit(invoice("CLITX1").irn)).status, 502);
+  const unknown = (await cli(["invoices", "frozen", "--json"])).json().data.find((o: { irn: string; kind: string }) => o.irn === invoice("CLITX1").irn && o.kind === "passthrough-transmit");
+  assert.ok(unknown, "the unknown transmission is listed");
+  const t = await cli(["transmissions", "resolve", unknown.operationId, "--outcome", "transmitted"]);
+  assert.is(t.code, 0, t.out);
+  assert.match(t.out, /claimState\s+succeeded/);
+  const after = (await cli(["invoices", "frozen", "--json"])).json().data as Array<{ operationId: string }>;
+  assert.not.ok(after.some((o) => o.operationId === op.operationId || o.operationId === unknown.operationId));
+});
+
+test("alerts dead-letters: an empty stream is a table with (none); replay of an unknown alert is 404 (exit 1)", async () => {
+  const r = await cli(["alerts", "dead-letters"]);
+  assert.is(r.code, 0, r.out);
+  assert.match(r.out, /\(none\)/);
+  const replay = await cli(["alerts", "replay", "8a0e4c1e-7a57-4c39-9a4f-2f1b8d3c6e09"]);
+  assert.is(replay.code, 1, replay.out);
+  assert.match(replay.out, /GW_OPERATION_NOT_FOUND/);
 });
 
 test("audit list: the changes this run made, by this operator", async () => {

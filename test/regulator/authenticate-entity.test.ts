@@ -68,6 +68,7 @@ auth("empty password or email → GW_REG_CREDENTIALS_REQUIRED without calling th
 
 auth("deployment credentials rejected (400 \"unable to validate api key\") → GW_REG_VERIFICATION_UNAVAILABLE 503 (never a customer error) + alert event", async () => {
   sim.faults.set("authenticate", { kind: "reject_credentials", times: 1 });
+  const raisedBefore = h.raised.length;
   const e = await gwFailure(login(DEMO.email, DEMO.password));
   assertGw(e, "GW_REG_VERIFICATION_UNAVAILABLE", 503, true);
   assert.is(e.failureClass, "credentials_rejected");
@@ -78,6 +79,11 @@ auth("deployment credentials rejected (400 \"unable to validate api key\") → G
   assert.is(alerts[0]!.requestId, CTX.requestId);
   assert.is(alerts[0]!.alert, "immediate");
   assert.is(alerts[0]!.upstreamStatus, 400);
+  assert.equal(
+    h.raised.slice(raisedBefore).map((r) => [r.signal, r.dependency, r.failureClass]),
+    [["regulator_credentials_rejected", "regulator:TEST", "credentials_rejected"]],
+    "the immediate signal reached the alert channel",
+  );
 });
 
 auth("a client with the wrong deployment secret → the same dependency failure", async () => {

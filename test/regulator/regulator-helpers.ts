@@ -13,6 +13,7 @@ import type { HttpRegulatorClient, HttpRegulatorClientOptions } from "../../adap
 import type { RegulatorGatewayError } from "../../adapters/regulator/port.ts";
 import { isRegulatorGatewayError } from "../../adapters/regulator/port.ts";
 import { createLogger, type LogFields } from "../../core/log.ts";
+import type { AlertChannel, AlertSignal } from "../../adapters/ports.ts";
 import { CREDENTIALS } from "../simulator/simulator-helpers.ts";
 
 export const CTX = { requestId: "req-test-0001" };
@@ -26,6 +27,8 @@ export interface ClientHarness {
   clock: ManualClock;
   /** Every redacted log record, in order. */
   logs: LogFields[];
+  /** The immediate signals the client raised on its alert channel, in order. */
+  raised: AlertSignal[];
   events(name: string): LogFields[];
   close(): Promise<void>;
 }
@@ -36,6 +39,7 @@ export function makeClient(
 ): ClientHarness {
   const clock = manualClock();
   const logs: LogFields[] = [];
+  const raised: AlertSignal[] = [];
   const policies = overrides.policies ?? createPolicyRegistry({ clock });
   const client = createHttpRegulatorClient({
     baseUrls,
@@ -44,6 +48,7 @@ export function makeClient(
     policies,
     log: createLogger({ level: "debug", sink: (r) => logs.push(r) }),
     timeoutMs: 2_000,
+    alerts: _recordingAlerts(raised),
     ...overrides,
   });
   return {
@@ -51,6 +56,7 @@ export function makeClient(
     policies,
     clock,
     logs,
+    raised,
     events: (name) => logs.filter((r) => r.event === name),
     close: () => client.close(),
   };
@@ -152,4 +158,20 @@ function _envelopeAnswer(r: RecordedRequest): { status: number; body: string } {
   const created = r.url.includes("/invoice/sign") || r.url.includes("/invoice/transmit/");
   const code = created ? 201 : 200;
   return { status: code, body: JSON.stringify({ code, data: { ok: true } }) };
+}
+
+/** An alert channel that only records what is raised (the engine itself is tested in test/alerts). */
+function _recordingAlerts(raised: AlertSignal[]): AlertChannel {
+  const unused = () => Promise.reject(new Error("not used by the regulator client"));
+  return {
+    observeCall: () => {},
+    raise: (s) => void raised.push(s),
+    deadLetters: unused,
+    replay: unused,
+    status: unused,
+    observations: () => [],
+    flush: async () => {},
+    drain: async () => {},
+    close: async () => {},
+  };
 }

@@ -141,6 +141,7 @@ relay("429 without Retry-After → 1 s; with an HTTP date → the seconds until 
 });
 
 relay("deployment credentials rejected (the real 400 \"unable to validate api key\") → GW_UPSTREAM_UNAVAILABLE 502 + regulator_credentials_rejected", async () => {
+  const raisedBefore = h.raised.length;
   sim.faults.set("resources", { kind: "reject_credentials", times: 1 });
   const e = await gwFailure(get(CURRENCIES));
   assertGw(e, "GW_UPSTREAM_UNAVAILABLE", 502, true);
@@ -149,6 +150,11 @@ relay("deployment credentials rejected (the real 400 \"unable to validate api ke
   const [signal] = h.events("regulator_credentials_rejected");
   assert.is(signal!.alert, "immediate");
   assert.is(signal!.upstreamStatus, 400);
+  assert.equal(
+    h.raised.slice(raisedBefore).map((r) => [r.signal, r.dependency, r.failureClass]),
+    [["regulator_credentials_rejected", "regulator:TEST", "credentials_rejected"]],
+    "the immediate signal reached the alert channel",
+  );
   assert.is(h.policies.get("regulator:TEST")!.snapshot().lastFailureClass, "credentials_rejected");
 });
 

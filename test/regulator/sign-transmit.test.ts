@@ -185,11 +185,17 @@ sign("429 → throws GW_RATE_LIMIT_EXCEEDED with Retry-After (certainly not sign
 
 sign("deployment credentials rejected (400 \"unable to validate api key\") → throws GW_UPSTREAM_UNAVAILABLE (dependency failure) + alert", async () => {
   const no = fresh();
+  const raisedBefore = h.raised.length;
   sim.faults.set("sign", { kind: "reject_credentials", times: 1 });
   const e = await gwFailure(h.client.sign("TEST", demoInvoice(no), CTX));
   assertGw(e, "GW_UPSTREAM_UNAVAILABLE", 502, true);
   assert.is(e.failureClass, "credentials_rejected");
   assert.is(h.events("regulator_credentials_rejected").length, 1);
+  assert.equal(
+    h.raised.slice(raisedBefore).map((r) => [r.signal, r.dependency, r.failureClass]),
+    [["regulator_credentials_rejected", "regulator:TEST", "credentials_rejected"]],
+    "the immediate signal reached the alert channel",
+  );
   assert.not.ok(sim.state.isSigned(irnOf(no)));
 });
 

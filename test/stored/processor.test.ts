@@ -121,6 +121,11 @@ test("an unprovable sign outcome (malformed success after signing) → frozen: d
   assert.is(after.debits - before.debits, 1);
   assert.is(after.reversals, before.reversals, "the debit is held, not reversed");
   assert.ok(h.tg.logs.some((l) => l.event === "stored_invoice_frozen" && l.invoiceId === id && l.alert === "immediate"));
+  await new Promise((r) => setImmediate(r));
+  assert.ok(
+    h.tg.logs.some((l) => l.event === "gateway_alert" && l.signal === "sign_outcome_unconfirmed" && l.operationId === inv.operationId && l.code === "GW_SIGN_OUTCOME_UNCONFIRMED"),
+    "the alert channel carried the signal",
+  );
   // Operators find it among the frozen operations of every kind (GET /admin/invoices/frozen, `npx gatehouse invoices frozen`).
   const frozenList = await h.call("GET", "/admin/invoices/frozen?businessId=demo", { host: "localhost", apiKey: null, headers: { "x-admin-api-key": ADMIN_KEY } });
   assert.is(frozenList.status, 200);
