@@ -304,7 +304,7 @@ export function createSigningService(o: SigningServiceOptions) {
       .catch(() => {
         // Left in progress, phase "dispatching": the stale path freezes it (never replays it).
         log.warn("signing_record_write_failed", { operationId: rec.operationId, status });
-        o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "signing_idempotency.findOneAndUpdate", operationId: rec.operationId });
+        o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "signing_idempotency.updateOne", operationId: rec.operationId });
       });
   }
 
