@@ -8,11 +8,11 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Collection } from "../../adapters/ports.ts";
-import { createLogger } from "../../core/log.ts";
-import { createDepositService, IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/deposits.ts";
+import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/deposits.ts";
 import { createVirtualAccountService } from "../../plugins/collections/virtual-accounts.ts";
-import { createCollectionWallet, type WalletEntry } from "../../plugins/collections/wallet.ts";
+import type { WalletEntry } from "../../plugins/collections/wallet.ts";
 import {
   BEARER_HOOKED,
   BEARER_LIVE,
@@ -21,7 +21,19 @@ import {
   startCollections,
   startReceiver,
 } from "../collections/collections-helpers.ts";
-import { HOUR, TIME, body, createAccount, deposit, depositBody, fmt, type AccountData, type DepositData } from "./va-helpers.ts";
+import {
+  HOUR,
+  TIME,
+  body,
+  createAccount,
+  deposit,
+  depositBody,
+  depositServiceOf,
+  depositStoreFailureScenario,
+  fmt,
+  type AccountData,
+  type DepositData,
+} from "./va-helpers.ts";
 
 const receiver = await startReceiver();
 const h = await startCollections({ webhookUrl: receiver.url });
@@ -262,17 +274,8 @@ test("the worker finishes deposits a crash left undecided or unsettled, exactly 
   const other = await startCollections();
   try {
     const clock = other.clock.now;
-    const log = createLogger({ level: "silent" });
     const accounts = createVirtualAccountService({ store: other.store, clock });
-    const deposits = createDepositService({
-      store: other.store,
-      accounts,
-      wallet: createCollectionWallet({ store: other.store, clock }),
-      webhooks: other.outbox,
-      directory: other.tg.gateway.kit.directory,
-      log,
-      clock,
-    });
+    const deposits = depositServiceOf(other);
     const coll = other.store.collection<Deposit>("collections_va_deposits");
     const single = await createAccount(other, { account_type: "single_use", expires_at: fmt(clock() + HOUR) });
     const multi = await createAccount(other, { account_type: "multi_use" });
@@ -326,6 +329,9 @@ test("the worker finishes deposits a crash left undecided or unsettled, exactly 
     await other.close();
   }
 });
+
+test("a store failure after the account was won → 503 with Retry-After (never a 500); the worker settles it once", () =>
+  depositStoreFailureScenario({ store: async (clock) => createUnstorageDocumentStore({ driver: "memory", clock }) }));
 
 test.after(async () => {
   await h.close();

@@ -3,7 +3,8 @@
  * test/support/mongo-server.ts, or MONGODB_URI): 50 concurrent deposits into one single_use account
  * → one settlement, one credit, one signed IN_FLOW_SUCCESS_EVENT at a real receiver, the rest
  * refunded; the wallet holds exactly the settled deposits; unique source_reference and account
- * numbers; atomic DVA attach; the derived-status filter with exact pages; search and date filters.
+ * numbers; atomic DVA attach; the derived-status filter with exact pages; search and date filters;
+ * a store failure mid-deposit answers 503 and loses nothing.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -12,7 +13,7 @@ import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/d
 import type { WalletEntry } from "../../plugins/collections/wallet.ts";
 import { isMongoSkip, startMongoServer } from "../support/mongo-server.ts";
 import { BEARER_HOOKED, eventually, sourceRef, startCollections, startReceiver } from "../collections/collections-helpers.ts";
-import { HOUR, body, createAccount, depositBody, fmt, list, type AccountData, type DepositData } from "./va-helpers.ts";
+import { HOUR, body, createAccount, depositBody, depositStoreFailureScenario, fmt, list, type AccountData, type DepositData } from "./va-helpers.ts";
 
 const server = await startMongoServer();
 if (isMongoSkip(server)) {
@@ -20,10 +21,8 @@ if (isMongoSkip(server)) {
   test.run();
 } else {
   const receiver = await startReceiver();
-  const h = await startCollections({
-    webhookUrl: receiver.url,
-    store: (clock) => createMongoDocumentStore({ uri: server.uri, dbName: server.dbName(), clock }),
-  });
+  const mongoStore = (clock: () => number) => createMongoDocumentStore({ uri: server.uri, dbName: server.dbName(), clock });
+  const h = await startCollections({ webhookUrl: receiver.url, store: mongoStore });
   const K = BEARER_HOOKED;
 
   test("50 concurrent deposits into one single_use account → one settles; one credit; one signed event", async () => {
@@ -126,6 +125,9 @@ if (isMongoSkip(server)) {
     const none = await list(h, "?endDate=2031-01-04", "sk_test_other_0001");
     assert.is(none.meta!.total, 0);
   });
+
+  test("a store failure after the account was won → 503 with Retry-After (never a 500); the worker settles it once", () =>
+    depositStoreFailureScenario({ store: mongoStore }));
 
   test.after(async () => {
     await h.close();
