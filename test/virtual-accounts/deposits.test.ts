@@ -330,6 +330,30 @@ test("the worker finishes deposits a crash left undecided or unsettled, exactly 
   }
 });
 
+test("an account that keeps changing under the decision → the deposit stays received (never a 500); the worker decides it once", async () => {
+  const other = await startCollections();
+  try {
+    const real = createVirtualAccountService({ store: other.store, clock: other.clock.now });
+    // Every compare-and-set on the account loses, as if it changed between each read and the write.
+    const contended = depositServiceOf(other, { accounts: { ...real, consume: async () => null } });
+    const a = await createAccount(other, { account_type: "single_use", expires_at: fmt(other.clock.now() + HOUR) });
+    const sender = { accountName: "Flap Payer", accountNumber: "0123456789", bankName: "Example Bank" };
+    const d = await contended.receive((await real.get(a.id))!, { accountNumber: a.accountNumber, amountKobo: 9_900, sender });
+    assert.is(d.status, "received", "answered as in progress, not thrown");
+    assert.is((await other.store.collection<Deposit>("collections_va_deposits").get(d._id))?.status, "received");
+
+    const worker = depositServiceOf(other);
+    other.clock.advance(11_000);
+    assert.is(await worker.redrive(), 1);
+    assert.is(await worker.redrive(), 0, "once");
+    assert.is((await worker.get(d._id))?.status, "settled");
+    assert.equal((await other.store.collection<WalletEntry>("collections_wallet_entries").find({ sourceId: d._id })).items.map((c) => c.amountKobo), [9_900]);
+    assert.is((await other.webhooks("demo")).filter((w) => w.idempotencyKey === `${IN_FLOW_SUCCESS_EVENT}:${d._id}`).length, 1);
+  } finally {
+    await other.close();
+  }
+});
+
 test("a store failure after the account was won → 503 with Retry-After (never a 500); the worker settles it once", () =>
   depositStoreFailureScenario({ store: async (clock) => createUnstorageDocumentStore({ driver: "memory", clock }) }));
 

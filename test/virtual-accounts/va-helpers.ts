@@ -20,6 +20,7 @@ import {
   REDRIVE_AFTER_MS,
   type Deposit,
   type DepositService,
+  type DepositServiceOptions,
   type DepositView,
 } from "../../plugins/collections/deposits.ts";
 import { createCollectionWallet, type WalletEntry } from "../../plugins/collections/wallet.ts";
@@ -90,8 +91,8 @@ export async function list(h: CollectionsHarness, query = "", key?: string): Pro
   return { ...(await body<AccountData[]>(res)), status: res.status };
 }
 
-/** The deposit service on the harness's store (what the deposit worker runs), silent. */
-export function depositServiceOf(h: CollectionsHarness): DepositService {
+/** The deposit service on the harness's store (what the deposit worker runs), silent; `overrides` replace its parts. */
+export function depositServiceOf(h: CollectionsHarness, overrides: Partial<DepositServiceOptions> = {}): DepositService {
   const clock = h.clock.now;
   return createDepositService({
     store: h.store,
@@ -101,6 +102,7 @@ export function depositServiceOf(h: CollectionsHarness): DepositService {
     directory: h.tg.gateway.kit.directory,
     log: createLogger({ level: "silent" }),
     clock,
+    ...overrides,
   });
 }
 
