@@ -59,13 +59,17 @@ export function isGatewayError(e: unknown): e is GatewayError {
   return typeof e === "object" && e !== null && (e as { isGatewayError?: unknown }).isGatewayError === true;
 }
 
-/** A collections-service error: rendered as `{ requestId, requestTimestamp, message, statusCode, errors }`. */
+/**
+ * A collections-service error: rendered as `{ requestId, requestTimestamp, message, statusCode, errors }`,
+ * with a `Retry-After` header when `retryAfterSeconds` is set.
+ */
 export class CollectionsError extends Error {
   readonly isCollectionsError = true;
   constructor(
     readonly status: number,
     message: string,
     readonly errors: Array<{ field: string; message: string }> = [],
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = "CollectionsError";

@@ -56,11 +56,9 @@ export interface RenderedError {
 
 export function renderError(ctx: RequestContext, error: unknown): RenderedError {
   if (isCollectionsError(error)) {
-    return {
-      response: _collectionsResponse(ctx, error.status, error.message, error.errors),
-      code: `HTTP_${error.status}`,
-      internal: false,
-    };
+    const response = _collectionsResponse(ctx, error.status, error.message, error.errors);
+    if (error.retryAfterSeconds !== undefined) response.headers.set("retry-after", String(error.retryAfterSeconds));
+    return { response, code: `HTTP_${error.status}`, internal: false };
   }
   const internal = !isGatewayError(error);
   const gw: GatewayError | null = internal ? null : (error as GatewayError);

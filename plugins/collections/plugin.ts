@@ -8,13 +8,15 @@
  * Uses the e-mail port when configured (links are sent to `customer_emails`; without it the send
  * is skipped and logged).
  */
-import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
+import { isDependencyUnavailableError } from "../../adapters/ports.ts";
+import { CollectionsError } from "../../core/errors/gateway-error.ts";
+import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type RouteDeclaration, type Worker } from "../../core/plugin.ts";
 import { describeError } from "../../core/log.ts";
 import { createCheckoutService } from "./checkout.ts";
 import { ngnTextToKobo } from "./money.ts";
 import { collectionsRoutes, type CollectionsServices } from "./routes.ts";
 import { createPaymentLinkService } from "./service.ts";
-import { intervalWorker } from "./shared.ts";
+import { UNAVAILABLE_RETRY_AFTER_SECONDS, intervalWorker } from "./shared.ts";
 import { createCollectionWallet } from "./wallet.ts";
 import { depositWorker, virtualAccountRoutes, virtualAccountServices } from "./virtual-account-routes.ts";
 
@@ -41,7 +43,8 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
     name: "collections",
     needs: ["documentStore", "webhooks", "payments"],
     stages: ["auth", "quota"],
-    routes: (kit) => [...collectionsRoutes(services(kit)), ...virtualAccountRoutes(virtualAccountServices(services(kit), options))],
+    routes: (kit) =>
+      [...collectionsRoutes(services(kit)), ...virtualAccountRoutes(virtualAccountServices(services(kit), options))].map((r) => _unavailableAs503(kit, r)),
     workers: (kit) => [
       _sweeper(services(kit), options.sweepIntervalMs ?? 60_000),
       depositWorker(virtualAccountServices(services(kit), options), options.sweepIntervalMs ?? 60_000),
@@ -88,6 +91,33 @@ function _build(kit: PluginKit, options: CollectionsPluginOptions): CollectionsS
     }
   });
   return { kit, links, checkout, wallet, fee };
+}
+
+/**
+ * A dependency that did not answer (the store is down, or slower than its deadline) is a 503 in the
+ * collections envelope with Retry-After, never an unexplained 500. The request may have been
+ * partly applied before the failure: what it recorded is finished by the workers, exactly once.
+ * (The checkout pages answer their own 503 page first.)
+ */
+function _unavailableAs503(kit: PluginKit, route: RouteDeclaration): RouteDeclaration {
+  const { handler } = route;
+  return {
+    ...route,
+    async handler(ctx) {
+      try {
+        return await handler(ctx);
+      } catch (e) {
+        if (!isDependencyUnavailableError(e)) throw e;
+        kit.log.warn("collections_dependency_unavailable", { requestId: ctx.requestId, route: ctx.route?.id ?? null, error: describeError(e) });
+        throw new CollectionsError(
+          503,
+          "The service is temporarily unavailable: the request may not have completed. Check its result before sending it again.",
+          [],
+          UNAVAILABLE_RETRY_AFTER_SECONDS,
+        );
+      }
+    },
+  };
 }
 
 /** Abandons sessions past 30 minutes and completes unfinished effects; safe in every process. */

@@ -25,6 +25,7 @@ import {
   type PageInput,
 } from "./schemas.ts";
 import type { Availability, PaymentLink, PaymentLinkService } from "./service.ts";
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from "./shared.ts";
 import { walletEntryView, type CollectionWallet } from "./wallet.ts";
 
 export interface CollectionsServices {
@@ -70,7 +71,7 @@ export function collectionsRoutes(s: CollectionsServices): RouteDeclaration[] {
           ctx,
           503,
           messagePage("Payments are temporarily unavailable", "Please try again in a minute. If you submitted a payment, check with the business before paying again."),
-          { "retry-after": "30" },
+          { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
         );
       }
       kit.log.error("collections_checkout_page_failed", { requestId: ctx.requestId, route: ctx.route?.id ?? null, error: describeError(e) });

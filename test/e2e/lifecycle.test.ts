@@ -1,10 +1,11 @@
 /**
- * Lifecycle: startup prints the URL and answers; SIGTERM drains and exits 0; while draining,
+ * Lifecycle: startup prints the URL and answers; SIGTERM drains and exits 0 (and reaches the program
+ * itself: npm start and npm run worker run one node process, busy or not); while draining,
  * readiness is not_ready and new requests get 503 GW_GATEWAY_CAPACITY_EXCEEDED with Retry-After,
  * in-flight requests finish, and the deadline bounds the wait.
  */
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -12,6 +13,7 @@ import { plugins } from "../../plugins/index.ts";
 import { serveGateway } from "../../core/server.ts";
 import { createLogger } from "../../core/log.ts";
 import { DEMO_KEY, DEMO_RAW, PASSTHROUGH, startTestGateway } from "../support/gateway.ts";
+import { spawnTs } from "../support/child-process.ts";
 import { tempDir } from "../support/temp.ts";
 import { probePlugin, slowGate } from "../support/probe-plugin.ts";
 import { httpCall } from "../support/raw-http.ts";
@@ -26,11 +28,7 @@ test("npm start's entry point: prints URL and demo hosts, answers /health, exits
   raw.regulator.simulator.port = 0;
   const configPath = join(dir, "config.json");
   writeFileSync(configPath, JSON.stringify(raw));
-  const child = spawn(join(ROOT, "node_modules/.bin/tsx"), ["core/main.ts", "--config", configPath], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: "", LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawnTs("core/main.ts", ["--config", configPath], { ...process.env, PORT: "", LOG_LEVEL: "info" });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
@@ -54,6 +52,29 @@ test("npm start's entry point: prints URL and demo hosts, answers /health, exits
   assert.is(code, 0, out);
   assert.match(out, /"event":"gateway_draining"/);
   assert.match(out, /"event":"gateway_stopped"/);
+});
+
+test("npm start and npm run worker run one node process: a SIGTERM that comes while the program is busy still ends in its graceful exit", async () => {
+  const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+  for (const [script, entry] of [["start", "core/main.ts"], ["worker", "core/worker.ts"]] as const) {
+    const argv = scripts[script]!.split(" ");
+    assert.is(argv.at(-1), entry, script);
+    // The script's own launcher, with its entry point swapped for a program that blocks its event
+    // loop for 3 s (a worker mid-step on a loaded machine) when the signal arrives.
+    const [command, ...options] = argv.slice(0, -1);
+    const bin = command === "node" ? process.execPath : join(ROOT, "node_modules/.bin", command!);
+    const child = spawn(bin, [...options, "test/support/busy-stop-process.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    // "close": the exit and all of its output.
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+    while (!out.includes("BUSY") && child.exitCode === null) await new Promise((r) => setTimeout(r, 10));
+    child.kill("SIGTERM");
+    const exit = await exited;
+    assert.equal(exit, { code: 0, signal: null }, `npm ${script} (${scripts[script]}): ${out}`);
+    assert.match(out, /STOPPED/, "its own SIGTERM handler ran");
+  }
 });
 
 test("draining: ready turns not_ready, new work gets 503 with Retry-After, in-flight work finishes", async () => {

@@ -4,7 +4,7 @@
  * engines, processor off) called over real HTTP, and worker processes — `npm run worker`'s entry
  * (core/worker.ts) or test/support/stored-worker-process.ts (with crash points) — on the same config.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +17,7 @@ import { loadFixtures } from "../../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
 import { loadConfig } from "../../config/load.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../../plugins/stored-processing/store.ts";
-import { trackChild } from "../support/child-process.ts";
+import { spawnTs, trackChild } from "../support/child-process.ts";
 import { DEMO_KEY, DEMO_RAW, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import type { MongoServerHandle } from "../support/mongo-server.ts";
 import { createInvoiceGatewayClient, type IntakeDocument } from "../../client/index.ts";
@@ -120,15 +120,19 @@ export interface WorkerChild {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `npm run worker` (core/worker.ts) on the config, or the test entry with a crash point. */
+/**
+ * `npm run worker` (core/worker.ts) on the config, or the test entry with a crash point, run as
+ * `npm run worker` runs it: one node process (spawnTs), so SIGTERM reaches the worker itself.
+ */
 export function spawnWorker(configPath: string, crashAt?: "after-debit" | "after-sign" | "none"): WorkerChild {
-  const args = crashAt === undefined ? ["core/worker.ts", "--config", configPath] : ["test/support/stored-worker-process.ts", configPath, crashAt];
-  const child = spawn(join(ROOT, "node_modules/.bin/tsx"), args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const child =
+    crashAt === undefined ? spawnTs("core/worker.ts", ["--config", configPath]) : spawnTs("test/support/stored-worker-process.ts", [configPath, crashAt]);
   trackChild(child);
   let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (out += d));
+  // "close": the exit and all of the output, so a failed assertion can show the whole of it.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("close", (code, signal) => resolve({ code, signal })));
   const ready = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker did not start:\n${out}`)), 30_000);
     const check = () => {
@@ -138,7 +142,7 @@ export function spawnWorker(configPath: string, crashAt?: "after-debit" | "after
         resolve(line);
       }
     };
-    child.stdout!.on("data", check);
+    child.stdout.on("data", check);
     void exited.then(() => {
       clearTimeout(timer);
       reject(new Error(`worker exited before it started:\n${out}`));

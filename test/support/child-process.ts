@@ -1,8 +1,23 @@
 /**
- * Engine processes spawned by test helpers (mongo-server.ts, redis-server.ts): every tracked child
- * is SIGKILLed when this process exits or is interrupted, and `killAndWait` stops one for good.
+ * Child processes of tests. Engine processes spawned by test helpers (mongo-server.ts,
+ * redis-server.ts): every tracked child is SIGKILLed when this process exits or is interrupted, and
+ * `killAndWait` stops one for good. Our own TypeScript programs: `spawnTs`.
  */
-import type { ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * Spawns `node --import tsx <entry> ...args` in the repository root, stdout and stderr piped: the
+ * program in one process, as `npm start` and `npm run worker` run it, so a signal reaches the
+ * program itself. Not the tsx CLI: it runs the program in a second process and relays signals,
+ * SIGKILLing a child that does not acknowledge one within 30 ms (a busy event loop on a loaded
+ * machine) and exiting 143, so a graceful stop would depend on the machine's load.
+ */
+export function spawnTs(entry: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = process.env) {
+  return spawn(process.execPath, ["--import", "tsx", entry, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+}
 
 /** Kills `child` with the test process (exit, SIGINT, SIGTERM, SIGHUP) unless it exited first. */
 export function trackChild(child: ChildProcess): void {

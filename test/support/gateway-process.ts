@@ -3,7 +3,7 @@
  * serveGateway) from a config file, with the test plugins mounted next to the real ones.
  * Prints `LISTENING <url>` when ready; drains and exits 0 on SIGTERM.
  *
- *   tsx test/support/gateway-process.ts <config.json>
+ *   node --import tsx test/support/gateway-process.ts <config.json>
  *
  * env GATEHOUSE_TEST_SIGNING: JSON options of the signing plugin (e.g. `{"staleAfterMs":3000}`).
  */

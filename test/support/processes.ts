@@ -2,10 +2,8 @@
  * Gateway processes for multi-process tests: each runs test/support/gateway-process.ts (the
  * production composition plus the test plugins) on a config file and a free port.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
+import type { ChildProcess } from "node:child_process";
+import { spawnTs } from "./child-process.ts";
 
 export interface GatewayProcesses {
   urls: string[];
@@ -31,12 +29,8 @@ export async function startGatewayProcesses(configPath: string, count: number): 
   const urls: string[] = [];
   try {
     for (let i = 0; i < count; i++) {
-      // node itself with tsx's loader (not the tsx CLI, which runs the server in a second process):
-      // a signal reaches the server, so kill() is a real crash.
-      const child = spawn(process.execPath, ["--import", "tsx", "test/support/gateway-process.ts", configPath], {
-        cwd: ROOT,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
+      // One process (spawnTs): a signal reaches the server, so kill() is a real crash.
+      const child = spawnTs("test/support/gateway-process.ts", [configPath]);
       children.push(child);
       urls.push(await _listening(child));
     }

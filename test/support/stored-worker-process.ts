@@ -3,7 +3,7 @@
  * composition, no HTTP) with the Stored plugin's test-only crash points. With a crash point named,
  * the process SIGKILLs itself there — a processor dying mid-invoice.
  *
- *   tsx test/support/stored-worker-process.ts <config.json> [after-debit | after-sign]
+ *   node --import tsx test/support/stored-worker-process.ts <config.json> [after-debit | after-sign]
  *
  * Prints `WORKER <owner>` when its workers run; SIGTERM stops it gracefully (exit 0).
  */

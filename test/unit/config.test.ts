@@ -4,7 +4,6 @@
  * the file is chosen, unreadable files and bad JSON, the scale-out example, and `npm start` with
  * an invalid config (exit 1, every problem on stderr, no stack trace).
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +11,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ConfigError, DEFAULT_CONFIG_PATH, configPathFrom, loadConfig } from "../../config/load.ts";
 import { hashSecret } from "../../core/directory.ts";
+import { spawnTs } from "../support/child-process.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const DEMO_PATH = join(ROOT, "config/demo.json");
@@ -394,11 +394,7 @@ test("core/main.ts with an invalid config exits 1 and prints every problem to st
   raw.collections.hosts.push("stored.demo.localhost");
   const path = writeTmp("invalid-for-main.json", JSON.stringify(raw, null, 2));
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(join(ROOT, "node_modules/.bin/tsx"), ["core/main.ts", "--config", path], {
-      cwd: ROOT,
-      env: { ...process.env, NO_COLOR: "1", PORT: "", GATEHOUSE_CONFIG: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawnTs("core/main.ts", ["--config", path], { ...process.env, NO_COLOR: "1", PORT: "", GATEHOUSE_CONFIG: "" });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));

@@ -8,11 +8,11 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Collection } from "../../adapters/ports.ts";
-import { createLogger } from "../../core/log.ts";
-import { createDepositService, IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/deposits.ts";
+import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/deposits.ts";
 import { createVirtualAccountService } from "../../plugins/collections/virtual-accounts.ts";
-import { createCollectionWallet, type WalletEntry } from "../../plugins/collections/wallet.ts";
+import type { WalletEntry } from "../../plugins/collections/wallet.ts";
 import {
   BEARER_HOOKED,
   BEARER_LIVE,
@@ -21,7 +21,19 @@ import {
   startCollections,
   startReceiver,
 } from "../collections/collections-helpers.ts";
-import { HOUR, TIME, body, createAccount, deposit, depositBody, fmt, type AccountData, type DepositData } from "./va-helpers.ts";
+import {
+  HOUR,
+  TIME,
+  body,
+  createAccount,
+  deposit,
+  depositBody,
+  depositServiceOf,
+  depositStoreFailureScenario,
+  fmt,
+  type AccountData,
+  type DepositData,
+} from "./va-helpers.ts";
 
 const receiver = await startReceiver();
 const h = await startCollections({ webhookUrl: receiver.url });
@@ -262,17 +274,8 @@ test("the worker finishes deposits a crash left undecided or unsettled, exactly 
   const other = await startCollections();
   try {
     const clock = other.clock.now;
-    const log = createLogger({ level: "silent" });
     const accounts = createVirtualAccountService({ store: other.store, clock });
-    const deposits = createDepositService({
-      store: other.store,
-      accounts,
-      wallet: createCollectionWallet({ store: other.store, clock }),
-      webhooks: other.outbox,
-      directory: other.tg.gateway.kit.directory,
-      log,
-      clock,
-    });
+    const deposits = depositServiceOf(other);
     const coll = other.store.collection<Deposit>("collections_va_deposits");
     const single = await createAccount(other, { account_type: "single_use", expires_at: fmt(clock() + HOUR) });
     const multi = await createAccount(other, { account_type: "multi_use" });
@@ -326,6 +329,33 @@ test("the worker finishes deposits a crash left undecided or unsettled, exactly 
     await other.close();
   }
 });
+
+test("an account that keeps changing under the decision → the deposit stays received (never a 500); the worker decides it once", async () => {
+  const other = await startCollections();
+  try {
+    const real = createVirtualAccountService({ store: other.store, clock: other.clock.now });
+    // Every compare-and-set on the account loses, as if it changed between each read and the write.
+    const contended = depositServiceOf(other, { accounts: { ...real, consume: async () => null } });
+    const a = await createAccount(other, { account_type: "single_use", expires_at: fmt(other.clock.now() + HOUR) });
+    const sender = { accountName: "Flap Payer", accountNumber: "0123456789", bankName: "Example Bank" };
+    const d = await contended.receive((await real.get(a.id))!, { accountNumber: a.accountNumber, amountKobo: 9_900, sender });
+    assert.is(d.status, "received", "answered as in progress, not thrown");
+    assert.is((await other.store.collection<Deposit>("collections_va_deposits").get(d._id))?.status, "received");
+
+    const worker = depositServiceOf(other);
+    other.clock.advance(11_000);
+    assert.is(await worker.redrive(), 1);
+    assert.is(await worker.redrive(), 0, "once");
+    assert.is((await worker.get(d._id))?.status, "settled");
+    assert.equal((await other.store.collection<WalletEntry>("collections_wallet_entries").find({ sourceId: d._id })).items.map((c) => c.amountKobo), [9_900]);
+    assert.is((await other.webhooks("demo")).filter((w) => w.idempotencyKey === `${IN_FLOW_SUCCESS_EVENT}:${d._id}`).length, 1);
+  } finally {
+    await other.close();
+  }
+});
+
+test("a store failure after the account was won → 503 with Retry-After (never a 500); the worker settles it once", () =>
+  depositStoreFailureScenario({ store: async (clock) => createUnstorageDocumentStore({ driver: "memory", clock }) }));
 
 test.after(async () => {
   await h.close();
