@@ -10,6 +10,8 @@
  *   (`moreToCome`) server monitoring under load ("Server ended moreToCome unexpectedly" clears the
  *   pool and fails ~25–80 % of 1 000 parallel inserts), polling is reliable. `stop()` kills it; so does
  *   the exit of this process (the child is unref'd: it never keeps the test process alive).
+ *   `pause()` / `resume()` SIGSTOP / SIGCONT it: connections stay open, nothing answers, and the data
+ *   (jongodb keeps it in memory) is still there afterwards — a hung server, not a lost one.
  * - `JONGODB_BIN` overrides the binary's path.
  * - No binary (not installed, or not linux-x64-gnu): throws when `CI === "true"` (CI must fail
  *   loudly), otherwise resolves `{ skip: reason }` so the caller can report a visible skip.
@@ -27,6 +29,10 @@ export interface MongoServerHandle {
   /** A database name unique to this call (use one per test or per suite). */
   dbName(): string;
   stop(): Promise<void>;
+  /** SIGSTOPs the server (a hung server); throws for an external `MONGODB_URI`. */
+  pause(): Promise<void>;
+  /** SIGCONTs a paused server. */
+  resume(): Promise<void>;
 }
 
 export interface MongoServerSkip {
@@ -39,7 +45,12 @@ const JONGODB_BIN = fileURLToPath(
 
 export async function startMongoServer(): Promise<MongoServerHandle | MongoServerSkip> {
   const external = process.env.MONGODB_URI;
-  if (external) return { uri: external, owned: false, dbName: _uniqueDbName, stop: async () => {} };
+  if (external) {
+    const unsupported = async (): Promise<void> => {
+      throw new Error("[mongo-server] pause()/resume() are not supported with an external MONGODB_URI");
+    };
+    return { uri: external, owned: false, dbName: _uniqueDbName, stop: async () => {}, pause: unsupported, resume: unsupported };
+  }
 
   const bin = process.env.JONGODB_BIN || JONGODB_BIN;
   try {
@@ -56,6 +67,12 @@ export async function startMongoServer(): Promise<MongoServerHandle | MongoServe
     owned: true,
     dbName: _uniqueDbName,
     stop: () => killAndWait(child),
+    async pause() {
+      child.kill("SIGSTOP");
+    },
+    async resume() {
+      child.kill("SIGCONT");
+    },
   };
 }
 
