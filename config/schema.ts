@@ -212,6 +212,8 @@ export const ConfigSchema = v.strictObject({
       /** Fee: percent of the amount (e.g. 1.5) capped at `feeCap` NGN. */
       feePercent: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100)), 1.5),
       feeCap: v.optional(NGN, "2000.00"),
+      /** How often each worker finishes deposits and checkouts a crash left undone, and abandons stale sessions. */
+      sweepIntervalMs: v.optional(POSITIVE_INT, 60_000),
     }),
     {},
   ),

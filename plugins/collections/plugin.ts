@@ -23,7 +23,7 @@ export interface CollectionsPluginOptions {
   clock?: () => number;
   /** How long the checkout request waits for the processor before answering "processing". Default 10 s. */
   payTimeoutMs?: number;
-  /** How often the worker abandons stale sessions and completes unfinished effects. Default 60 s. */
+  /** How often the worker abandons stale sessions and completes unfinished effects. Default: config `collections.sweepIntervalMs`. */
   sweepIntervalMs?: number;
 }
 
@@ -42,10 +42,10 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
     needs: ["documentStore", "webhooks", "payments"],
     stages: ["auth", "quota"],
     routes: (kit) => [...collectionsRoutes(services(kit)), ...virtualAccountRoutes(virtualAccountServices(services(kit), options))],
-    workers: (kit) => [
-      _sweeper(services(kit), options.sweepIntervalMs ?? 60_000),
-      depositWorker(virtualAccountServices(services(kit), options), options.sweepIntervalMs ?? 60_000),
-    ],
+    workers: (kit) => {
+      const intervalMs = options.sweepIntervalMs ?? kit.config.collections.sweepIntervalMs;
+      return [_sweeper(services(kit), intervalMs), depositWorker(virtualAccountServices(services(kit), options), intervalMs)];
+    },
   });
 }
 

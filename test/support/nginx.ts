@@ -38,6 +38,9 @@ export interface NginxSkip {
 /** One line of the `gatehouse_edge` access log. */
 export interface EdgeLogLine {
   time: string;
+  /** When the request ended (epoch seconds, millisecond resolution); it started `requestTime` seconds before. */
+  msec: number;
+  requestTime: number;
   host: string;
   method: string;
   uri: string;

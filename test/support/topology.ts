@@ -16,8 +16,9 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, readFileSync, writeFileSync, type WriteStream } from "node:fs";
+import { createWriteStream, readdirSync, readFileSync, writeFileSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
+import { suite } from "uvu";
 import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
 import { loadConfig } from "../../config/load.ts";
@@ -32,7 +33,10 @@ import { isRedisSkip, startRedisServer, type RedisServerHandle } from "./redis-s
 import { tempDir } from "./temp.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const SCALE_OUT = JSON.parse(readFileSync(join(ROOT, "config/scale-out.json"), "utf8")) as { edge: Record<string, string> };
+const SCALE_OUT = JSON.parse(readFileSync(join(ROOT, "config/scale-out.json"), "utf8")) as { edge: { secretHeader: string; clientAddressHeader: string } };
+
+/** The edge headers of config/scale-out.json: the topology's gateways check exactly these. */
+export const SCALE_OUT_EDGE = { secretHeader: SCALE_OUT.edge.secretHeader, clientAddressHeader: SCALE_OUT.edge.clientAddressHeader };
 
 export interface TopologyOptions {
   /** Folder and key-prefix name. */
@@ -71,6 +75,8 @@ export interface Topology {
   /** The config the workers run (gateways: the same with the Stored processor off). */
   config: Config;
   edge: NginxHandle;
+  /** The secret nginx sends (a test that talks to a gateway directly, as the edge, sends it too). */
+  edgeSecret: string;
   /** The entry point: nginx. */
   url: string;
   redis: RedisServerHandle;
@@ -82,6 +88,10 @@ export interface Topology {
   store: DocumentStore;
   /** What the regulator simulator saw and did (its control API). */
   simulator(): Promise<SimulatorState>;
+  /** Sets a fault on a simulator route (docs/regulator-simulator.md), or clears that route's fault (`null`). */
+  simulatorFault(route: string, fault: Record<string, unknown> | null): Promise<void>;
+  /** Everything the processes whose name starts with `prefix` printed, killed ones included ("gateway", "worker"). */
+  logs(prefix: string): string;
   /** Starts gateway `i` again on its port (after it was killed or stopped). */
   restartGateway(i: number): Promise<ManagedProcess>;
   /** Starts one more worker. */
@@ -154,6 +164,7 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
       dir,
       config,
       edge,
+      edgeSecret,
       url: edge.url,
       redis,
       mongo,
@@ -165,6 +176,18 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
         const res = await fetch(`${simulatorUrl}/__sim/state`);
         if (!res.ok) throw new Error(`simulator state: HTTP ${res.status}`);
         return (await res.json()) as SimulatorState;
+      },
+      logs(prefix) {
+        return readdirSync(dir)
+          .filter((f) => f.startsWith(prefix) && f.endsWith(".log"))
+          .map((f) => readFileSync(join(dir, f), "utf8"))
+          .join("\n");
+      },
+      async simulatorFault(route, fault) {
+        const res = fault
+          ? await fetch(`${simulatorUrl}/__sim/faults`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ route, ...fault }) })
+          : await fetch(`${simulatorUrl}/__sim/faults/${route}`, { method: "DELETE" });
+        if (!res.ok) throw new Error(`simulator fault ${route}: HTTP ${res.status} ${await res.text()}`);
       },
       async restartGateway(i) {
         if (gateways[i]!.alive()) throw new Error(`gateway-${i + 1} is still running`);
@@ -196,6 +219,14 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
 
 export function isTopologySkip(t: TopologyResult): t is { skip: string } {
   return "skip" in t;
+}
+
+/** Makes a missing engine visible outside CI: prints `SKIPPED <what>: <reason>` and reports one skipped test. */
+export function reportTopologySkip(what: string, reason: string): void {
+  process.stdout.write(`SKIPPED ${what}: ${reason}\n`);
+  const s = suite(what);
+  s.skip(`${what} (${reason})`, () => {});
+  s.run();
 }
 
 // --- Internal helpers ---
