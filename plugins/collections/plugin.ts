@@ -8,7 +8,9 @@
  * Uses the e-mail port when configured (links are sent to `customer_emails`; without it the send
  * is skipped and logged).
  */
-import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
+import { isDependencyUnavailableError } from "../../adapters/ports.ts";
+import { CollectionsError } from "../../core/errors/gateway-error.ts";
+import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type RouteDeclaration, type Worker } from "../../core/plugin.ts";
 import { describeError } from "../../core/log.ts";
 import { createCheckoutService } from "./checkout.ts";
 import { ngnTextToKobo } from "./money.ts";
@@ -41,7 +43,8 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
     name: "collections",
     needs: ["documentStore", "webhooks", "payments"],
     stages: ["auth", "quota"],
-    routes: (kit) => [...collectionsRoutes(services(kit)), ...virtualAccountRoutes(virtualAccountServices(services(kit), options))],
+    routes: (kit) =>
+      [...collectionsRoutes(services(kit)), ...virtualAccountRoutes(virtualAccountServices(services(kit), options))].map((r) => _outageIsUnavailable(kit, r)),
     workers: (kit) => {
       const intervalMs = options.sweepIntervalMs ?? kit.config.collections.sweepIntervalMs;
       return [_sweeper(services(kit), intervalMs), depositWorker(virtualAccountServices(services(kit), options), intervalMs)];
@@ -52,6 +55,31 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
 export const collections = createCollectionsPlugin();
 
 // --- Internal helpers ---
+
+/**
+ * A store outage inside a collections handler answers 503 in the collections envelope (never a 500):
+ * reads may be retried; a create or deposit may still have taken effect (the worker finishes what a
+ * request left half-done), so it is looked up before it is sent again. The checkout pages answer
+ * their own HTML 503 before this.
+ */
+function _outageIsUnavailable(kit: PluginKit, route: RouteDeclaration): RouteDeclaration {
+  const { handler } = route;
+  return {
+    ...route,
+    async handler(ctx) {
+      try {
+        return await handler(ctx);
+      } catch (e) {
+        if (!isDependencyUnavailableError(e)) throw e;
+        kit.log.warn("collections_store_unavailable", { requestId: ctx.requestId, route: ctx.route?.id ?? null, error: describeError(e) });
+        throw new CollectionsError(503, STORE_UNAVAILABLE_MESSAGE);
+      }
+    },
+  };
+}
+
+const STORE_UNAVAILABLE_MESSAGE =
+  "The service is temporarily unavailable; retry shortly. A create or deposit may still complete: look it up before sending it again.";
 
 function _build(kit: PluginKit, options: CollectionsPluginOptions): CollectionsServices {
   const clock = options.clock ?? Date.now;
