@@ -469,6 +469,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
       return finish(p, {}, [], Date.now() + backoff(p.cur.outages + 1));
     }
     // Still unknown: the lease expires and the next pass freezes the invoice (it cannot prove more).
+    log.warn("stored_dispatch_mark_unresolved", { invoiceId: p.cur._id, step });
     return "failed";
   }
 
