@@ -30,6 +30,8 @@ import {
   checkOneSignPerUnreversedDebit,
   checkOneTransmissionPerClaim,
   checkStoredInvoices,
+  diedOps,
+  heldCheckout,
   readStores,
   unfinishedWork,
   type Faults,
@@ -41,8 +43,10 @@ import { COLLECTIONS_HOST, startLoad, type Load, type LoadSetup, type OpRecord }
 const LOAD = { users: 6, pauseMs: 40, maxOpsPerUser: 400 };
 /** After the load, the workers finish what the faults interrupted; beyond this the test fails and lists what is left. */
 const RECOVERY_BOUND_MS = 100_000;
+/** How long the store hangs. */
+const STORE_PAUSE_MS = 4_000;
 /** How slow the regulator's sign is made around a kill. */
-const SLOW_SIGN_MS = 2_000;
+const SLOW_SIGN_MS = 3_000;
 
 const topology = await startTopology({
   name: "topology",
@@ -69,7 +73,7 @@ else run(topology);
 function run(topo: Topology): void {
   let setup: LoadSetup;
   let load: Load;
-  const faults: Faults = { gateway: null, worker: null };
+  const faults: Faults = { gateway: null, worker: null, redis: null, store: null };
   let snapshot: StoresSnapshot;
   /** Operations whose client gave up within its budget, sent again after recovery with the same key. */
   const resent: Array<{ first: OpRecord; again: OpRecord }> = [];
@@ -144,10 +148,11 @@ function run(topo: Topology): void {
     // It dies while it has Pass-through requests in flight (its own count, /health/dependencies).
     const gw = topo.gateways[0]!;
     await topo.simulatorFault("sign", { kind: "latency", ms: SLOW_SIGN_MS });
-    await _until(async () => (await _passThroughInFlight(topo, gw.address!)) >= 2, SLOW_SIGN_MS);
+    let inFlight = 0;
+    await _until(async () => (inFlight = await _passThroughInFlight(topo, gw.address!)) >= 3, 2 * SLOW_SIGN_MS);
     const killAt = Date.now();
     await gw.kill();
-    faults.gateway = { name: gw.name, address: gw.address!, killAt, killedAt: Date.now(), restartedAt: 0 };
+    faults.gateway = { name: gw.name, address: gw.address!, inFlight, killAt, killedAt: Date.now(), restartedAt: 0 };
     await topo.simulatorFault("sign", null);
     // It is started again on its port, as a supervisor would.
     await _sleep(3_000);
@@ -168,21 +173,26 @@ function run(topo: Topology): void {
     await _sleep(3_000);
 
     // 3. Redis restarts (empty: no persistence), 4. the store hangs for a few seconds.
+    const downAt = Date.now();
     await topo.redis.restart();
+    faults.redis = { downAt, upAt: Date.now() };
     await _sleep(4_000);
+    const pausedAt = Date.now();
     await topo.mongo.pause();
-    await _sleep(4_000);
+    await _sleep(STORE_PAUSE_MS);
     await topo.mongo.resume();
+    faults.store = { pausedAt, resumedAt: Date.now() };
     await _sleep(5_000);
     await load.stop();
 
     // Stored invoices still pending at the end of the load are visible as such; the survivors finish them.
-    const pendingAtStop = await unfinishedWork(topo.store);
+    const held = heldCheckout(load.records, diedOps(topo.edge.accessLog(), faults));
+    const pendingAtStop = await unfinishedWork(topo.store, held);
     const deadline = Date.now() + RECOVERY_BOUND_MS;
     let left = pendingAtStop;
     while (left.length > 0 && Date.now() < deadline) {
       await _sleep(500);
-      left = await unfinishedWork(topo.store);
+      left = await unfinishedWork(topo.store, held);
     }
     assert.equal(left, [], `work left unfinished ${RECOVERY_BOUND_MS} ms after the load (pending at the end of the load: ${pendingAtStop.length})`);
 
@@ -213,7 +223,7 @@ function run(topo: Topology): void {
   });
 
   test("every client request was answered with a contract status; the edge answered only for the killed gateway", () => {
-    const summary = checkAnswers(load.records, resent, topo.edge.accessLog(), faults);
+    const summary = checkAnswers(load.records, resent, topo.edge.accessLog(), faults, topo.logs("gateway"));
     process.stdout.write(`answers: ${JSON.stringify(summary)}\n`);
   });
 
@@ -233,14 +243,14 @@ function run(topo: Topology): void {
   });
 
   test("every 202 Stored invoice is terminal after recovery; a frozen one was held by the killed worker mid-dispatch", () => {
-    const r = checkStoredInvoices(snapshot, load.records, faults);
-    process.stdout.write(`stored: ${JSON.stringify(r)}\n`);
+    const r = checkStoredInvoices(snapshot, load.records, faults, topo.logs("worker"));
+    process.stdout.write(`stored: ${JSON.stringify(r)} faults: ${JSON.stringify({ ...faults, worker: { ...faults.worker, leased: faults.worker?.leased.length } })}\n`);
   });
 
   test("every deposit settled once with one IN_FLOW_SUCCESS_EVENT (or refunded with neither); checkouts credited once", () => {
     const d = checkDeposits(snapshot);
     assert.ok(d.settled > 0, "deposits settled");
-    const c = checkCheckouts(snapshot, load.records, topo.edge.accessLog(), faults);
+    const c = checkCheckouts(snapshot, load.records, topo.edge.accessLog(), faults, topo.logs("gateway"));
     checkCollectionWallets(snapshot);
     process.stdout.write(`collections: ${JSON.stringify({ ...d, checkouts: c })}\n`);
   });

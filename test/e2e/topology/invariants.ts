@@ -32,8 +32,12 @@ import type { OpRecord } from "./load.ts";
 
 /** What the test did to the processes, and what a dead worker left in the store. */
 export interface Faults {
-  gateway: { name: string; address: string; killAt: number; killedAt: number; restartedAt: number } | null;
+  /** `inFlight`: Pass-through requests the gateway counted in flight just before it was killed. */
+  gateway: { name: string; address: string; inFlight: number; killAt: number; killedAt: number; restartedAt: number } | null;
   worker: { name: string; pid: number; killedAt: number; leased: Array<{ invoiceId: string; status: string; step: string }> } | null;
+  /** When Redis was down (killed, then started again), and when the store hung (SIGSTOP to SIGCONT). */
+  redis: { downAt: number; upAt: number } | null;
+  store: { pausedAt: number; resumedAt: number } | null;
 }
 
 /** Every document of a collection matching `filter` (all pages). */
@@ -91,16 +95,25 @@ export function isTerminal(d: InvoiceDoc): boolean {
   return ["transmitted", "rejected", "cancelled", "frozen", "signed"].includes(d.status) && d.dueAt === null && !d.lease;
 }
 
-/** What the workers still owe after a fault: Stored invoices not terminal, deposits and checkouts with effects undone. */
-export async function unfinishedWork(store: DocumentStore): Promise<string[]> {
+/**
+ * What is still owed after the faults: Stored invoices not terminal, deposits undecided or with
+ * effects undone, checkouts pending (except those `held`: paid on a gateway that died) or with
+ * effects undone.
+ */
+export async function unfinishedWork(store: DocumentStore, held: (c: CheckoutSession) => boolean): Promise<string[]> {
   const invoices = await allDocs<InvoiceDoc>(store, STORED_COLLECTIONS.invoices, { direction: "outbound" });
   const deposits = await allDocs<Deposit>(store, DEPOSITS_COLLECTION);
-  const sessions = await allDocs<CheckoutSession>(store, SESSIONS_COLLECTION, { effectsPending: true });
+  const sessions = await allDocs<CheckoutSession>(store, SESSIONS_COLLECTION);
   return [
     ...invoices.filter((d) => !isTerminal(d)).map((d) => `invoice ${d._id} ${d.status}/${d.step}`),
     ...deposits.filter((d) => d.status === "received" || d.effectsPending).map((d) => `deposit ${d._id} ${d.status}${d.effectsPending ? " (effects pending)" : ""}`),
-    ...sessions.map((c) => `checkout ${c._id} ${c.status} (effects pending)`),
+    ...sessions.filter((c) => c.effectsPending || (c.status === "pending" && !held(c))).map((c) => `checkout ${c._id} ${c.status}${c.effectsPending ? " (effects pending)" : ""}`),
   ];
+}
+
+/** A checkout whose form was taken by the killed gateway when it died (its sandbox processor died with it). */
+export function heldCheckout(records: OpRecord[], died: Set<string>): (c: CheckoutSession) => boolean {
+  return (c) => records.some((r) => r.kind === "checkout" && r.facts.token === c.formToken && died.has(r.callerRequestId));
 }
 
 // ---------------------------------------------------------------------------
@@ -132,7 +145,7 @@ export function diedOps(edge: EdgeLogLine[], faults: Faults): Set<string> {
  * Nothing reached a client as a broken connection (nginx never died). Operations the client gave
  * up on within its budget, sent again with the same key after recovery, succeed.
  */
-export function checkAnswers(records: OpRecord[], resent: Array<{ first: OpRecord; again: OpRecord }>, edge: EdgeLogLine[], faults: Faults) {
+export function checkAnswers(records: OpRecord[], resent: Array<{ first: OpRecord; again: OpRecord }>, edge: EdgeLogLine[], faults: Faults, gatewayLogs: string) {
   const byEdge = edge.filter(answeredByEdge);
   assert.equal(
     byEdge.filter((l) => !diedWithGateway(l, faults)),
@@ -150,7 +163,10 @@ export function checkAnswers(records: OpRecord[], resent: Array<{ first: OpRecor
     code: r.code,
     facts: r.facts,
     attempts: r.attempts,
-    edge: edge.filter((l) => l.callerRequestId === r.callerRequestId).map((l) => ({ msec: l.msec, status: l.status, upstream: l.upstream, requestId: l.requestId })),
+    edge: edge
+      .filter((l) => l.callerRequestId === r.callerRequestId)
+      .map((l) => ({ msec: l.msec, status: l.status, upstream: l.upstream, requestId: l.requestId, logged: l.requestId ? _linesWith(gatewayLogs, l.requestId).slice(0, 2_000) : null })),
+    faults: { ...faults, worker: null },
   });
   for (const r of [...records, ...resent.map((x) => x.again)]) {
     if (r.ok) continue;
@@ -333,9 +349,10 @@ export function checkOneTransmissionPerClaim(s: StoresSnapshot, records: OpRecor
 /**
  * Stored mode: every invoice a merchant got a 202 for exists, one per intake key and per IRN, and
  * is terminal after recovery; a frozen invoice was leased by the killed worker, at the step its
- * freeze names (an interrupted sign dispatch or transmission), when the worker died.
+ * freeze names (an interrupted sign dispatch or transmission), when the worker died — or its
+ * processor logged that the store never told it whether its dispatch mark landed.
  */
-export function checkStoredInvoices(s: StoresSnapshot, records: OpRecord[], faults: Faults) {
+export function checkStoredInvoices(s: StoresSnapshot, records: OpRecord[], faults: Faults, workerLogs: string) {
   const byId = new Map(s.invoices.map((d) => [d._id, d]));
   const accepted = records.filter((r) => r.kind === "submit" && r.ok);
   assert.equal(accepted.filter((r) => !byId.has(String(r.facts.invoiceId))).map((r) => r.facts.invoiceId), [], "every 202 invoice exists");
@@ -353,9 +370,11 @@ export function checkStoredInvoices(s: StoresSnapshot, records: OpRecord[], faul
     .filter((d) => {
       const l = leased.get(d._id);
       const step = d.lastError?.code === "GW_TRANSMIT_OUTCOME_UNCONFIRMED" ? "transmitting" : "dispatching";
-      return !l || l.step !== step;
+      if (l?.step === step) return false;
+      // The processor itself could not learn whether its dispatch mark landed (the store stayed away).
+      return !/"event":"stored_dispatch_mark_unresolved"/.test(_linesWith(workerLogs, d._id));
     })
-    .map((d) => ({ invoiceId: d._id, code: d.lastError?.code, history: d.statusHistory.map((h) => h.status) }));
+    .map((d) => ({ invoiceId: d._id, code: d.lastError?.code, history: d.statusHistory, logged: _linesWith(workerLogs, d._id).slice(0, 3_000) }));
   assert.equal(wrongFreeze, [], "a frozen invoice was mid-dispatch in the killed worker's hands");
 
   const statuses: Record<string, number> = {};
@@ -402,7 +421,7 @@ export function checkDeposits(s: StoresSnapshot): { settled: number; refunded: n
  * the killed gateway was processing (the sandbox processor runs in the gateway that took the form;
  * the worker abandons it after 30 minutes).
  */
-export function checkCheckouts(s: StoresSnapshot, records: OpRecord[], edge: EdgeLogLine[], faults: Faults) {
+export function checkCheckouts(s: StoresSnapshot, records: OpRecord[], edge: EdgeLogLine[], faults: Faults, gatewayLogs: string) {
   const credits = new Map(s.credits.map((c) => [c._id, c]));
   const events = new Map<string, number>();
   for (const m of s.outbox) events.set(m.idempotencyKey, (events.get(m.idempotencyKey) ?? 0) + 1);
@@ -417,10 +436,13 @@ export function checkCheckouts(s: StoresSnapshot, records: OpRecord[], edge: Edg
     } else if (credit) wrong.push({ session: c._id, status: c.status, credit: credit.amountKobo });
   }
   assert.equal(wrong, [], "every successful checkout credited once with one CHECKOUT_COMPLETED; no other session credited");
-  const died = diedOps(edge, faults);
+  const held = heldCheckout(records, diedOps(edge, faults));
   const pending = s.sessions.filter((c) => c.status === "pending");
-  const unexplained = pending.filter((c) => !records.some((r) => r.kind === "checkout" && r.facts.token === c.formToken && died.has(r.callerRequestId)));
-  assert.equal(unexplained.map((c) => c._id), [], "a checkout still pending was being paid on the killed gateway when it died");
+  assert.equal(
+    pending.filter((c) => !held(c)).map((c) => ({ session: c._id, createdAt: c.createdAt, logged: _linesWith(gatewayLogs, c._id).slice(0, 2_000) })),
+    [],
+    "a checkout still pending was being paid on the killed gateway when it died",
+  );
   return { sessions: s.sessions.length, successful, pending: pending.length };
 }
 
