@@ -1,17 +1,17 @@
 /**
  * A MongoDB-wire server for adapter tests (ARCHITECTURE.md §5 "MongoDB, honestly").
  *
- * - `MONGODB_URI` set: that server is used as is (`owned: false`, `stop()` is a no-op). Every
+ * - `MONGODB_URI` set: that server is used as is (`owned: false`, `stop()` is a no-op, `pause()` /
+ *   `resume()` throw: an outage cannot be simulated on a server we do not own). Every
  *   `dbName()` call returns a fresh database name unique to this run, so runs never share data.
  * - Otherwise the jongodb binary of the npm package `@jongodb/memory-server-bin-linux-x64-gnu` is
  *   spawned on a free port as a single-node replica set (`rs0`), the topology production uses; it
  *   prints `JONGODB_URI=mongodb://127.0.0.1:PORT/test?replicaSet=rs0`. The returned URI adds
  *   `serverMonitoringMode=poll`: jongodb's replica-set profile breaks the driver's streaming
  *   (`moreToCome`) server monitoring under load ("Server ended moreToCome unexpectedly" clears the
- *   pool and fails ~25–80 % of 1 000 parallel inserts), polling is reliable. `stop()` kills it; so does
+ *   pool and fails ~25–80 % of 1 000 parallel inserts), polling is reliable. `pause()` / `resume()`
+ *   SIGSTOP / SIGCONT it (a hung store). `stop()` kills it; so does
  *   the exit of this process (the child is unref'd: it never keeps the test process alive).
- *   `pause()` / `resume()` SIGSTOP / SIGCONT it: connections stay open, nothing answers, and the data
- *   (jongodb keeps it in memory) is still there afterwards — a hung server, not a lost one.
  * - `JONGODB_BIN` overrides the binary's path.
  * - No binary (not installed, or not linux-x64-gnu): throws when `CI === "true"` (CI must fail
  *   loudly), otherwise resolves `{ skip: reason }` so the caller can report a visible skip.
@@ -29,7 +29,7 @@ export interface MongoServerHandle {
   /** A database name unique to this call (use one per test or per suite). */
   dbName(): string;
   stop(): Promise<void>;
-  /** SIGSTOPs the server (a hung server); throws for an external `MONGODB_URI`. */
+  /** SIGSTOPs the spawned server: connections stay open but nothing answers (a hung store). Throws for MONGODB_URI. */
   pause(): Promise<void>;
   /** SIGCONTs a paused server. */
   resume(): Promise<void>;
@@ -67,10 +67,10 @@ export async function startMongoServer(): Promise<MongoServerHandle | MongoServe
     owned: true,
     dbName: _uniqueDbName,
     stop: () => killAndWait(child),
-    async pause() {
+    pause: async () => {
       child.kill("SIGSTOP");
     },
-    async resume() {
+    resume: async () => {
       child.kill("SIGCONT");
     },
   };
