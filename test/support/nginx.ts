@@ -7,8 +7,8 @@
  * (`master_process off`): SIGKILLing it, as the exit hook of test/support/child-process.ts does,
  * leaves no orphaned worker holding the port.
  *
- * - `nginx` not found on PATH or in /usr/sbin: throws when `CI === "true"` (CI must fail loudly),
- *   otherwise resolves `{ skip: reason }`.
+ * - `nginx` not found (`NGINX_BIN`, else PATH, else /usr/sbin): throws when `CI === "true"` (CI
+ *   must fail loudly), otherwise resolves `{ skip: reason }`.
  * - `accessLog()` reads the edge's JSON access log (format `gatehouse_edge` of deploy/nginx.conf).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -53,12 +53,9 @@ export interface EdgeLogLine {
 }
 
 export async function startNginx(config: Config, options: { upstreams: string[]; edgeSecret: string; port: number }): Promise<NginxHandle | NginxSkip> {
-  const bin = findNginx();
-  if (!bin) {
-    const reason = "nginx not found on PATH or at /usr/sbin/nginx (install it: apt-get install nginx-light or nginx)";
-    if (process.env.CI === "true") throw new Error(`[nginx] ${reason}; CI=true so this is a failure, not a skip`);
-    return { skip: reason };
-  }
+  const missing = nginxMissing();
+  if (missing) return { skip: missing };
+  const bin = findNginx()!;
   const dir = tempDir("nginx");
   const accessLogPath = join(dir, "access.log");
   const conf = renderNginxConf(config, {
@@ -109,10 +106,19 @@ export function isNginxSkip(x: NginxHandle | NginxSkip): x is NginxSkip {
   return "skip" in x;
 }
 
-/** The nginx binary, or null. */
+/** Why nginx cannot run here, or null. With `CI=true` a missing nginx throws: CI must fail loudly. */
+export function nginxMissing(): string | null {
+  if (findNginx()) return null;
+  const reason = "nginx not found (NGINX_BIN, PATH or /usr/sbin/nginx; install Debian's: apt-get install nginx)";
+  if (process.env.CI === "true") throw new Error(`[nginx] ${reason}; CI=true so this is a failure, not a skip`);
+  return reason;
+}
+
+/** The nginx binary (`NGINX_BIN`, else PATH, else Debian's /usr/sbin/nginx), or null. */
 export function findNginx(): string | null {
   const dirs = (process.env.PATH ?? "").split(delimiter).filter(Boolean);
-  for (const candidate of [...dirs.map((d) => join(d, "nginx")), "/usr/sbin/nginx"]) {
+  const candidates = process.env.NGINX_BIN ? [process.env.NGINX_BIN] : [...dirs.map((d) => join(d, "nginx")), "/usr/sbin/nginx"];
+  for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;

@@ -27,7 +27,7 @@ import { hashSecret } from "../../core/directory.ts";
 import { killAndWait, trackChild } from "./child-process.ts";
 import { DEMO_RAW } from "./gateway.ts";
 import { isMongoSkip, startMongoServer, type MongoServerHandle } from "./mongo-server.ts";
-import { findNginx, isNginxSkip, startNginx, type NginxHandle } from "./nginx.ts";
+import { isNginxSkip, nginxMissing, startNginx, type NginxHandle } from "./nginx.ts";
 import { freePort } from "./ports.ts";
 import { isRedisSkip, startRedisServer, type RedisServerHandle } from "./redis-server.ts";
 import { tempDir } from "./temp.ts";
@@ -103,12 +103,9 @@ export interface Topology {
 export type TopologyResult = Topology | { skip: string };
 
 export async function startTopology(options: TopologyOptions): Promise<TopologyResult> {
-  if (!findNginx()) {
-    // Checked before anything starts: startNginx itself throws under CI=true.
-    const reason = "nginx not found on PATH or at /usr/sbin/nginx (apt-get install nginx)";
-    if (process.env.CI === "true") throw new Error(`[topology] ${reason}; CI=true so this is a failure, not a skip`);
-    return { skip: reason };
-  }
+  // Checked before anything starts (throws under CI=true).
+  const noNginx = nginxMissing();
+  if (noNginx) return { skip: noNginx };
   const redis = await startRedisServer();
   if (isRedisSkip(redis)) return { skip: redis.skip };
   const mongo = await startMongoServer();
