@@ -302,9 +302,25 @@ export function createSigningService(o: SigningServiceOptions) {
       });
   }
 
-  /** Releases a claim whose execution left no regulator effect (the same key may be retried). */
+  /**
+   * Releases a claim whose execution left no regulator effect (the same key may be retried). A store
+   * that cannot take the delete now (an outage: often why we are releasing) gets it again in the
+   * background: a claim left behind would make the same-key retry wait and then answer "already
+   * processed" until the claim is stale.
+   */
   async function _release(rec: SignRecord): Promise<void> {
-    await records.deleteMany({ _id: rec._id, owner: rec.owner, status: "in_progress" }).catch(() => 0);
+    const release = () => records.deleteMany({ _id: rec._id, owner: rec.owner, status: "in_progress" }).then(
+      () => true,
+      () => false,
+    );
+    if (await release()) return;
+    void (async () => {
+      for (const wait of RELEASE_RETRY_MS) {
+        await _sleep(wait);
+        if (await release()) return;
+      }
+      log.warn("signing_claim_release_failed", { operationId: rec.operationId });
+    })();
   }
 
   /**
@@ -484,6 +500,9 @@ function _storeError(e: unknown): unknown {
     return gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The gateway's store is unavailable; retry with the same key.", cause: e });
   return e;
 }
+
+/** Background retries of a claim release the store refused (about 15 s in all). */
+const RELEASE_RETRY_MS = [250, 1_000, 2_000, 4_000, 8_000];
 
 function _sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

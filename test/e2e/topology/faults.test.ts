@@ -3,7 +3,8 @@
  * started on this machine — nginx (Debian) as the trusted edge running deploy/nginx.conf, two gateway
  * processes (`npm start`'s entry), two `npm run worker` processes, Redis and the MongoDB-wire server —
  * under a bounded mixed load of merchants (the merchant client, which retries per spec §7) and payers,
- * while the test SIGKILLs a gateway, then a worker, restarts Redis and pauses the store. Then the
+ * while the test SIGKILLs a gateway, then a worker, restarts the other gateway with a drain
+ * (SIGTERM: a rolling restart), restarts Redis and hangs the store for a few seconds. Then the
  * invariant checker (invariants.ts) reads the stores, the regulator simulator's own log and the
  * edge's access log, and proves that nothing was lost, charged twice or answered outside the contract.
  *
@@ -73,7 +74,7 @@ else run(topology);
 function run(topo: Topology): void {
   let setup: LoadSetup;
   let load: Load;
-  const faults: Faults = { gateway: null, worker: null, redis: null, store: null };
+  const faults: Faults = { gateway: null, worker: null, drained: null, redis: null, store: null };
   let snapshot: StoresSnapshot;
   /** Operations whose client gave up within its budget, sent again after recovery with the same key. */
   const resent: Array<{ first: OpRecord; again: OpRecord }> = [];
@@ -137,7 +138,7 @@ function run(topo: Topology): void {
     setup = { url: topo.url, subBusinessId: onboard.data.gatewaySubBusinessId, onboardingKey, paymentLinks, accountNumbers };
   });
 
-  test("mixed load through nginx while a gateway is SIGKILLed, then a worker, Redis restarts and the store pauses", async () => {
+  test("mixed load through nginx while a gateway is SIGKILLed, then a worker, the other gateway restarts with a drain, Redis restarts and the store hangs", async () => {
     assert.ok(setup, "the setup ran");
     load = startLoad(setup, LOAD);
     await _sleep(5_000);
@@ -172,7 +173,15 @@ function run(topo: Topology): void {
     await topo.simulatorFault("sign", null);
     await _sleep(3_000);
 
-    // 3. Redis restarts (empty: no persistence), 4. the store hangs for a few seconds.
+    // 3. A rolling restart of the other gateway (docs/deployment.md): SIGTERM drains it (in-flight
+    // requests finish, new ones are refused before any work), it exits 0 and is started again.
+    const drainedAt = Date.now();
+    assert.is(await topo.gateways[1]!.stop(), 0, "a drained gateway exits 0");
+    await topo.restartGateway(1);
+    faults.drained = { name: topo.gateways[1]!.name, at: drainedAt, restartedAt: Date.now() };
+    await _sleep(2_000);
+
+    // 4. Redis restarts (empty: no persistence), 5. the store hangs for a few seconds.
     const downAt = Date.now();
     await topo.redis.restart();
     faults.redis = { downAt, upAt: Date.now() };

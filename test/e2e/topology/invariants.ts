@@ -35,6 +35,8 @@ export interface Faults {
   /** `inFlight`: Pass-through requests the gateway counted in flight just before it was killed. */
   gateway: { name: string; address: string; inFlight: number; killAt: number; killedAt: number; restartedAt: number } | null;
   worker: { name: string; pid: number; killedAt: number; leased: Array<{ invoiceId: string; status: string; step: string }> } | null;
+  /** The gateway restarted with a drain (SIGTERM, then started again): nothing of it may be lost. */
+  drained: { name: string; at: number; restartedAt: number } | null;
   /** When Redis was down (killed, then started again), and when the store hung (SIGSTOP to SIGCONT). */
   redis: { downAt: number; upAt: number } | null;
   store: { pausedAt: number; resumedAt: number } | null;
@@ -244,8 +246,8 @@ export interface HeldSign {
  * charged twice); every unreversed debit's IRN was signed, or its fee is held — a Pass-through sign
  * whose request died with the killed gateway or whose answer said the money is held, or a frozen
  * Stored invoice (checkStoredInvoices proves why it froze). Every sign record left in progress
- * is one the killed gateway died with (or one whose final write the store outage lost, as the
- * gateway logged). Every sign a merchant saw succeed is signed once at the regulator, and a
+ * is one the killed gateway died with (or one whose final write or release the store outage lost,
+ * as the gateway logged). Every sign a merchant saw succeed is signed once at the regulator, and a
  * merchant who checks a sign that got no answer (GET …/confirm/{irn}) is told the regulator's truth.
  */
 export function checkOneSignPerUnreversedDebit(
@@ -280,9 +282,10 @@ export function checkOneSignPerUnreversedDebit(
   for (const r of s.signRecords) {
     const irn = recordIrn(r);
     if (r.status === "in_progress") {
-      const writeLost = gatewayLogs.includes(r.operationId) && /signing_record_write_failed/.test(_linesWith(gatewayLogs, r.operationId));
+      const logged = _linesWith(gatewayLogs, r.operationId);
       if (diedWith(irn)) held.push({ irn, why: `gateway killed mid-sign (phase ${r.phase})`, signedAtRegulator: signed.has(irn) });
-      else if (writeLost) held.push({ irn, why: "final record write lost to the store outage", signedAtRegulator: signed.has(irn) });
+      else if (/"event":"signing_record_write_failed"/.test(logged)) held.push({ irn, why: "final record write lost to the store outage", signedAtRegulator: signed.has(irn) });
+      else if (/"event":"signing_claim_release_failed"/.test(logged)) held.push({ irn, why: "claim release lost to the store outage", signedAtRegulator: signed.has(irn) });
       else unexplained.push({ irn, status: r.status, phase: r.phase, money: r.money });
     } else if (r.money === "held") held.push({ irn, why: r.answer?.kind === "error" ? r.answer.code : "held", signedAtRegulator: signed.has(irn) });
   }
