@@ -10,12 +10,18 @@
  *   intake  Stored intakes (202, a new invoice per request); no worker runs, so this is the
  *           gateway and the store, not the processor
  *
- * Measured in one run, 1 gateway then 2 gateways for each, so the ratio is the figure to read
+ * Measured in one run, in the order 1, 2, 2, 1 gateways for each (the two passes of each are
+ * averaged: a drift of the shared machine during the run cancels out), so the ratio is the figure to read
  * (ARCHITECTURE.md §8: absolute numbers drift ±30 % between runs on these shared machines). The
  * load runs on this process's main thread; every server is its own process.
  *
  *   npm run bench:topology
  *   BENCH_DURATION=5 BENCH_CONNECTIONS=32 npm run bench:topology     a quicker look
+ *
+ * Then the cost of one operation, counted rather than timed: one more gateway, in this process, on
+ * the same Redis and store through counting wrappers of the ports, signs and takes in 100 invoices;
+ * the calls per operation to the document store (reads, writes) and to Redis are printed. They
+ * are the basis of the paper extrapolation in docs/deployment.md.
  *
  * Needs redis-server, nginx and the MongoDB-wire server (as the topology test does). The JSON
  * result goes to bench/results/<timestamp>-<sha>-topology.json. Exit 1 on any non-2xx answer or
@@ -27,10 +33,13 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { request } from "undici";
+import type { DocumentStore } from "../adapters/ports.ts";
+import { composeGateway, openCoordination, openDocumentStore } from "../core/compose.ts";
+import { createLogger } from "../core/log.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, STORED } from "../test/support/gateway.ts";
 import { startNginx, isNginxSkip, type NginxHandle } from "../test/support/nginx.ts";
 import { freePort } from "../test/support/ports.ts";
-import { isTopologySkip, startTopology, type Topology } from "../test/support/topology.ts";
+import { isTopologySkip, SCALE_OUT_EDGE, startTopology, type Topology } from "../test/support/topology.ts";
 import { DEMO, demoInvoice } from "../test/simulator/simulator-helpers.ts";
 import { gitShortSha, RESULTS_DIR, summarizeCannon } from "./report.ts";
 import { benchSettings, type BenchSettings, type ScenarioResult } from "./run.ts";
@@ -38,6 +47,16 @@ import { BENCH_LIMIT } from "./scenarios/gateway-pipeline.ts";
 import { intakeTemplate } from "./scenarios/stored.ts";
 
 const SIGN_PATH = "/api/v1/invoice/sign";
+/** Operations the per-operation cost is averaged over. */
+const COST_SAMPLE = 100;
+
+export interface OperationCost {
+  storeReads: number;
+  storeWrites: number;
+  coordination: number;
+  /** Calls per operation by `collection.method` / `coordination.method`. */
+  calls: Record<string, number>;
+}
 
 export interface TopologyBenchReport {
   startedAt: string;
@@ -50,6 +69,8 @@ export interface TopologyBenchReport {
   scenarios: ScenarioResult[];
   /** 2 gateways / 1 gateway, requests per second, from this run. */
   ratios: { sign: number; intake: number };
+  /** Calls per operation to the document store and to the coordination store (Redis), by method. */
+  costs: { sign: OperationCost; intake: OperationCost };
   problems: string[];
 }
 
@@ -69,8 +90,10 @@ export async function runTopologyBench(settings: BenchSettings, progress: (line:
       { label: "2-gateways", url: topo.url },
     ];
     const scenarios: ScenarioResult[] = [];
+    // A-B-B-A: 1 gateway, 2, 2, 1 — a drift of the shared machine during the run cancels out of the ratio.
+    const passes: ScenarioResult[] = [];
     for (const kind of ["sign", "intake"] as const)
-      for (const e of edges) {
+      for (const e of [edges[0]!, edges[1]!, edges[1]!, edges[0]!]) {
         const name = `${kind}-${e.label}`;
         const run = (seconds: number) => _cannon(e.url, kind, settings, seconds);
         if (settings.warmup > 0) {
@@ -78,8 +101,13 @@ export async function runTopologyBench(settings: BenchSettings, progress: (line:
           await run(settings.warmup);
         }
         progress(`${name}: measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining}) through nginx`);
-        scenarios.push(summarizeCannon({ name, description: _describe(kind, e.label) }, SIGN_PATH, await run(settings.duration)));
+        const pass = summarizeCannon({ name, description: _describe(kind, e.label) }, SIGN_PATH, await run(settings.duration));
+        progress(`${name}: ${Math.round(pass.requestsPerSec)} req/s, p99 ${pass.latency.p99} ms`);
+        passes.push(pass);
       }
+    for (const name of [...new Set(passes.map((p) => p.name))]) scenarios.push(_merge(passes.filter((p) => p.name === name)));
+    progress(`per-operation cost: ${COST_SAMPLE} signs and ${COST_SAMPLE} intakes through counting ports`);
+    const costs = await _costs(topo);
     const rps = (name: string) => scenarios.find((s) => s.name === name)?.requestsPerSec ?? Number.NaN;
     const problems = scenarios.flatMap((r) => [
       ...(r.requests === 0 ? [`${r.name}: no request completed`] : []),
@@ -96,6 +124,7 @@ export async function runTopologyBench(settings: BenchSettings, progress: (line:
       settings,
       scenarios,
       ratios: { sign: rps("sign-2-gateways") / rps("sign-1-gateway"), intake: rps("intake-2-gateways") / rps("intake-1-gateway") },
+      costs,
       problems,
     };
   } finally {
@@ -119,6 +148,14 @@ export function formatTopologyReport(r: TopologyBenchReport): string {
     ...rows.map(line),
     "",
     `ratio 2 gateways / 1 gateway: signs/s ${f(r.ratios.sign)}, intakes/s ${f(r.ratios.intake)} (same run; compare ratios, not absolute numbers)`,
+    "",
+    ...(["sign", "intake"] as const).map((k) => {
+      const c = r.costs[k];
+      const top = Object.entries(c.calls)
+        .map(([name, n]) => `${name} ${n}`)
+        .join(", ");
+      return `per ${k}: ${c.storeReads} store reads, ${c.storeWrites} store writes, ${c.coordination} Redis calls (${top})`;
+    }),
   ].join("\n");
 }
 
@@ -156,10 +193,7 @@ let _next = 0;
 
 /** autocannon at the fixed settings; every request is a new invoice (own key, own reference / IRN). */
 function _cannon(url: string, kind: "sign" | "intake", settings: BenchSettings, seconds: number): Promise<autocannon.Result> {
-  const base =
-    kind === "sign"
-      ? { host: PASSTHROUGH, "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "x-attempt-number": "1", "content-type": "application/json" }
-      : { host: STORED, "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
+  const base = _headers(kind);
   return autocannon({
     url,
     connections: settings.connections,
@@ -177,6 +211,104 @@ function _cannon(url: string, kind: "sign" | "intake", settings: BenchSettings, 
       },
     ],
   });
+}
+
+/**
+ * Calls per sign and per intake, counted at the ports of a gateway composed in this process on the
+ * topology's Redis and store (the production composition; only the ports are wrapped). Warmed up
+ * first (caches filled), so the figures are the steady state.
+ */
+async function _costs(topo: Topology): Promise<{ sign: OperationCost; intake: OperationCost }> {
+  const counts = new Map<string, number>();
+  const gateway = await composeGateway(topo.config, {
+    log: createLogger({ level: "silent", sink: () => {} }),
+    ports: { documentStore: _countingStore(await openDocumentStore(topo.config), counts), coordination: _counting(await openCoordination(topo.config), "coordination", counts) },
+    regulatorBaseUrls: { TEST: topo.simulatorUrl, LIVE: topo.simulatorUrl },
+  });
+  const edge = { [SCALE_OUT_EDGE.secretHeader]: topo.edgeSecret, [SCALE_OUT_EDGE.clientAddressHeader]: "127.0.0.1" };
+  const send = async (kind: "sign" | "intake", ref: string) => {
+    const host = kind === "sign" ? PASSTHROUGH : STORED;
+    const res = await gateway.fetch(
+      new Request(`http://${host}${SIGN_PATH}`, {
+        method: "POST",
+        headers: { ..._headers(kind), ...edge, "x-idempotency-key": `cost-${ref}` },
+        body: kind === "sign" ? JSON.stringify(demoInvoice(ref)) : intakeTemplate(ref),
+      }),
+    );
+    if (res.status >= 300) throw new Error(`bench topology: a ${kind} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    await res.arrayBuffer();
+  };
+  const measure = async (kind: "sign" | "intake"): Promise<OperationCost> => {
+    for (let i = 0; i < 10; i++) await send(kind, `W${kind[0]!.toUpperCase()}${RUN_ID}${i}`);
+    counts.clear();
+    for (let i = 0; i < COST_SAMPLE; i++) await send(kind, `C${kind[0]!.toUpperCase()}${RUN_ID}${i}`);
+    const per = (n: number) => Math.round((n / COST_SAMPLE) * 100) / 100;
+    const calls = Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => [k, per(n)]));
+    const sum = (pick: (name: string) => boolean) => per([...counts].filter(([k]) => pick(k)).reduce((a, [, n]) => a + n, 0));
+    const method = (k: string) => k.slice(k.lastIndexOf(".") + 1);
+    return {
+      storeReads: sum((k) => !k.startsWith("coordination.") && READS.has(method(k))),
+      storeWrites: sum((k) => !k.startsWith("coordination.") && !READS.has(method(k))),
+      coordination: sum((k) => k.startsWith("coordination.")),
+      calls,
+    };
+  };
+  try {
+    return { sign: await measure("sign"), intake: await measure("intake") };
+  } finally {
+    await gateway.close();
+  }
+}
+
+const READS = new Set(["get", "findOne", "find", "count"]);
+
+/** Counts every call of every method of `target` as `<name>.<method>`. */
+function _counting<T extends object>(target: T, name: string, counts: Map<string, number>): T {
+  return new Proxy(target, {
+    get(t, prop, receiver) {
+      const value = Reflect.get(t, prop, receiver) as unknown;
+      if (typeof value !== "function" || prop === "close" || prop === "ping" || prop === "collection") return value;
+      return (...args: unknown[]) => {
+        counts.set(`${name}.${String(prop)}`, (counts.get(`${name}.${String(prop)}`) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(t, args);
+      };
+    },
+  });
+}
+
+/** A document store whose collections count their calls as `<collection>.<method>`. */
+function _countingStore(store: DocumentStore, counts: Map<string, number>): DocumentStore {
+  return new Proxy(store, {
+    get(t, prop, receiver) {
+      if (prop !== "collection") return Reflect.get(t, prop, receiver);
+      return (name: string, spec?: unknown) => _counting((t.collection as (n: string, s?: unknown) => object)(name, spec), name, counts);
+    },
+  });
+}
+
+function _headers(kind: "sign" | "intake"): Record<string, string> {
+  return kind === "sign"
+    ? { host: PASSTHROUGH, "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "x-attempt-number": "1", "content-type": "application/json" }
+    : { host: STORED, "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
+}
+
+/** Two passes of one scenario as one row: requests and answers summed, rates and latencies averaged. */
+function _merge(passes: ScenarioResult[]): ScenarioResult {
+  const mean = (f: (p: ScenarioResult) => number) => Math.round((passes.reduce((a, p) => a + f(p), 0) / passes.length) * 10) / 10;
+  const sum = (f: (p: ScenarioResult) => number) => passes.reduce((a, p) => a + f(p), 0);
+  const first = passes[0]!;
+  return {
+    ...first,
+    requestsPerSec: mean((p) => p.requestsPerSec),
+    latency: { mean: mean((p) => p.latency.mean), p50: mean((p) => p.latency.p50), p90: mean((p) => p.latency.p90), p99: mean((p) => p.latency.p99), max: Math.max(...passes.map((p) => p.latency.max)) },
+    requests: sum((p) => p.requests),
+    status2xx: sum((p) => p.status2xx),
+    non2xx: sum((p) => p.non2xx),
+    errors: sum((p) => p.errors),
+    timeouts: sum((p) => p.timeouts),
+    seconds: sum((p) => p.seconds),
+    extra: Object.fromEntries(passes.map((p, i) => [`pass${i + 1}ReqPerSec`, Math.round(p.requestsPerSec)])),
+  };
 }
 
 function _round2(values: number[]): number[] {
