@@ -1,27 +1,28 @@
 /**
  * `npm run bench:topology`: capacity of the scale-out topology on this machine (issue 15,
  * docs/deployment.md "Capacity"). The topology of the topology test, started here: Redis, the
- * MongoDB-wire server, the regulator simulator, two gateway processes (`npm start`'s entry) and
- * nginx running deploy/nginx.conf — twice: one nginx with both gateways as upstreams, one with the
- * first gateway only. Through each, at the fixed load settings of `npm run bench`:
+ * MongoDB-wire server, the regulator simulator, gateway processes (`npm start`'s entry) and nginx
+ * running deploy/nginx.conf in front of them. Through nginx, at the fixed load settings of
+ * `npm run bench`:
  *
  *   sign    billed Pass-through signs (`POST /api/v1/invoice/sign`, a new invoice, key and IRN per
  *           request): debit, regulator sign, settlement — the hot path of the wallet
  *   intake  Stored intakes (202, a new invoice per request); no worker runs, so this is the
  *           gateway and the store, not the processor
  *
- * Measured in one run, in the order 1, 2, 2, 1 gateways for each (the two passes of each are
- * averaged: a drift of the shared machine during the run cancels out), so the ratio is the figure to read
- * (ARCHITECTURE.md §8: absolute numbers drift ±30 % between runs on these shared machines). The
- * load runs on this process's main thread; every server is its own process.
+ * Each is measured with 1 gateway and with 2, in one run, in the order 1, 2, 2, 1 (the two passes
+ * of each are averaged: a drift of the shared machine cancels out of the ratio), each pass on a
+ * fresh topology (the MongoDB-wire server slows down with every document it holds). The ratio is
+ * the figure to read (ARCHITECTURE.md §8: absolute numbers drift ±30 % between runs on these shared
+ * machines). The load runs on this process's main thread; every server is its own process.
  *
  *   npm run bench:topology
- *   BENCH_DURATION=5 BENCH_CONNECTIONS=32 npm run bench:topology     a quicker look
+ *   BENCH_DURATION=5 BENCH_CONNECTIONS=16 npm run bench:topology     other settings
  *
- * Then the cost of one operation, counted rather than timed: one more gateway, in this process, on
- * the same Redis and store through counting wrappers of the ports, signs and takes in 100 invoices;
- * the calls per operation to the document store (reads, writes) and to Redis are printed. They
- * are the basis of the paper extrapolation in docs/deployment.md.
+ * Then the cost of one operation, counted rather than timed: a gateway composed in this process on
+ * a topology's Redis and store, through counting wrappers of the ports, signs and takes in 100
+ * invoices; the calls per operation to the document store (reads, writes) and to Redis are
+ * printed. They are the basis of the paper extrapolation in docs/deployment.md.
  *
  * Needs redis-server, nginx and the MongoDB-wire server (as the topology test does). The JSON
  * result goes to bench/results/<timestamp>-<sha>-topology.json. Exit 1 on any non-2xx answer or
@@ -37,8 +38,6 @@ import type { DocumentStore } from "../adapters/ports.ts";
 import { composeGateway, openCoordination, openDocumentStore } from "../core/compose.ts";
 import { createLogger } from "../core/log.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, STORED } from "../test/support/gateway.ts";
-import { startNginx, isNginxSkip, type NginxHandle } from "../test/support/nginx.ts";
-import { freePort } from "../test/support/ports.ts";
 import { isTopologySkip, SCALE_OUT_EDGE, startTopology, type Topology } from "../test/support/topology.ts";
 import { DEMO, demoInvoice } from "../test/simulator/simulator-helpers.ts";
 import { gitShortSha, RESULTS_DIR, summarizeCannon } from "./report.ts";
@@ -77,37 +76,28 @@ export interface TopologyBenchReport {
 export async function runTopologyBench(settings: BenchSettings, progress: (line: string) => void): Promise<TopologyBenchReport> {
   const startedAt = new Date().toISOString();
   const loadStart = loadavg();
-  const topo = await startTopology({ name: "bench", gateways: 2, workers: 0, logLevel: "error", patch: _benchLimits });
-  if (isTopologySkip(topo)) throw new Error(`bench topology: ${topo.skip}`);
-  let single: NginxHandle | null = null;
-  try {
-    const edge = await startNginx(topo.config, { upstreams: [topo.gateways[0]!.address!], edgeSecret: topo.edgeSecret, port: await freePort() });
-    if (isNginxSkip(edge)) throw new Error(edge.skip);
-    single = edge;
-    await _prepare(topo);
-    const edges = [
-      { label: "1-gateway", url: single.url },
-      { label: "2-gateways", url: topo.url },
-    ];
-    const scenarios: ScenarioResult[] = [];
-    // A-B-B-A: 1 gateway, 2, 2, 1 — a drift of the shared machine during the run cancels out of the ratio.
-    const passes: ScenarioResult[] = [];
-    for (const kind of ["sign", "intake"] as const)
-      for (const e of [edges[0]!, edges[1]!, edges[1]!, edges[0]!]) {
-        const name = `${kind}-${e.label}`;
-        const run = (seconds: number) => _cannon(e.url, kind, settings, seconds);
+  // A-B-B-A: 1 gateway, 2, 2, 1 — a drift of the shared machine during the run cancels out of the
+  // ratio. Every pass gets a fresh topology: the MongoDB-wire server slows down with every document
+  // it holds (docs/bench.md), so each pass starts from the same empty store.
+  const passes: ScenarioResult[] = [];
+  for (const kind of ["sign", "intake"] as const)
+    for (const gateways of [1, 2, 2, 1]) {
+      const name = `${kind}-${gateways === 1 ? "1-gateway" : `${gateways}-gateways`}`;
+      await _withTopology(gateways, async (topo) => {
+        const run = (seconds: number) => _cannon(topo.url, kind, settings, seconds);
         if (settings.warmup > 0) {
           progress(`${name}: warm-up ${settings.warmup} s`);
           await run(settings.warmup);
         }
         progress(`${name}: measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining}) through nginx`);
-        const pass = summarizeCannon({ name, description: _describe(kind, e.label) }, SIGN_PATH, await run(settings.duration));
+        const pass = summarizeCannon({ name, description: _describe(kind, gateways) }, SIGN_PATH, await run(settings.duration));
         progress(`${name}: ${Math.round(pass.requestsPerSec)} req/s, p99 ${pass.latency.p99} ms`);
         passes.push(pass);
-      }
-    for (const name of [...new Set(passes.map((p) => p.name))]) scenarios.push(_merge(passes.filter((p) => p.name === name)));
-    progress(`per-operation cost: ${COST_SAMPLE} signs and ${COST_SAMPLE} intakes through counting ports`);
-    const costs = await _costs(topo);
+      });
+    }
+  const scenarios = [...new Set(passes.map((p) => p.name))].map((name) => _merge(passes.filter((p) => p.name === name)));
+  progress(`per-operation cost: ${COST_SAMPLE} signs and ${COST_SAMPLE} intakes through counting ports`);
+  const costs = await _withTopology(1, _costs);
     const rps = (name: string) => scenarios.find((s) => s.name === name)?.requestsPerSec ?? Number.NaN;
     const problems = scenarios.flatMap((r) => [
       ...(r.requests === 0 ? [`${r.name}: no request completed`] : []),
@@ -124,11 +114,19 @@ export async function runTopologyBench(settings: BenchSettings, progress: (line:
       settings,
       scenarios,
       ratios: { sign: rps("sign-2-gateways") / rps("sign-1-gateway"), intake: rps("intake-2-gateways") / rps("intake-1-gateway") },
-      costs,
-      problems,
-    };
+    costs,
+    problems,
+  };
+}
+
+/** A fresh topology with `gateways` gateways behind nginx, the demo business onboarded and its wallet topped up. */
+async function _withTopology<T>(gateways: number, use: (topo: Topology) => Promise<T>): Promise<T> {
+  const topo = await startTopology({ name: "bench", gateways, workers: 0, logLevel: "error", patch: _benchLimits });
+  if (isTopologySkip(topo)) throw new Error(`bench topology: ${topo.skip}`);
+  try {
+    await _prepare(topo);
+    return await use(topo);
   } finally {
-    await single?.stop();
     await topo.close();
   }
 }
@@ -161,9 +159,9 @@ export function formatTopologyReport(r: TopologyBenchReport): string {
 
 // --- Internal helpers ---
 
-function _describe(kind: "sign" | "intake", label: string): string {
+function _describe(kind: "sign" | "intake", gateways: number): string {
   const what = kind === "sign" ? "billed Pass-through signs (a new invoice per request)" : "Stored intakes (202, a new invoice per request)";
-  return `${what} through nginx to ${label.replace("-", " ")}, Redis + MongoDB-wire server`;
+  return `${what} through nginx to ${gateways} gateway process${gateways === 1 ? "" : "es"}, Redis + MongoDB-wire server (fresh per pass)`;
 }
 
 function _benchLimits(raw: Record<string, any>): void {
