@@ -21,20 +21,22 @@
  *
  * Then the cost of one operation, counted rather than timed: a gateway composed in this process on
  * a topology's Redis and store, through counting wrappers of the ports, signs and takes in 100
- * invoices; the calls per operation to the document store (reads, writes) and to Redis are
- * printed. They are the basis of the paper extrapolation in docs/deployment.md.
+ * invoices, then its workers process what it took in (to signed); the calls per operation to the
+ * document store (reads, writes) and to Redis are printed, with the CPU each process spent per
+ * answer during the timed passes. They are the basis of the paper extrapolation in docs/deployment.md.
  *
  * Needs redis-server, nginx and the MongoDB-wire server (as the topology test does). The JSON
  * result goes to bench/results/<timestamp>-<sha>-topology.json. Exit 1 on any non-2xx answer or
  * connection error (a bench of refusals measures nothing).
  */
-import { writeFileSync, mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { request } from "undici";
 import type { DocumentStore } from "../adapters/ports.ts";
+import { STORED_COLLECTIONS, type InvoiceDoc } from "../plugins/stored-processing/store.ts";
 import { composeGateway, openCoordination, openDocumentStore } from "../core/compose.ts";
 import { createLogger } from "../core/log.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, STORED } from "../test/support/gateway.ts";
@@ -69,7 +71,8 @@ export interface TopologyBenchReport {
   /** 2 gateways / 1 gateway, requests per second, from this run. */
   ratios: { sign: number; intake: number };
   /** Calls per operation to the document store and to the coordination store (Redis), by method. */
-  costs: { sign: OperationCost; intake: OperationCost };
+  /** `processing`: the processor's work per Stored invoice taken in (to signed), polling included. */
+  costs: { sign: OperationCost; intake: OperationCost; processing: OperationCost };
   problems: string[];
 }
 
@@ -90,13 +93,17 @@ export async function runTopologyBench(settings: BenchSettings, progress: (line:
           await run(settings.warmup);
         }
         progress(`${name}: measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining}) through nginx`);
+        const cpuBefore = _cpuOfChildren();
+        const selfBefore = process.cpuUsage();
         const pass = summarizeCannon({ name, description: _describe(kind, gateways) }, SIGN_PATH, await run(settings.duration));
-        progress(`${name}: ${Math.round(pass.requestsPerSec)} req/s, p99 ${pass.latency.p99} ms`);
+        const self = process.cpuUsage(selfBefore);
+        pass.extra = _cpuPerRequest(cpuBefore, _cpuOfChildren(), pass.status2xx, self.user + self.system);
+        progress(`${name}: ${Math.round(pass.requestsPerSec)} req/s, p99 ${pass.latency.p99} ms; CPU µs per answer ${JSON.stringify(pass.extra)}`);
         passes.push(pass);
       });
     }
   const scenarios = [...new Set(passes.map((p) => p.name))].map((name) => _merge(passes.filter((p) => p.name === name)));
-  progress(`per-operation cost: ${COST_SAMPLE} signs and ${COST_SAMPLE} intakes through counting ports`);
+  progress(`per-operation cost: ${COST_SAMPLE} signs, ${COST_SAMPLE} intakes and their processing, through counting ports`);
   const costs = await _withTopology(1, _costs);
     const rps = (name: string) => scenarios.find((s) => s.name === name)?.requestsPerSec ?? Number.NaN;
     const problems = scenarios.flatMap((r) => [
@@ -147,12 +154,21 @@ export function formatTopologyReport(r: TopologyBenchReport): string {
     "",
     `ratio 2 gateways / 1 gateway: signs/s ${f(r.ratios.sign)}, intakes/s ${f(r.ratios.intake)} (same run; compare ratios, not absolute numbers)`,
     "",
-    ...(["sign", "intake"] as const).map((k) => {
+    "CPU per 2xx answer (µs, all processes of a role, mean of the two passes):",
+    ...r.scenarios.map(
+      (x) =>
+        `  ${x.name}: ${Object.entries(x.extra ?? {})
+          .filter(([k]) => k.startsWith("cpuUs_"))
+          .map(([k, v]) => `${k.slice("cpuUs_".length)} ${v}`)
+          .join(", ")}`,
+    ),
+    "",
+    ...(["sign", "intake", "processing"] as const).map((k) => {
       const c = r.costs[k];
       const top = Object.entries(c.calls)
         .map(([name, n]) => `${name} ${n}`)
         .join(", ");
-      return `per ${k}: ${c.storeReads} store reads, ${c.storeWrites} store writes, ${c.coordination} Redis calls (${top})`;
+      return `per ${k === "processing" ? "Stored invoice processed (to signed)" : k}: ${c.storeReads} store reads, ${c.storeWrites} store writes, ${c.coordination} Redis calls (${top})`;
     }),
   ].join("\n");
 }
@@ -216,7 +232,7 @@ function _cannon(url: string, kind: "sign" | "intake", settings: BenchSettings, 
  * topology's Redis and store (the production composition; only the ports are wrapped). Warmed up
  * first (caches filled), so the figures are the steady state.
  */
-async function _costs(topo: Topology): Promise<{ sign: OperationCost; intake: OperationCost }> {
+async function _costs(topo: Topology): Promise<{ sign: OperationCost; intake: OperationCost; processing: OperationCost }> {
   const counts = new Map<string, number>();
   const gateway = await composeGateway(topo.config, {
     log: createLogger({ level: "silent", sink: () => {} }),
@@ -236,14 +252,12 @@ async function _costs(topo: Topology): Promise<{ sign: OperationCost; intake: Op
     if (res.status >= 300) throw new Error(`bench topology: a ${kind} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
     await res.arrayBuffer();
   };
-  const measure = async (kind: "sign" | "intake"): Promise<OperationCost> => {
-    for (let i = 0; i < 10; i++) await send(kind, `W${kind[0]!.toUpperCase()}${RUN_ID}${i}`);
-    counts.clear();
-    for (let i = 0; i < COST_SAMPLE; i++) await send(kind, `C${kind[0]!.toUpperCase()}${RUN_ID}${i}`);
-    const per = (n: number) => Math.round((n / COST_SAMPLE) * 100) / 100;
+  const method = (k: string) => k.slice(k.lastIndexOf(".") + 1);
+  /** The calls counted since `counts.clear()`, per operation. */
+  const costOf = (operations: number): OperationCost => {
+    const per = (n: number) => Math.round((n / operations) * 100) / 100;
     const calls = Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => [k, per(n)]));
     const sum = (pick: (name: string) => boolean) => per([...counts].filter(([k]) => pick(k)).reduce((a, [, n]) => a + n, 0));
-    const method = (k: string) => k.slice(k.lastIndexOf(".") + 1);
     return {
       storeReads: sum((k) => !k.startsWith("coordination.") && READS.has(method(k))),
       storeWrites: sum((k) => !k.startsWith("coordination.") && !READS.has(method(k))),
@@ -251,8 +265,29 @@ async function _costs(topo: Topology): Promise<{ sign: OperationCost; intake: Op
       calls,
     };
   };
+  const measure = async (kind: "sign" | "intake"): Promise<OperationCost> => {
+    for (let i = 0; i < 10; i++) await send(kind, `W${kind[0]!.toUpperCase()}${RUN_ID}${i}`);
+    counts.clear();
+    for (let i = 0; i < COST_SAMPLE; i++) await send(kind, `C${kind[0]!.toUpperCase()}${RUN_ID}${i}`);
+    return costOf(COST_SAMPLE);
+  };
+  /** The background work of the invoices taken in: this gateway's workers (the processor among them) sign them all. */
+  const processing = async (): Promise<OperationCost> => {
+    const invoices = topo.store.collection<InvoiceDoc>(STORED_COLLECTIONS.invoices);
+    const total = await invoices.count({});
+    counts.clear();
+    await gateway.startWorkers();
+    const deadline = Date.now() + 300_000;
+    while ((await invoices.count({ status: "signed" })) < total) {
+      if (Date.now() > deadline) throw new Error("bench topology: the processor did not sign the invoices taken in");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return costOf(total);
+  };
   try {
-    return { sign: await measure("sign"), intake: await measure("intake") };
+    const sign = await measure("sign");
+    const intake = await measure("intake");
+    return { sign, intake, processing: await processing() };
   } finally {
     await gateway.close();
   }
@@ -290,6 +325,46 @@ function _headers(kind: "sign" | "intake"): Record<string, string> {
     : { host: STORED, "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
 }
 
+/** CPU time (clock ticks) of every process this process started, by role: gateway, simulator, jongodb, redis, nginx. */
+function _cpuOfChildren(): Map<string, number> {
+  const ticks = new Map<string, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    let cmdline: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ");
+    } catch {
+      continue; // gone meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[1]) !== process.pid) continue; // ppid
+    const role = / core\/main\.ts/.test(cmdline)
+      ? "gateway"
+      : /simulator\/main\.ts/.test(cmdline)
+        ? "simulator"
+        : /jongodb/.test(cmdline)
+          ? "jongodb"
+          : /redis-server/.test(cmdline)
+            ? "redis"
+            : /nginx/.test(cmdline)
+              ? "nginx"
+              : "other";
+    if (role !== "other") ticks.set(role, (ticks.get(role) ?? 0) + Number(fields[11]) + Number(fields[12])); // utime + stime
+  }
+  return ticks;
+}
+
+/** CPU microseconds per 2xx answer by role between two readings (clock ticks of 10 ms), and of the load generator (this process). */
+function _cpuPerRequest(before: Map<string, number>, after: Map<string, number>, answers: number, loadUs: number): Record<string, number> {
+  const per = (us: number) => (answers > 0 ? Math.round(us / answers) : 0);
+  const out: Record<string, number> = {};
+  for (const [role, t] of [...after].sort(([a], [b]) => a.localeCompare(b))) out[`cpuUs_${role}`] = per((t - (before.get(role) ?? 0)) * 10_000);
+  out.cpuUs_load = per(loadUs);
+  return out;
+}
+
 /** Two passes of one scenario as one row: requests and answers summed, rates and latencies averaged. */
 function _merge(passes: ScenarioResult[]): ScenarioResult {
   const mean = (f: (p: ScenarioResult) => number) => Math.round((passes.reduce((a, p) => a + f(p), 0) / passes.length) * 10) / 10;
@@ -305,7 +380,10 @@ function _merge(passes: ScenarioResult[]): ScenarioResult {
     errors: sum((p) => p.errors),
     timeouts: sum((p) => p.timeouts),
     seconds: sum((p) => p.seconds),
-    extra: Object.fromEntries(passes.map((p, i) => [`pass${i + 1}ReqPerSec`, Math.round(p.requestsPerSec)])),
+    extra: {
+      ...Object.fromEntries(passes.map((p, i) => [`pass${i + 1}ReqPerSec`, Math.round(p.requestsPerSec)])),
+      ...Object.fromEntries(Object.keys(first.extra ?? {}).map((k) => [k, Math.round(mean((p) => p.extra?.[k] ?? 0))])),
+    },
   };
 }
 
