@@ -95,9 +95,10 @@ export async function runTopologyBench(settings: BenchSettings, progress: (line:
         progress(`${name}: measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining}) through nginx`);
         const cpuBefore = _cpuOfChildren();
         const selfBefore = process.cpuUsage();
-        const pass = summarizeCannon({ name, description: _describe(kind, gateways) }, SIGN_PATH, await run(settings.duration));
+        const raw = await run(settings.duration);
+        const pass = summarizeCannon({ name, description: _describe(kind, gateways) }, SIGN_PATH, raw);
         const self = process.cpuUsage(selfBefore);
-        pass.extra = _cpuPerRequest(cpuBefore, _cpuOfChildren(), pass.status2xx, self.user + self.system);
+        pass.extra = { ..._cpuPerRequest(cpuBefore, _cpuOfChildren(), pass.status2xx, self.user + self.system), ..._refusals(raw) };
         progress(`${name}: ${Math.round(pass.requestsPerSec)} req/s, p99 ${pass.latency.p99} ms; CPU µs per answer ${JSON.stringify(pass.extra)}`);
         passes.push(pass);
       });
@@ -154,6 +155,9 @@ export function formatTopologyReport(r: TopologyBenchReport): string {
     "",
     `ratio 2 gateways / 1 gateway: signs/s ${f(r.ratios.sign)}, intakes/s ${f(r.ratios.intake)} (same run; compare ratios, not absolute numbers)`,
     "",
+    ...r.scenarios
+      .filter((x) => Object.keys(x.extra ?? {}).some((k) => k.startsWith("status")))
+      .map((x) => `${x.name} non-2xx: ${Object.entries(x.extra!).filter(([k]) => k.startsWith("status")).map(([k, v]) => `${k.slice("status".length)} ×${v}`).join(", ")}`),
     "CPU per 2xx answer (µs, all processes of a role, mean of the two passes):",
     ...r.scenarios.map(
       (x) =>
@@ -365,6 +369,12 @@ function _cpuPerRequest(before: Map<string, number>, after: Map<string, number>,
   return out;
 }
 
+/** How many answers of each non-2xx status a pass got (`status503: 12`): what a failed bench refused. */
+function _refusals(raw: autocannon.Result): Record<string, number> {
+  const stats = ((raw as { statusCodeStats?: Record<string, { count?: number }> }).statusCodeStats ?? {}) as Record<string, { count?: number }>;
+  return Object.fromEntries(Object.entries(stats).filter(([code]) => !code.startsWith("2")).map(([code, st]) => [`status${code}`, st.count ?? 0]));
+}
+
 /** Two passes of one scenario as one row: requests and answers summed, rates and latencies averaged. */
 function _merge(passes: ScenarioResult[]): ScenarioResult {
   const mean = (f: (p: ScenarioResult) => number) => Math.round((passes.reduce((a, p) => a + f(p), 0) / passes.length) * 10) / 10;
@@ -382,7 +392,9 @@ function _merge(passes: ScenarioResult[]): ScenarioResult {
     seconds: sum((p) => p.seconds),
     extra: {
       ...Object.fromEntries(passes.map((p, i) => [`pass${i + 1}ReqPerSec`, Math.round(p.requestsPerSec)])),
-      ...Object.fromEntries(Object.keys(first.extra ?? {}).map((k) => [k, Math.round(mean((p) => p.extra?.[k] ?? 0))])),
+      ...Object.fromEntries(
+        [...new Set(passes.flatMap((p) => Object.keys(p.extra ?? {})))].map((k) => [k, k.startsWith("status") ? sum((p) => p.extra?.[k] ?? 0) : Math.round(mean((p) => p.extra?.[k] ?? 0))]),
+      ),
     },
   };
 }
