@@ -86,7 +86,7 @@ function run(topo: Topology): void {
     await topo.close();
   });
 
-  test("nginx is the trusted edge: it sets the edge secret, overwrites the client address and strips X-Forwarded-For", async () => {
+  test("nginx is the trusted edge: a gateway refuses what bypasses it; a forged client address does not pass it", async () => {
     const gatewayUrl = `http://${topo.gateways[0]!.address}`;
     // Straight to a gateway (bypassing the edge), even with a forged client address: refused.
     const direct = await httpCall(gatewayUrl, "/sub-businesses", { host: PASSTHROUGH, headers: { "x-api-key": DEMO_KEY, [SCALE_OUT_EDGE.clientAddressHeader]: "10.9.9.9" } });

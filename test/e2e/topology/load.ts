@@ -127,28 +127,10 @@ export function startLoad(setup: LoadSetup, options: LoadOptions): Load {
       key?: string,
     ): Promise<OpRecord> => {
       const n = ++counter;
-      const callerRequestId = `topo-${kind}-${n}`;
       attempts.length = 0;
-      const startedAt = Date.now();
-      const rec: OpRecord = {
-        n,
-        kind,
-        what,
-        callerRequestId,
-        idempotencyKey: key ?? null,
-        startedAt,
-        endedAt: 0,
-        ok: false,
-        status: null,
-        errorKind: null,
-        code: null,
-        strategy: null,
-        stopReason: null,
-        attempts: [],
-        facts: { ...base },
-      };
+      const rec = _record(n, kind, what, key ?? null, { ...base });
       try {
-        const res = await call({ requestId: callerRequestId, ...(key ? { idempotencyKey: key } : {}) });
+        const res = await call({ requestId: rec.callerRequestId, ...(key ? { idempotencyKey: key } : {}) });
         rec.ok = true;
         rec.status = res.status;
         rec.idempotencyKey = res.idempotencyKey;
@@ -248,24 +230,7 @@ export function startLoad(setup: LoadSetup, options: LoadOptions): Load {
       const n = ++counter;
       const reference = setup.paymentLinks[(uu + i) % setup.paymentLinks.length]!;
       const token = randomUUID();
-      const callerRequestId = `topo-checkout-${n}`;
-      const rec: OpRecord = {
-        n,
-        kind: "checkout",
-        what: "POST /pay/{reference} (checkout form)",
-        callerRequestId,
-        idempotencyKey: token,
-        startedAt: Date.now(),
-        endedAt: 0,
-        ok: false,
-        status: null,
-        errorKind: null,
-        code: null,
-        strategy: null,
-        stopReason: null,
-        attempts: [],
-        facts: { reference, token },
-      };
+      const rec = _record(n, "checkout", "POST /pay/{reference} (checkout form)", token, { reference, token });
       const form = new URLSearchParams({ amount: String(150 + (i % 20)), email: `payer${uu}@example.com`, outcome: "success", checkout_token: token }).toString();
       for (let send = 1; send <= 4; send++) {
         let status: number | null = null;
@@ -274,7 +239,7 @@ export function startLoad(setup: LoadSetup, options: LoadOptions): Load {
           const res = await request(`${setup.url}/pay/${reference}`, {
             method: "POST",
             dispatcher,
-            headers: { host: COLLECTIONS_HOST, "content-type": "application/x-www-form-urlencoded", "x-request-id": callerRequestId },
+            headers: { host: COLLECTIONS_HOST, "content-type": "application/x-www-form-urlencoded", "x-request-id": rec.callerRequestId },
             body: form,
             headersTimeout: 30_000,
             bodyTimeout: 30_000,
@@ -314,5 +279,28 @@ export function startLoad(setup: LoadSetup, options: LoadOptions): Load {
       await Promise.all(vus);
     },
     close: () => dispatcher.close(),
+  };
+}
+
+// --- Internal helpers ---
+
+/** A new operation record, before its first send (its caller X-Request-ID names it on every send). */
+function _record(n: number, kind: OpKind, what: string, idempotencyKey: string | null, facts: OpRecord["facts"]): OpRecord {
+  return {
+    n,
+    kind,
+    what,
+    callerRequestId: `topo-${kind}-${n}`,
+    idempotencyKey,
+    startedAt: Date.now(),
+    endedAt: 0,
+    ok: false,
+    status: null,
+    errorKind: null,
+    code: null,
+    strategy: null,
+    stopReason: null,
+    attempts: [],
+    facts,
   };
 }
