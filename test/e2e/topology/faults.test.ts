@@ -143,10 +143,10 @@ function run(topo: Topology): void {
     load = startLoad(setup, LOAD);
     await _sleep(5_000);
 
-    // 1. A gateway dies (SIGKILL: no drain) with signs in flight: the regulator is made slow for a
-    // moment first, so both gateways hold debited signs waiting for it. The killed gateway's never
-    // reach the regulator (the simulator drops a request whose connection closed while it waited).
-    // It dies while it has Pass-through requests in flight (its own count, /health/dependencies).
+    // 1. A gateway dies (SIGKILL: no drain) with billed signs in flight: the regulator is made slow
+    // for a moment, and the kill waits until the gateway counts 3 Pass-through requests in flight
+    // (/health/dependencies). Its signs never reach the regulator (the simulator drops a request
+    // whose connection closed while it waited): debited, not signed, held.
     const gw = topo.gateways[0]!;
     await topo.simulatorFault("sign", { kind: "latency", ms: SLOW_SIGN_MS });
     let inFlight = 0;
@@ -161,10 +161,9 @@ function run(topo: Topology): void {
     faults.gateway.restartedAt = Date.now();
     await _sleep(3_000);
 
-    // 2. A worker dies with Stored signs in flight: this time the regulator signs at once and its
-    // answer is slow, so what the killed worker dispatched is signed and the worker never knew.
-    // What it held is in the store as it left it (it cannot change anything any more).
-    // It dies while it holds an invoice whose sign it dispatched (the lease names its pid).
+    // 2. A worker dies holding an invoice whose sign it dispatched (its lease names the worker's pid):
+    // this time the regulator signs at once and answers slowly, so the sign is done and the worker
+    // never knew. What it held is read from the store right after (it cannot change anything now).
     const worker = topo.workers[0]!;
     await topo.simulatorFault("sign", { kind: "latency", ms: SLOW_SIGN_MS, afterProcessing: true });
     await _until(async () => (await _leasedBy(topo, worker.pid)).some((l) => l.step === "dispatching"), SLOW_SIGN_MS * 2);
@@ -194,7 +193,7 @@ function run(topo: Topology): void {
     await _sleep(5_000);
     await load.stop();
 
-    // Stored invoices still pending at the end of the load are visible as such; the survivors finish them.
+    // What is still owed at the end of the load is visible (pending); the surviving workers finish it.
     const held = heldCheckout(load.records, diedOps(topo.edge.accessLog(), faults));
     const pendingAtStop = await unfinishedWork(topo.store, held);
     const deadline = Date.now() + RECOVERY_BOUND_MS;
@@ -223,7 +222,10 @@ function run(topo: Topology): void {
 
     snapshot = await readStores(topo.store, topo.config, await topo.simulator());
     const kinds = new Map<string, number>();
-    for (const r of load.records) kinds.set(`${r.kind}:${r.ok ? "ok" : (r.code ?? r.errorKind)}`, (kinds.get(`${r.kind}:${r.ok ? "ok" : (r.code ?? r.errorKind)}`) ?? 0) + 1);
+    for (const r of load.records) {
+      const kind = `${r.kind}:${r.ok ? "ok" : (r.code ?? r.errorKind)}`;
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    }
     process.stdout.write(
       `topology: ${load.records.length} operations ${JSON.stringify(Object.fromEntries([...kinds].sort()))}; ` +
         `held by the killed worker ${faults.worker.leased.length}; pending at the end of the load ${pendingAtStop.length}; resent ${resent.length}\n`,
