@@ -316,7 +316,8 @@ export function createSigningService(o: SigningServiceOptions) {
     if (await release()) return;
     void (async () => {
       for (const wait of RELEASE_RETRY_MS) {
-        await _sleep(wait);
+        // Unref'd: a retry never keeps a stopping process alive.
+        await new Promise((resolve) => setTimeout(resolve, wait).unref());
         if (await release()) return;
       }
       log.warn("signing_claim_release_failed", { operationId: rec.operationId });
