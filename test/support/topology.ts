@@ -121,6 +121,7 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
 
   const dir = tempDir(`topology-${options.name}`);
   const children: ManagedProcess[] = [];
+  let nginx: NginxHandle | null = null;
   const started = async (p: Promise<ManagedProcess>) => {
     const m = await p;
     children.push(m);
@@ -153,8 +154,9 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
     const workers = await Promise.all(Array.from({ length: options.workers }, () => started(startWorker())));
 
     const edgePort = await freePort();
-    const edge = await startNginx(config, { upstreams: ports.map((p) => `127.0.0.1:${p}`), edgeSecret, port: edgePort });
-    if (isNginxSkip(edge)) throw new Error(edge.skip);
+    const front = await startNginx(config, { upstreams: ports.map((p) => `127.0.0.1:${p}`), edgeSecret, port: edgePort });
+    if (isNginxSkip(front)) throw new Error(front.skip);
+    const edge = (nginx = front);
     const store = await createMongoDocumentStore({ uri: mongo.uri, dbName: raw.storage.dbName });
 
     const topology: Topology = {
@@ -207,6 +209,7 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
     };
     return topology;
   } catch (e) {
+    await nginx?.stop();
     await Promise.all(children.map((c) => c.kill()));
     await redis.stop();
     await mongo.stop();
