@@ -16,6 +16,7 @@ import type { BillingIdentity, BillingLedger } from "../../adapters/ports.ts";
 import { isBillingError, isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
 import { mapRegulatorFailure, type RegulatorClient, type RegulatorResponse, type RegulatorState } from "../../adapters/regulator/port.ts";
 import type { ParsedIrn } from "../../adapters/regulator/irn.ts";
+import { retryInBackground, UNDO_RETRY_MS } from "../../core/background-retry.ts";
 import type { GwCode } from "../../core/errors/catalog.ts";
 import { gwError, isGatewayError, type GatewayError, type Violation } from "../../core/errors/gateway-error.ts";
 import type { Logger } from "../../core/log.ts";
@@ -309,19 +310,11 @@ export function createSigningService(o: SigningServiceOptions) {
    * processed" until the claim is stale.
    */
   async function _release(rec: SignRecord): Promise<void> {
-    const release = () => records.deleteMany({ _id: rec._id, owner: rec.owner, status: "in_progress" }).then(
-      () => true,
-      () => false,
+    await retryInBackground(
+      () => records.deleteMany({ _id: rec._id, owner: rec.owner, status: "in_progress" }).then(() => true, () => false),
+      UNDO_RETRY_MS,
+      () => log.warn("signing_claim_release_failed", { operationId: rec.operationId }),
     );
-    if (await release()) return;
-    void (async () => {
-      for (const wait of RELEASE_RETRY_MS) {
-        // Unref'd: a retry never keeps a stopping process alive.
-        await new Promise((resolve) => setTimeout(resolve, wait).unref());
-        if (await release()) return;
-      }
-      log.warn("signing_claim_release_failed", { operationId: rec.operationId });
-    })();
   }
 
   /**
@@ -501,9 +494,6 @@ function _storeError(e: unknown): unknown {
     return gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The gateway's store is unavailable; retry with the same key.", cause: e });
   return e;
 }
-
-/** Background retries of a claim release the store refused (about 15 s in all). */
-const RELEASE_RETRY_MS = [250, 1_000, 2_000, 4_000, 8_000];
 
 function _sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

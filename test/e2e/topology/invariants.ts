@@ -321,7 +321,8 @@ export function checkOneSignPerUnreversedDebit(
 /**
  * One regulator transmission per claim: one Pass-through claim per (state, represented business,
  * IRN), a Stored invoice transmits once; the regulator transmitted nothing without a claim and
- * nothing twice; a claim left in progress is one the killed gateway died with.
+ * nothing twice; a claim left in progress is one the killed gateway died with (or one whose final
+ * write or take-back the store outage lost, as the gateway logged).
  */
 export function checkOneTransmissionPerClaim(s: StoresSnapshot, records: OpRecord[], edge: EdgeLogLine[], faults: Faults, gatewayLogs: string) {
   const owners = new Map<string, string>();
@@ -343,7 +344,7 @@ export function checkOneTransmissionPerClaim(s: StoresSnapshot, records: OpRecor
   const unexplained = open.filter(
     (c) =>
       !transmitOps.some((r) => r.facts.irn === c.irn && died.has(r.callerRequestId)) &&
-      !/transmission_claim_write_failed/.test(_linesWith(gatewayLogs, c.operationId)),
+      !/"event":"transmission_claim_(write|release)_failed"/.test(_linesWith(gatewayLogs, c.operationId)),
   );
   assert.equal(unexplained.map((c) => c.irn), [], "every claim left in progress belongs to a request that died with the killed gateway");
   return { transmitted: transmitted.length, claims: s.claims.length, inProgress: open.map((c) => ({ irn: c.irn, transmittedAtRegulator: transmitted.includes(c.irn) })) };
