@@ -242,7 +242,8 @@ function _topologyConfig(
   env: { redis: RedisServerHandle; mongo: MongoServerHandle; simulatorUrl: string; edgeSecret: string; dir: string },
 ): Record<string, any> {
   const raw = structuredClone(DEMO_RAW) as Record<string, any>;
-  raw.server = { host: "127.0.0.1", port: 0, shutdownGraceMs: 5_000 };
+  // drainDelayMs above nginx's upstream keep-alive (4 s), as config/scale-out.json has it.
+  raw.server = { host: "127.0.0.1", port: 0, shutdownGraceMs: 5_000, drainDelayMs: 5_000 };
   raw.edge = {
     mode: "trusted",
     secretHeader: SCALE_OUT.edge.secretHeader,
