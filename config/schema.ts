@@ -80,6 +80,12 @@ export const ConfigSchema = v.strictObject({
       publicBaseUrl: v.optional(v.pipe(v.string(), v.url())),
       /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
       shutdownGraceMs: v.optional(NON_NEGATIVE_INT, 10_000),
+      /**
+       * After SIGTERM, how long the listener stays open answering every request 503 with
+       * `Connection: close` before it stops accepting: set it above the edge's upstream keep-alive
+       * (4 s in deploy/nginx.conf) when the edge has no active health checks. 0: close at once.
+       */
+      drainDelayMs: v.optional(NON_NEGATIVE_INT, 0),
       /** Read deadline for a request body (408 GW_REQUEST_BODY_TIMEOUT after it). */
       bodyReadTimeoutMs: v.optional(POSITIVE_INT, 10_000),
       /** Read deadline for the request line and headers (408 GW_REQUEST_BODY_TIMEOUT after it). */
@@ -212,6 +218,8 @@ export const ConfigSchema = v.strictObject({
       /** Fee: percent of the amount (e.g. 1.5) capped at `feeCap` NGN. */
       feePercent: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100)), 1.5),
       feeCap: v.optional(NGN, "2000.00"),
+      /** How often each worker finishes deposits and checkouts a crash left undone, and abandons stale sessions. */
+      sweepIntervalMs: v.optional(POSITIVE_INT, 60_000),
     }),
     {},
   ),

@@ -14,7 +14,7 @@ import { createUnstorageDocumentStore } from "../adapters/document-store/unstora
 import { createHttpRegulatorClient } from "../adapters/regulator/http-client.ts";
 import { OUTBOX_COLLECTION, createWebhookOutbox } from "../adapters/webhooks/outbox.ts";
 import { createFolderEmailSender } from "../adapters/email/folder.ts";
-import { createSandboxPaymentProcessor } from "../adapters/payments/sandbox.ts";
+import { createSandboxPaymentProcessor, PROCESSOR_REDELIVERY_MS } from "../adapters/payments/sandbox.ts";
 import { createDocumentLedger } from "../adapters/billing/ledger.ts";
 import type { EmailSender } from "../adapters/ports.ts";
 import { plugins as defaultPlugins } from "../plugins/index.ts";
@@ -128,7 +128,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
       regulator,
       webhooks: options.ports?.webhooks ?? outbox!,
       email: options.ports?.email ?? (await openEmail(config)),
-      payments: options.ports?.payments ?? createSandboxPaymentProcessor(),
+      payments: options.ports?.payments ?? createSandboxPaymentProcessor({ redeliverAfterMs: PROCESSOR_REDELIVERY_MS }),
       billing: instrumentLedger(
         options.ports?.billing ??
           createDocumentLedger({

@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     host: config.server.host,
     port: config.server.port,
     graceMs: config.server.shutdownGraceMs,
+    drainDelayMs: config.server.drainDelayMs,
     log,
     extras: [...(simulator ? [simulator] : []), ...(metrics ? [metrics] : [])],
   });

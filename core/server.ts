@@ -21,7 +21,8 @@
  * `request` and each response's `close`.
  *
  * `drain` is the shutdown path for SIGTERM/SIGINT: readiness turns not_ready and new requests get
- * 503 GW_GATEWAY_CAPACITY_EXCEEDED with Retry-After at once; the listener stops accepting
+ * 503 GW_GATEWAY_CAPACITY_EXCEEDED with Retry-After at once, every answer closing its connection;
+ * after `drainDelayMs` (an edge without health checks stops reusing connections) the listener stops accepting
  * connections; in-flight requests get until the grace deadline; then remaining connections are
  * closed, workers stop, stores close and logs are flushed.
  */
@@ -51,6 +52,12 @@ export interface ServeOptions {
   host: string;
   port: number;
   graceMs: number;
+  /**
+   * Before the listener closes, how long it keeps answering every request 503 (Retry-After,
+   * `Connection: close`): an edge without active health checks (nginx) stops reusing its idle
+   * connections to this process instead of racing their close. Default 0.
+   */
+  drainDelayMs?: number;
   log: Logger;
   /** Closed after the gateway (the demo's regulator simulator). */
   extras?: Array<{ close(): Promise<void> }>;
@@ -110,6 +117,7 @@ export async function serveGateway(gateway: Gateway, options: ServeOptions): Pro
         const started = Date.now();
         options.log.event("gateway_draining", { reason, inFlight: gateway.runtime.inFlight().total, graceMs: options.graceMs });
         gateway.runtime.startDraining();
+        if (options.drainDelayMs) await new Promise((r) => setTimeout(r, options.drainDelayMs));
         const closed = new Promise<void>((resolve) => node.close(() => resolve()));
         node.closeIdleConnections();
         const drained = await gateway.runtime.waitIdle(options.graceMs);
@@ -147,7 +155,11 @@ export function createEdge(gateway: Gateway, log: Logger): Edge {
   function dispatch(req: IncomingMessage, res: ServerResponse): void {
     gateway
       .fetch(new NodeRequest({ req, res }) as unknown as Request)
-      .then((response) => sendNodeResponse(res, response))
+      .then((response) => {
+        // While draining, every answer closes its connection: the edge opens a new one elsewhere.
+        if (gateway.runtime.isDraining()) res.shouldKeepAlive = false;
+        return sendNodeResponse(res, response);
+      })
       .catch((e: unknown) => {
         log.warn("gateway_response_not_sent", { error: describeError(e), headersSent: res.headersSent });
         if (res.headersSent) res.destroy();

@@ -61,6 +61,11 @@ export const canonicalHostStage = defineStage({
           // An any-host route does not need the domain: it answers without it (hostKind "unknown").
           if (anyHost) return;
           log.warn("gateway_domain_registry_unavailable", { requestId: ctx.requestId, host, error: describeError(e) });
+          // A collections host (config) answers in the collections envelope even then.
+          if (directory.isCollectionsHost(host)) {
+            ctx.hostKind = "collections";
+            ctx.service = "collections";
+          }
           throw gwError("GW_DOMAIN_REGISTRY_UNAVAILABLE", { cause: e });
         },
       );

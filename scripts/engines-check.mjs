@@ -1,7 +1,11 @@
-// Starts redis-server and the MongoDB-compatible server once on free loopback ports, pings each
-// over a real connection, and stops them. Fails (exit 1) with a clear message when one cannot run.
+// Starts redis-server, the MongoDB-compatible server and nginx once on free loopback ports, pings
+// each over a real connection, and stops them. Fails (exit 1) with a clear message when one cannot run.
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { MongoClient } from "mongodb";
 import Redis from "ioredis";
 
@@ -67,9 +71,46 @@ async function checkMongo() {
   }
 }
 
+async function checkNginx() {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-nginx-check-"));
+  const conf = join(dir, "nginx.conf");
+  writeFileSync(
+    conf,
+    `daemon off; master_process off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;\n` +
+      `events {}\nhttp { access_log off; client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;\n` +
+      `  server { listen 127.0.0.1:${port}; location / { return 200 "ok"; } } }\n`,
+  );
+  const bin = process.env.NGINX_BIN || "/usr/sbin/nginx";
+  const child = spawn(bin, ["-p", dir, "-c", conf], { stdio: "ignore" });
+  try {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const status = await new Promise((resolve) => {
+        const req = request({ host: "127.0.0.1", port, path: "/", agent: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        });
+        req.on("error", () => resolve(null));
+        req.end();
+      });
+      if (status === 200) {
+        console.log(`nginx on ${port}: 200`);
+        return;
+      }
+      if (Date.now() > deadline) throw new Error(`nginx (${bin}) did not answer on ${port}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 try {
   await checkRedis();
   await checkMongo();
+  await checkNginx();
 } catch (e) {
   console.error(`engine check failed: ${e.message}`);
   process.exit(1);

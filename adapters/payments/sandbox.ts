@@ -9,6 +9,9 @@
  * - Every outcome is also delivered to each `onReport` listener, asynchronously (not awaited by
  *   `pay`), after `delayReportMs` (0 = on the next tick). `pay` resolves with the report after the
  *   same delay, so a slow processor can be simulated. `idle()` waits for every delivery so far.
+ * - A listener call that throws gets the report again after each delay of `redeliverAfterMs`, until
+ *   one succeeds, as real processors retry a notification that was not taken (the gateway runs with
+ *   PROCESSOR_REDELIVERY_MS; the default is no retry). `idle()` does not wait for these.
  * - `refund` is idempotent per sessionId: the second call returns the first refund reference.
  * - LIVE businesses are refused (`SandboxLiveBusinessError`): the sandbox never takes real money.
  * - Processor references are kept: `payment(sessionId)` and `payments()` answer what was charged,
@@ -28,7 +31,12 @@ export interface SandboxPaymentProcessorOptions {
   clock?: () => number;
   /** Delay before `pay` resolves and listeners receive the report. Default 0. */
   delayReportMs?: number;
+  /** Delays of the redeliveries of a report a listener threw on (one delay per retry). Default none. */
+  redeliverAfterMs?: readonly number[];
 }
+
+/** How a processor retries a notification that was not taken: after 1 s, 5 s, 30 s, 2 min, 10 min. */
+export const PROCESSOR_REDELIVERY_MS: readonly number[] = [1_000, 5_000, 30_000, 120_000, 600_000];
 
 export interface SandboxPayment {
   request: PaymentRequest;
@@ -88,21 +96,28 @@ export function createSandboxPaymentProcessor(options: SandboxPaymentProcessorOp
       timers.set(timer, reject);
     });
 
+  const redeliverAfter = options.redeliverAfterMs ?? [];
+  /** Hands `report` to `listener`; when it throws, again after the next redelivery delay. */
+  const handOver = async (listener: (report: PaymentReport) => Promise<void>, report: PaymentReport, retries: number): Promise<void> => {
+    try {
+      await listener(report);
+    } catch {
+      failures++;
+      const wait = redeliverAfter[retries];
+      if (wait === undefined) return;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        void handOver(listener, { ...report }, retries + 1);
+      }, wait);
+      timer.unref();
+      timers.set(timer, () => {});
+    }
+  };
   const deliver = (entry: SandboxPayment, times: number): void => {
     const run = later(async () => {
       const copies = Array.from({ length: times }, () => ({ ...entry.report }));
       entry.deliveries += times;
-      await Promise.all(
-        listeners.flatMap((listener) =>
-          copies.map(async (report) => {
-            try {
-              await listener(report);
-            } catch {
-              failures++;
-            }
-          }),
-        ),
-      );
+      await Promise.all(listeners.flatMap((listener) => copies.map((report) => handOver(listener, report, 0))));
     }).catch(() => {});
     inFlight.add(run);
     void run.finally(() => inFlight.delete(run));

@@ -25,7 +25,7 @@ export interface CollectionsPluginOptions {
   clock?: () => number;
   /** How long the checkout request waits for the processor before answering "processing". Default 10 s. */
   payTimeoutMs?: number;
-  /** How often the worker abandons stale sessions and completes unfinished effects. Default 60 s. */
+  /** How often the worker abandons stale sessions and completes unfinished effects. Default: config `collections.sweepIntervalMs`. */
   sweepIntervalMs?: number;
 }
 
@@ -45,10 +45,10 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
     stages: ["auth", "quota"],
     routes: (kit) =>
       [...collectionsRoutes(services(kit)), ...virtualAccountRoutes(virtualAccountServices(services(kit), options))].map((r) => _unavailableAs503(kit, r)),
-    workers: (kit) => [
-      _sweeper(services(kit), options.sweepIntervalMs ?? 60_000),
-      depositWorker(virtualAccountServices(services(kit), options), options.sweepIntervalMs ?? 60_000),
-    ],
+    workers: (kit) => {
+      const intervalMs = options.sweepIntervalMs ?? kit.config.collections.sweepIntervalMs;
+      return [_sweeper(services(kit), intervalMs), depositWorker(virtualAccountServices(services(kit), options), intervalMs)];
+    },
   });
 }
 

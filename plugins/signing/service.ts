@@ -16,6 +16,7 @@ import type { AlertChannel, BillingIdentity, BillingLedger } from "../../adapter
 import { isBillingError, isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
 import { mapRegulatorFailure, type RegulatorClient, type RegulatorResponse, type RegulatorState } from "../../adapters/regulator/port.ts";
 import type { ParsedIrn } from "../../adapters/regulator/irn.ts";
+import { retryInBackground, UNDO_RETRY_MS } from "../../core/background-retry.ts";
 import type { GwCode } from "../../core/errors/catalog.ts";
 import { gwError, isGatewayError, type GatewayError, type Violation } from "../../core/errors/gateway-error.ts";
 import type { Logger } from "../../core/log.ts";
@@ -308,9 +309,18 @@ export function createSigningService(o: SigningServiceOptions) {
       });
   }
 
-  /** Releases a claim whose execution left no regulator effect (the same key may be retried). */
+  /**
+   * Releases a claim whose execution left no regulator effect (the same key may be retried). A store
+   * that cannot take the delete now (an outage: often why we are releasing) gets it again in the
+   * background: a claim left behind would make the same-key retry wait and then answer "already
+   * processed" until the claim is stale.
+   */
   async function _release(rec: SignRecord): Promise<void> {
-    await records.deleteMany({ _id: rec._id, owner: rec.owner, status: "in_progress" }).catch(() => 0);
+    await retryInBackground(
+      () => records.deleteMany({ _id: rec._id, owner: rec.owner, status: "in_progress" }).then(() => true, () => false),
+      UNDO_RETRY_MS,
+      () => log.warn("signing_claim_release_failed", { operationId: rec.operationId }),
+    );
   }
 
   /**

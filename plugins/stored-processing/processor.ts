@@ -49,7 +49,7 @@ import { keyedHash } from "../../core/keyed-hash.ts";
 import { describeError, type Logger } from "../../core/log.ts";
 import type { Worker } from "../../core/plugin.ts";
 import type { InvoiceWebhooks } from "./events.ts";
-import type { InvoiceDoc, InvoiceEvent, InvoiceStatus, LastError, StoredStore } from "./store.ts";
+import type { InvoiceDoc, InvoiceEvent, InvoiceStatus, LastError, Step, StoredStore } from "./store.ts";
 
 /** Test-only crash points (a hook that kills the process simulates a processor dying there). */
 export interface ProcessorHooks {
@@ -320,7 +320,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
       return freeze(p, "GW_SIGN_OUTCOME_UNCONFIRMED", "settled_unrecorded");
     }
     await o.hooks?.afterDebit?.(d._id);
-    const marked = await write(p, { step: "dispatching", billDoubt: false });
+    const marked = await mark(p, "dispatching", "bill", { billDoubt: false });
     if (marked !== "ok") return marked; // the regulator was not called; the debit replays next time
     return sign(p);
   }
@@ -393,7 +393,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
   // --- transmit --------------------------------------------------------------
 
   async function transmit(p: Pass): Promise<Written | "done"> {
-    const marked = await write(p, { step: "transmitting" });
+    const marked = await mark(p, "transmitting", "transmit");
     if (marked !== "ok") return marked;
     const d = p.cur;
     p.worked = true;
@@ -453,6 +453,35 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
       code,
     });
     return finish(p, { ...status(d, "frozen"), step: "done", lastError }, webhooks.event(d, "invoice.frozen", "frozen", lastError.at, lastError), null);
+  }
+
+  /**
+   * Marks a dispatch (`step`) before the regulator is called. A failed write's outcome is unknown (a
+   * timed-out answer may have been applied), but the regulator was certainly not called: a mark that
+   * did land is taken back to `back` while the lease is still ours, otherwise the next pass would
+   * freeze an invoice that was never sent. The pass then ends with a backoff.
+   */
+  async function mark(p: Pass, step: "dispatching" | "transmitting", back: Step, set: Partial<InvoiceDoc> = {}): Promise<Written | "done"> {
+    const before = p.cur.rev;
+    const marked = await write(p, { ...set, step });
+    if (marked !== "failed") return marked;
+    for (let i = 0; i < RECORD_TRIES; i++) {
+      await new Promise((r) => setTimeout(r, 100 * (i + 1)));
+      const fresh = await invoices.get(p.cur._id).catch(() => undefined);
+      if (fresh === undefined) continue;
+      // Not applied, or no longer ours: nothing to take back.
+      if (!fresh || fresh.rev !== before + 1 || fresh.step !== step || fresh.lease?.owner !== owner || fresh.lease.until !== p.lease.until) return "failed";
+      p.cur = fresh;
+      const undone = await write(p, { step: back });
+      if (undone === "failed") continue;
+      if (undone !== "ok") return undone;
+      log.warn("stored_dispatch_mark_taken_back", { invoiceId: fresh._id, step });
+      p.outage = true;
+      return finish(p, {}, [], Date.now() + backoff(p.cur.outages + 1));
+    }
+    // Still unknown: the lease expires and the next pass freezes the invoice (it cannot prove more).
+    log.warn("stored_dispatch_mark_unresolved", { invoiceId: p.cur._id, step });
+    return "failed";
   }
 
   /** A dependency outage: record where the invoice waits, back off (the budget is untouched). */

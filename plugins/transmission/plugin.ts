@@ -10,6 +10,8 @@ export interface TransmissionPluginOptions {
   now?: () => number;
   /** An in_progress claim older than this is presumed dead (→ unknown). Default 2 × regulator timeout + 30 s. */
   staleAfterMs?: number;
+  /** How long a same-key retry waits for its own claim still in progress. Default regulator timeout + 5 s (≤ 60 s). */
+  inFlightWaitMs?: number;
 }
 
 export function createTransmissionPlugin(options: TransmissionPluginOptions = {}): GatewayPlugin {
@@ -26,6 +28,8 @@ export function createTransmissionPlugin(options: TransmissionPluginOptions = {}
         now: options.now ?? Date.now,
         staleAfterMs: options.staleAfterMs ?? 2 * kit.config.regulator.timeoutMs + 30_000,
         alerts: kit.ports.alerts,
+        waitMs: options.inFlightWaitMs ?? Math.min(kit.config.regulator.timeoutMs + 5_000, 60_000),
+        pollMs: 25,
       });
       return transmissionRoutes(service);
     },

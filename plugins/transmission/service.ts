@@ -7,11 +7,15 @@
  *   unknown (or a stale in_progress)    → 502 GW_TRANSMIT_OUTCOME_UNCONFIRMED + operationId, never replayed
  *
  * A regulator throw (it certainly did not transmit: not configured, circuit open, never connected,
- * throttled) releases the claim, so the request can be sent again. The operation identity is the
+ * throttled) releases the claim, so the request can be sent again; so does a claim insert whose answer
+ * the store lost (503; the claim, if it landed, is taken back, retried in the background while the
+ * store refuses). A retry with the same key that finds its own claim still in progress waits for it
+ * (bounded) instead of answering 409 at once. The operation identity is the
  * binding itself; an x-idempotency-key, when sent, is recorded only as its HMAC. Without a key the
  * legacy identity is derived from the request binding (business + sub-business + IRN, spec §7.11).
  */
 import { randomUUID } from "node:crypto";
+import { retryInBackground, UNDO_RETRY_MS } from "../../core/background-retry.ts";
 import { deriveKey, keyedHash } from "../../core/keyed-hash.ts";
 import type { AlertChannel, Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
 import { isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
@@ -64,6 +68,9 @@ export interface TransmissionOptions {
   staleAfterMs: number;
   /** Immediate operator signals (spec §6): an unprovable transmission. */
   alerts?: AlertChannel;
+  /** How long a same-key retry waits for its own claim still in progress (finished or withdrawn). */
+  waitMs: number;
+  pollMs: number;
 }
 
 export function createTransmissionService(o: TransmissionOptions) {
@@ -109,15 +116,37 @@ export function createTransmissionService(o: TransmissionOptions) {
       completedAtMs: null,
       detail: null,
     };
-    try {
-      await claims.insert(claim);
-    } catch (e) {
-      if (!isDuplicateKeyError(e)) await db(() => Promise.reject(e));
+    const deadline = now() + o.waitMs;
+    for (;;) {
+      try {
+        claim.startedAtMs = now();
+        await claims.insert(claim);
+        return _dispatch(caller, claim);
+      } catch (e) {
+        if (!isDuplicateKeyError(e)) {
+          // The insert may have landed although its answer was lost; nothing was dispatched, so a
+          // claim of ours that did land is taken back (the 503 asks for a same-key retry).
+          await _withdraw(claim);
+          await db(() => Promise.reject(e));
+        }
+      }
       const existing = await db(() => claims.get(id));
-      if (!existing) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The transmission claim could not be read; retry." });
-      return _existing(existing);
+      if (!existing) continue; // withdrawn meanwhile: claim it
+      // The same key still in progress (a retry after a lost answer): wait, bounded, for it to finish
+      // or be withdrawn, rather than answer "in progress" for a claim that may never dispatch.
+      const sameKeyInFlight = existing.claimState === "in_progress" && keyHash !== null && existing.keyHash === keyHash;
+      if (!sameKeyInFlight || now() >= deadline || now() - existing.startedAtMs >= o.staleAfterMs) return _existing(existing);
+      await new Promise((r) => setTimeout(r, o.pollMs));
     }
-    return _dispatch(caller, claim);
+  }
+
+  /** Takes back a claim whose dispatch never started (the store may refuse now: retried in the background). */
+  function _withdraw(claim: ClaimDoc): Promise<void> {
+    return retryInBackground(
+      () => claims.deleteMany({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }).then(() => true, () => false),
+      UNDO_RETRY_MS,
+      () => log.warn("transmission_claim_release_failed", { operationId: claim.operationId }),
+    );
   }
 
   async function _existing(c: ClaimDoc): Promise<never> {
@@ -155,7 +184,7 @@ export function createTransmissionService(o: TransmissionOptions) {
       outcome = await regulator.transmit(caller.state, claim.irn, { requestId: caller.requestId });
     } catch (e) {
       // Thrown = certainly not transmitted: release the claim so the request can be sent again.
-      await claims.deleteMany({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }).catch(() => 0);
+      await _withdraw(claim);
       throw e;
     }
     if (outcome.kind === "transmitted") {

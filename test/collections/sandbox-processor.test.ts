@@ -126,6 +126,23 @@ test("delayReportMs delays both pay and the listeners; a throwing listener is co
   assert.is(sandbox.listenerFailures(), 1);
 });
 
+test("redeliverAfterMs: a report a listener threw on is handed over again after each delay until it is taken", async () => {
+  const sandbox = createSandboxPaymentProcessor({ redeliverAfterMs: [10, 20, 30] });
+  const seen: PaymentReport[] = [];
+  sandbox.onReport(async (report) => {
+    seen.push(report);
+    if (seen.length < 3) throw new Error("store down");
+  });
+  const report = await sandbox.pay(request("s-redeliver"));
+  for (let i = 0; i < 200 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.is(seen.length, 3, "taken on the second redelivery");
+  for (const r of seen) assert.equal(r, report, "the same report every time");
+  assert.is(sandbox.listenerFailures(), 2);
+  await new Promise((r) => setTimeout(r, 60));
+  assert.is(seen.length, 3, "nothing more once it was taken");
+  sandbox.dispose();
+});
+
 test("dispose cancels scheduled deliveries and idle() still resolves", async () => {
   const sandbox = createSandboxPaymentProcessor({ delayReportMs: 10_000 });
   let delivered = 0;

@@ -137,6 +137,13 @@ test("a domain registry that cannot answer gives 503 GW_DOMAIN_REGISTRY_UNAVAILA
   assert.ok(logs.some((l) => l.event === "gateway_domain_registry_unavailable" && l.requestId === body.requestId), "the cause is logged");
   // An unknown host is not "not provisioned" while the registry cannot say so.
   await expectProblem(await call(gateway, "/probe/echo", "unknown.example.ng", { "x-api-key": DEMO_KEY }), 503, "GW_DOMAIN_REGISTRY_UNAVAILABLE", "BACKOFF");
+  // A collections host answers in the collections envelope (its clients read nothing else; found by the topology test).
+  const col = await call(gateway, "/api/v1/payment-link", "collections.demo.localhost", { authorization: "Bearer sk_test_demo_0001" });
+  assert.is(col.status, 503);
+  assert.match(col.headers.get("content-type") ?? "", /^application\/json/);
+  const envelope = (await col.json()) as { statusCode: number; requestId: string; message: string };
+  assert.is(envelope.statusCode, 503);
+  assert.is(envelope.requestId, col.headers.get("x-request-id"));
   state.down = false;
   assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "served again once the store answers");
   await gateway.close();

@@ -11,6 +11,7 @@ import { expectProblem as supportExpectProblem } from "../support/assertions.ts"
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { createDocumentLedger } from "../../adapters/billing/ledger.ts";
 import { createFaultInjectingLedger, type FaultInjectingLedger } from "../../adapters/billing/faults.ts";
+import { withStoreFaults, type StoreFaultHook } from "../support/store-faults.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
 import type { RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
 import { plugins } from "../../plugins/index.ts";
@@ -41,11 +42,13 @@ export interface SigningHarness {
 }
 
 export async function startSigningHarness(
-  options: { signing?: SigningOptions; transmission?: TransmissionPluginOptions; patch?: Record<string, unknown> } = {},
+  options: { signing?: SigningOptions; transmission?: TransmissionPluginOptions; patch?: Record<string, unknown>; storeFault?: StoreFaultHook } = {},
 ): Promise<SigningHarness> {
   const sim = await startDemoSimulator();
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
-  const billing = createFaultInjectingLedger(createDocumentLedger({ store, openingBalances: { demo: OPENING_KOBO, other: 0 } }));
+  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  // The gateway's store may fail on purpose (storeFault); the ledger's own store never does.
+  const store = withStoreFaults(raw, options.storeFault);
+  const billing = createFaultInjectingLedger(createDocumentLedger({ store: raw, openingBalances: { demo: OPENING_KOBO, other: 0 } }));
   const own = new Set(["onboarding", "signing", "transmission"]);
   const tg = await startTestGateway({
     plugins: [

@@ -11,10 +11,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import { createServer, connect } from "node:net";
+import { connect } from "node:net";
 import { delimiter, join } from "node:path";
 import { suite } from "uvu";
 import { killAndWait, trackChild } from "./child-process.ts";
+import { freePort } from "./ports.ts";
 
 export interface RedisServerHandle {
   url: string;
@@ -48,7 +49,7 @@ export async function startRedisServer(): Promise<RedisServerHandle | RedisServe
     return { skip: reason };
   }
 
-  const port = await _freePort();
+  const port = await freePort();
   let child: ChildProcess | null = await _spawnRedis(bin, port);
 
   const killChild = async (): Promise<void> => {
@@ -123,19 +124,6 @@ function _findRedisServer(): string | null {
     }
   }
   return null;
-}
-
-function _freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => (port ? resolve(port) : reject(new Error("[redis-server] could not pick a free port"))));
-    });
-  });
 }
 
 async function _spawnRedis(bin: string, port: number): Promise<ChildProcess> {
