@@ -26,7 +26,8 @@
  *      re-reads and decides again;
  *   4. each entry moves `pending → debited | declined` (credits and reversals `→ applied`) by a
  *      compare-and-set on its own document `{ _id, state: "pending", round }`;
- *   5. the batch record is cleared (`{ _id, "batch.id" }` → null; best effort).
+ *   5. once every entry of the batch was finished, the batch record is cleared (`{ _id, "batch.id" }`
+ *      → null; best effort); if any finish failed, the record stays for the next writer or reader.
  * Exactly once: a batch record leaves the wallet only after its entries were finished, and every
  * decision reads the entries after the wallet version it writes against, so an entry seen pending
  * then was not applied in any batch before that version, and any batch applied since changed the
@@ -246,9 +247,15 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
       for (const m of moves) await hooks.afterApply?.(m.move.e);
       const finished = await Promise.allSettled(moves.map((m) => finish(m.move)));
       for (const m of moves) await hooks.afterFinish?.(m.move.e);
-      await wallets.updateOne({ _id: businessId, "batch.id": batch.id }, { $set: { batch: null } }).catch(() => {
-        // Housekeeping: the next batch or wallet() finishes (no-op) and replaces the record.
-      });
+      // The record leaves the wallet only once every entry it decided is finished: an entry whose
+      // finish failed (refused, or never reached the store) stays pending, and without the record
+      // the next batch would decide it again and charge it twice. Left in place, the next batch
+      // or wallet() finishes it with the recorded outcome.
+      if (finished.every((r) => r.status === "fulfilled")) {
+        await wallets.updateOne({ _id: businessId, "batch.id": batch.id }, { $set: { batch: null } }).catch(() => {
+          // Housekeeping: the next batch or wallet() finishes (no-op) and replaces the record.
+        });
+      }
       moves.forEach((m, i) => {
         const r = finished[i]!;
         if (r.status === "rejected") return _settle(m.item, null, r.reason);

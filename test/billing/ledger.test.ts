@@ -10,13 +10,14 @@ import * as assert from "uvu/assert";
 import {
   billingEntryId,
   createDocumentLedger,
+  ENTRIES_COLLECTION,
   openLedgerCollections,
   type DocumentLedgerOptions,
   type EntryDoc,
 } from "../../adapters/billing/ledger.ts";
 import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
-import { isBillingError, isDependencyUnavailableError, type BillingIdentity, type DocumentStore } from "../../adapters/ports.ts";
+import { DependencyUnavailableError, isBillingError, isDependencyUnavailableError, type BillingIdentity, type CollectionSpec, type Doc, type DocumentStore } from "../../adapters/ports.ts";
 import { assertLedgerInvariant } from "../support/ledger-invariant.ts";
 import { isMongoSkip, startMongoServer } from "../support/mongo-server.ts";
 
@@ -474,6 +475,44 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
     }
   });
 
+  test(CASE_NAMES[17]!, async () => {
+    // The entry's finish fails without reaching the store (e.g. a refused call); the wallet write
+    // before it applied the debit. The batch record must stay, so the replay finishes the entry
+    // with the recorded outcome instead of deciding (and charging) it a second time.
+    const id = billingEntryId("debit", "demo", ident("FINISH-FAILS"));
+    let refuse = true;
+    const store: DocumentStore = {
+      ...fx.store,
+      collection<T extends Doc>(name: string, spec?: CollectionSpec) {
+        const c = fx.store.collection<T>(name, spec);
+        if (name !== ENTRIES_COLLECTION) return c;
+        return {
+          ...c,
+          updateOne(filter, update) {
+            if (refuse && filter._id === id && filter.state === "pending") {
+              refuse = false;
+              return Promise.reject(new DependencyUnavailableError("documentStore", "circuit open", "circuit_open"));
+            }
+            return c.updateOne(filter, update);
+          },
+        } as typeof c;
+      },
+    };
+    const flaky = createDocumentLedger({ store, openingBalances: { ...OPENING } });
+    await flaky.debit("demo", ident("FINISH-FAILS"), FEE, "fp").then(
+      () => assert.unreachable("the failed finish is reported"),
+      (e) => assert.ok(isDependencyUnavailableError(e) && e.dependency === "billing", String(e)),
+    );
+    const { entries, wallets } = openLedgerCollections(fx.store);
+    assert.is((await entries.get(id))!.state, "pending");
+    const wallet = (await wallets.get("demo"))!;
+    assert.is(wallet.balanceKobo, OPENING.demo - FEE, "the wallet write applied the debit");
+    assert.equal(wallet.batch?.moves.map((m) => m.e), [id], "the batch record stays until its entry is finished");
+    const r = await make2().debit("demo", ident("FINISH-FAILS"), FEE, "fp");
+    assert.equal(r, { kind: "replay", entryId: id, state: "debited" });
+    assert.is(await assertInvariant(fx.store, "demo"), OPENING.demo - FEE, "charged once");
+  });
+
   test.run();
 }
 
@@ -495,6 +534,7 @@ const CASE_NAMES = [
   "group commit: 200 concurrent debits of one business, fewer wallet writes, one consistent order of balances",
   "a crash at every step (insert, wallet write, entry finish) of a batch of debits, a credit, a reversal → recovered once each",
   "two ledgers, one crashing at random steps, racing replays → every identity debited once",
+  "an entry finish that fails after the wallet write keeps the batch record: the replay finishes it, charged once",
 ];
 
 // --- Runs ---

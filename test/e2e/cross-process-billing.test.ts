@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { billingEntryId } from "../../adapters/billing/ledger.ts";
+import { REFUSED_BEFORE_WORK } from "../../client/retry.ts";
 import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
 import { loadFixtures } from "../../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
@@ -34,8 +35,18 @@ import { demoInvoice } from "../simulator/simulator-helpers.ts";
 const ROOT = new URL("../../", import.meta.url).pathname;
 const FEE_KOBO = 5_000;
 const BURST = 30;
-/** Answers after which the same key is retried (spec §7.9: same key) or waited out (a claim still held). */
-const RETRY = new Set(["GW_BILLING_SERVICE_UNAVAILABLE", "GW_MANAGEMENT_SERVICE_UNAVAILABLE", "GW_SIGN_ATTEMPT_ALREADY_PROCESSED", "GW_UPSTREAM_UNAVAILABLE"]);
+/**
+ * Answers after which the same key is retried (spec §7.9: same key) or waited out (a claim still held),
+ * and the refusals before any work (capacity, admission, domain registry, authorization: the merchant
+ * client's REFUSED_BEFORE_WORK) that a slow store produces too; none of them is a billed sign's final answer.
+ */
+const RETRY = new Set<string>([
+  "GW_BILLING_SERVICE_UNAVAILABLE",
+  "GW_MANAGEMENT_SERVICE_UNAVAILABLE",
+  "GW_SIGN_ATTEMPT_ALREADY_PROCESSED",
+  "GW_UPSTREAM_UNAVAILABLE",
+  ...REFUSED_BEFORE_WORK,
+]);
 
 const redis = await startRedisServer();
 const mongo = await startMongoServer();

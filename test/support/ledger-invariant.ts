@@ -28,7 +28,7 @@ export async function assertLedgerInvariant(
   }
   let sum = w.openingKobo;
   for (const e of all) {
-    if (!opts.allowPending) assert.is.not(e.state, "pending", `${businessId}: entry ${e._id} left pending`);
+    if (!opts.allowPending) assert.is.not(e.state, "pending", `${businessId}: entry ${e._id} left pending (${e.type} ${JSON.stringify(e.billingIdentity ?? e.reference ?? null)})`);
     if (e.type === "debit" && ["debited", "confirmed", "reversing", "reversed"].includes(e.state)) {
       assert.ok(e.applied, `debit ${e._id} applied flag`);
       sum -= e.amountKobo;
