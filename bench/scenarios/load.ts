@@ -94,11 +94,11 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
   const started: Array<Listening & { name: ServerName }> = [];
   const gatewayLog = join(dir, "gateway.log");
   try {
-    const upstream = await _start("upstream", [], options.cpuProfDir);
+    const upstream = await startServer("upstream", [], { cpuProfDir: options.cpuProfDir });
     started.push({ ...upstream, name: "upstream" });
     // The servers start side by side (each is idle until its rows run).
     const others = await Promise.all(
-      [...needed].filter((n) => n !== "upstream").map(async (name) => ({ ...(await _start(name, ["--upstream", upstream.url], options.cpuProfDir, name === "gateway" ? gatewayLog : undefined)), name })),
+      [...needed].filter((n) => n !== "upstream").map(async (name) => ({ ...(await startServer(name, ["--upstream", upstream.url], { cpuProfDir: options.cpuProfDir, ...(name === "gateway" ? { stdoutFile: gatewayLog } : {}) })), name })),
     );
     started.push(...others);
     progress(`servers: ${started.map((s) => `${s.name} pid ${s.child.pid}`).join(", ")}`);
@@ -122,7 +122,7 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
         outcome.results.push(result);
         outcome.problems.push(...problemsOf(result));
         if (name === "gateway") {
-          const counted = _countEvents(gatewayLog, logBefore);
+          const counted = await _countEventsSettled(gatewayLog, logBefore, raw.requests.total, scenario.name === "relay");
           const relayed = scenario.name === "relay";
           outcome.notes.push(
             `${row}: log lines written while measuring: ${counted.completed} gateway_request_completed, ${counted.dependency} gateway_dependency_call (${raw.requests.total} answered requests)`,
@@ -150,16 +150,19 @@ export function problemsOf(r: ScenarioResult): string[] {
   return out;
 }
 
-// --- Internal helpers ---
-
-async function _start(name: ServerName, args: string[], cpuProfDir: string | undefined, stdoutFile?: string): Promise<Listening> {
+/**
+ * Starts one bench server (bench/servers/<name>.ts) in its own process; resolves with its URL once it
+ * listens. `stdoutFile`: where its stdout goes (the gateway's log); `cpuProfDir`: --cpu-prof into
+ * <dir>/<name>/.
+ */
+export async function startServer(name: ServerName, args: readonly string[], options: { cpuProfDir?: string; stdoutFile?: string } = {}): Promise<Listening> {
   const nodeArgs: string[] = [];
-  if (cpuProfDir) {
-    const d = join(cpuProfDir, name);
+  if (options.cpuProfDir) {
+    const d = join(options.cpuProfDir, name);
     mkdirSync(d, { recursive: true });
     nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${d}`);
   }
-  const fd = stdoutFile ? openSync(stdoutFile, "w") : undefined;
+  const fd = options.stdoutFile ? openSync(options.stdoutFile, "w") : undefined;
   try {
     return await spawnListening(name, [`bench/servers/${name}.ts`, ...args], new RegExp(`^${READY_PREFIX}(\\S+)$`, "m"), {
       readyOn: "stderr",
@@ -170,6 +173,8 @@ async function _start(name: ServerName, args: string[], cpuProfDir: string | und
     if (fd !== undefined) closeSync(fd); // the child holds its own copy
   }
 }
+
+// --- Internal helpers ---
 
 function _cannon(url: string, settings: BenchSettings, seconds: number): Promise<autocannon.Result> {
   return autocannon({
@@ -257,6 +262,19 @@ function _countEvents(file: string, from: number): { completed: number; dependen
     closeSync(fd);
   }
   return counts;
+}
+
+/**
+ * `_countEvents`, waiting (up to 2 s) for the lines still on their way: the gateway writes its log
+ * lines once per event-loop turn, so the last responses may arrive before their lines are written.
+ */
+async function _countEventsSettled(file: string, from: number, expected: number, relayed: boolean): Promise<{ completed: number; dependency: number }> {
+  const deadline = Date.now() + 2_000;
+  for (;;) {
+    const counted = _countEvents(file, from);
+    if ((counted.completed >= expected && (!relayed || counted.dependency >= expected)) || Date.now() > deadline) return counted;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 function _occurrences(text: string, needle: string): number {

@@ -58,6 +58,14 @@ export function upstreamArg(): string {
   return url;
 }
 
+/** The peers' rate limit per key and window: `--limit <n>` (tests prove the limiter is in the path), else BENCH_LIMIT. */
+export function limitArg(): number {
+  const raw = argValue("limit");
+  const n = raw === null ? BENCH_LIMIT : Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`bench server: --limit must be a positive integer (got "${raw}")`);
+  return n;
+}
+
 /** Exits cleanly on SIGTERM/SIGINT after `close` (the runner stops every server it started). */
 export function closeOnSignal(close: () => Promise<unknown>): void {
   const stop = () => {

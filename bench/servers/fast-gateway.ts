@@ -10,9 +10,10 @@
  */
 import gateway from "fast-gateway";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { announce, BENCH_API_KEY, BENCH_BODY, BENCH_LIMIT, BENCH_PATH, BENCH_WINDOW_MS, closeOnSignal, RELAY_PREFIX, upstreamArg } from "./common.ts";
+import { announce, BENCH_API_KEY, BENCH_BODY, BENCH_PATH, BENCH_WINDOW_MS, closeOnSignal, limitArg, RELAY_PREFIX, upstreamArg } from "./common.ts";
 
 const KEYS = new Set([BENCH_API_KEY]);
+const LIMIT = limitArg();
 const PING = JSON.stringify(BENCH_BODY);
 
 type Next = (err?: unknown) => void;
@@ -35,7 +36,7 @@ function rateLimit(req: IncomingMessage, res: ServerResponse, next: Next): void 
   const key = req.headers["x-api-key"] as string;
   const n = (counts.get(key) ?? 0) + 1;
   counts.set(key, n);
-  if (n <= BENCH_LIMIT) return next();
+  if (n <= LIMIT) return next();
   res.writeHead(429, { "content-type": "application/json", "retry-after": String(Math.ceil((start + BENCH_WINDOW_MS - now) / 1000)) });
   res.end('{"error":"rate limit exceeded"}');
 }

@@ -10,9 +10,10 @@
 import proxy from "@fastify/http-proxy";
 import rateLimit from "@fastify/rate-limit";
 import Fastify from "fastify";
-import { announce, BENCH_API_KEY, BENCH_BODY, BENCH_LIMIT, BENCH_PATH, BENCH_WINDOW_MS, closeOnSignal, RELAY_PREFIX, upstreamArg } from "./common.ts";
+import { announce, BENCH_API_KEY, BENCH_BODY, BENCH_PATH, BENCH_WINDOW_MS, closeOnSignal, limitArg, RELAY_PREFIX, upstreamArg } from "./common.ts";
 
 const KEYS = new Set([BENCH_API_KEY]);
+const LIMIT = limitArg();
 
 const app = Fastify({ logger: false });
 app.addHook("onRequest", async (req, reply) => {
@@ -21,7 +22,7 @@ app.addHook("onRequest", async (req, reply) => {
 });
 await app.register(rateLimit, {
   global: true,
-  max: BENCH_LIMIT,
+  max: LIMIT,
   timeWindow: BENCH_WINDOW_MS,
   keyGenerator: (req) => String(req.headers["x-api-key"]),
 });
