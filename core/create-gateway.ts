@@ -17,6 +17,7 @@ import { gwError } from "./errors/gateway-error.ts";
 import { renderError } from "./errors/render.ts";
 import { describeError, type Logger } from "./log.ts";
 import { buildOpenApi } from "./openapi.ts";
+import { builtSize } from "./respond.ts";
 import { PORT_NAMES, type GatewayPlugin, type PluginKit, type Ports, type RouteDeclaration, type Worker } from "./plugin.ts";
 import { BootError, buildRouteTable, type RouteTable } from "./route-table.ts";
 import { Runtime, createStatusReports } from "./runtime.ts";
@@ -139,8 +140,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     } finally {
       for (const finish of ctx.finishers) finish();
     }
-    res = _withRequestId(res, ctx.requestId);
-    _logCompletion(ctx, res);
+    // Responses from core/respond.ts and the error renderer carry the request id and their size
+    // already; any other Response is given the request id here.
+    const size = builtSize(res);
+    if (size === undefined) res = _withRequestId(res, ctx.requestId);
+    _logCompletion(ctx, res, size);
     return res;
   }
 
@@ -152,7 +156,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     return rendered.response;
   }
 
-  function _logCompletion(ctx: RequestContext, res: Response): void {
+  /** The one completion record of a request (and the one place per-request figures are taken). */
+  function _logCompletion(ctx: RequestContext, res: Response, size: number | undefined): void {
     log.event("gateway_request_completed", {
       requestId: ctx.requestId,
       callerRequestId: ctx.callerRequestId,
@@ -166,7 +171,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       status: res.status,
       code: ctx.errorCode,
       durationMs: Math.round((performance.now() - ctx.startedAt) * 1000) / 1000,
-      responseSize: Number(res.headers.get("content-length") ?? 0),
+      responseSize: size ?? Number(res.headers.get("content-length") ?? 0),
     });
   }
 
@@ -176,7 +181,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       // Reached only if something fails outside dispatch (h3 internals): still the contract's shape.
       const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
       const res = _fail(ctx, error);
-      _logCompletion(ctx, res);
+      _logCompletion(ctx, res, builtSize(res));
       return res;
     },
   });

@@ -365,11 +365,10 @@ function _failureOf(error: unknown): RegulatorFailure {
     if (error.failureClass === "timeout") return { kind: "timeout" };
     return { kind: "transport", dispatched: true };
   }
-  const e = typeof error === "object" && error !== null ? (error as { code?: unknown; name?: unknown; isTaskCancelledError?: unknown }) : {};
-  // The only abort source while the exchange runs is the policy's deadline. Because undici honours the
-  // signal, the exchange settles (AbortError) before cockatiel's TaskCancelledError reaches the policy,
-  // which then rethrows that TaskCancelledError as is (adapters/policies.ts checks "fn had not settled").
-  if (e.isTaskCancelledError === true || e.name === "AbortError" || e.name === "TimeoutError" || e.code === "UND_ERR_ABORTED") {
+  const e = typeof error === "object" && error !== null ? (error as { code?: unknown; name?: unknown }) : {};
+  // The only abort source while the exchange runs is the policy's deadline, which answers first (a
+  // DependencyUnavailableError "timeout", above); an abort seen here is that deadline all the same.
+  if (e.name === "AbortError" || e.name === "TimeoutError" || e.code === "UND_ERR_ABORTED") {
     return { kind: "timeout" };
   }
   const code = e.code;
