@@ -148,6 +148,13 @@ export interface DependencyPolicy {
    * `fn` throws is rethrown unchanged after being counted.
    */
   execute<T>(fn: (signal: AbortSignal) => Promise<T>, opts?: ExecuteOptions<T>): Promise<T>;
+  /**
+   * `execute` for work that completes synchronously (the in-process fast path of the embedded
+   * stores): the same circuit, counting and report, with no promise. Only for a policy without a
+   * deadline (timeoutMs Infinity): synchronous work cannot be interrupted, so a deadline could not
+   * be kept; a policy with one throws a RangeError.
+   */
+  executeNow<T>(fn: () => T, opts?: ExecuteOptions<T>): T;
   /** How this policy counts a thrown error (the default `classifyError`, or `isFailure` when given). */
   classify(error: unknown): ErrorClassification;
   snapshot(): DependencySnapshot;
@@ -391,10 +398,8 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
     }
   }
 
-  async function execute<T>(fn: (signal: AbortSignal) => Promise<T>, opts?: ExecuteOptions<T>): Promise<T> {
-    const startedAt = clock.now();
-    const observe = opts?.observe;
-
+  /** Admits one call (or refuses it: reported, DependencyUnavailableError "circuit_open"). */
+  function admit(observe: ExecuteOptions<never>["observe"], startedAt: number): Admission {
     const admission = circuit.admit();
     if (!admission) {
       totals.refused += 1;
@@ -402,7 +407,28 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
       throw new DependencyUnavailableError(dependency, "circuit open", "circuit_open");
     }
     totals.calls += 1;
+    return admission;
+  }
 
+  /** Counts and reports an error `fn` threw (the caller rethrows it). */
+  function failed(admission: Admission, observe: ExecuteOptions<never>["observe"], startedAt: number, error: unknown): void {
+    const c = classify(error);
+    const failureClass = c.verdict === "failure" ? c.failureClass : undefined;
+    settle(admission, c.verdict, failureClass);
+    report(observe, startedAt, c.verdict, failureClass);
+  }
+
+  /** Counts and reports a result (`classify` may call it a failure). */
+  function succeeded<T>(admission: Admission, opts: ExecuteOptions<T> | undefined, startedAt: number, result: T): T {
+    const v = _resultVerdict(opts?.classify, result);
+    settle(admission, v.verdict, v.failureClass);
+    report(opts?.observe, startedAt, v.verdict, v.failureClass);
+    return result;
+  }
+
+  async function execute<T>(fn: (signal: AbortSignal) => Promise<T>, opts?: ExecuteOptions<T>): Promise<T> {
+    const startedAt = clock.now();
+    const admission = admit(opts?.observe, startedAt);
     let result: T;
     try {
       result = deadline ? await _withDeadline(fn, timeoutMs) : await fn(NEVER_ABORTED);
@@ -410,20 +436,27 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
       // The deadline passed: a timeout (fn's own settling afterwards, an AbortError, is ignored).
       if (error === DEADLINE_PASSED) {
         settle(admission, "failure", "timeout");
-        report(observe, startedAt, "failure", "timeout");
+        report(opts?.observe, startedAt, "failure", "timeout");
         throw new DependencyUnavailableError(dependency, `timed out after ${timeoutMs}ms`, "timeout");
       }
-      const c = classify(error);
-      const failureClass = c.verdict === "failure" ? c.failureClass : undefined;
-      settle(admission, c.verdict, failureClass);
-      report(observe, startedAt, c.verdict, failureClass);
+      failed(admission, opts?.observe, startedAt, error);
       throw error;
     }
+    return succeeded(admission, opts, startedAt, result);
+  }
 
-    const v = _resultVerdict(opts?.classify, result);
-    settle(admission, v.verdict, v.failureClass);
-    report(observe, startedAt, v.verdict, v.failureClass);
-    return result;
+  function executeNow<T>(fn: () => T, opts?: ExecuteOptions<T>): T {
+    if (deadline) throw new RangeError(`[policies] executeNow needs a policy without a deadline (${dependency} has ${timeoutMs} ms)`);
+    const startedAt = clock.now();
+    const admission = admit(opts?.observe, startedAt);
+    let result: T;
+    try {
+      result = fn();
+    } catch (error) {
+      failed(admission, opts?.observe, startedAt, error);
+      throw error;
+    }
+    return succeeded(admission, opts, startedAt, result);
   }
 
   function snapshot(): DependencySnapshot {
@@ -446,7 +479,7 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
     };
   }
 
-  return { dependency, timeoutMs, execute, classify, snapshot };
+  return { dependency, timeoutMs, execute, executeNow, classify, snapshot };
 }
 
 // ---------------------------------------------------------------------------

@@ -127,26 +127,46 @@ export function createGateway(options: GatewayOptions): Gateway {
   const bodyTimeout = config.server.bodyReadTimeoutMs;
   const checkJson = createJsonLimitCheck(config.limits.json);
 
-  async function dispatch(event: H3Event): Promise<Response> {
+  /**
+   * One request: stages → the route's own checks → handler → completion. Each step may answer
+   * synchronously (the in-process stores do) or with a promise; the request only waits where a
+   * step really waits, and a request that never waits is answered without a promise.
+   */
+  function dispatch(event: H3Event): Response | Promise<Response> {
     const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
-    let res: Response;
     try {
-      await pipeline.run(ctx);
-      await _prepareInput(ctx, bodyTimeout, checkJson);
-      if (ctx.domain !== null && !directory.isCurrent(ctx.domain)) throw _approvalChanged();
-      res = await ctx.route!.decl.handler(ctx);
+      const stages = pipeline.run(ctx);
+      const answer = stages ? stages.then(() => _handle(ctx)) : _handle(ctx);
+      if (answer instanceof Promise) return answer.then((res) => _complete(ctx, res), (e: unknown) => _complete(ctx, _fail(ctx, e)));
+      return _complete(ctx, answer);
     } catch (e) {
-      res = _fail(ctx, e);
-    } finally {
-      for (const finish of ctx.finishers) finish();
+      return _complete(ctx, _fail(ctx, e));
     }
+  }
+
+  /** After the stages: the route's own checks, the approval check, the handler. */
+  function _handle(ctx: RequestContext): Response | Promise<Response> {
+    const input = _prepareInput(ctx, bodyTimeout, checkJson);
+    if (input) return input.then(() => _handler(ctx));
+    return _handler(ctx);
+  }
+
+  function _handler(ctx: RequestContext): Response | Promise<Response> {
+    if (ctx.domain !== null && !directory.isCurrent(ctx.domain)) throw _approvalChanged();
+    return ctx.route!.decl.handler(ctx);
+  }
+
+  /** Every exit path: finishers (capacity release), the request id, the completion record. */
+  function _complete(ctx: RequestContext, response: Response): Response {
+    for (const finish of ctx.finishers) finish();
     // Responses from core/respond.ts and the error renderer carry the request id and their size
     // already; any other Response is given the request id here.
-    const size = builtSize(res);
-    if (size === undefined) res = _withRequestId(res, ctx.requestId);
+    const size = builtSize(response);
+    const res = size === undefined ? _withRequestId(response, ctx.requestId) : response;
     _logCompletion(ctx, res, size);
     return res;
   }
+
 
   function _fail(ctx: RequestContext, e: unknown): Response {
     const rendered = renderError(ctx, e);
@@ -223,7 +243,7 @@ const UTF8 = new TextDecoder();
  * shape checked (depth, members) before anything parses it, parsed, server-managed body fields,
  * schema.
  */
-async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJson: (text: string) => void): Promise<void> {
+function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJson: (text: string) => void): Promise<void> | undefined {
   const route = ctx.route!;
   const d = route.decl;
   const serverFields = d.rejectServerFields ?? d.service === "gateway";
@@ -236,6 +256,13 @@ async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJs
     ctx.query = validateInput(d.schemas.query, query, "query") as Record<string, string>;
   }
   if (d.method === "GET" || d.method === "DELETE") return;
+  return _readInputBody(ctx, bodyTimeoutMs, checkJson, serverFields);
+}
+
+/** The body: read (limit, deadline, completeness), its JSON shape checked, parsed, server-managed fields, schema. */
+async function _readInputBody(ctx: RequestContext, bodyTimeoutMs: number, checkJson: (text: string) => void, serverFields: boolean): Promise<void> {
+  const route = ctx.route!;
+  const d = route.decl;
   const bytes = await readBody(ctx, route.bodyLimit, bodyTimeoutMs);
   ctx.rawBody = bytes;
   let body: unknown = undefined;

@@ -56,6 +56,7 @@ const NAME_CACHE_SIZE = 4096;
 const _secretNames = new Map<string, boolean>();
 const MAX_DEPTH = 5;
 const REDACTED = "[redacted]";
+const REDACTED_JSON = JSON.stringify(REDACTED);
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const format = options.format ?? "json";
@@ -66,11 +67,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (sink) {
     write = (kind, name, fields) => sink({ time: _isoNow(), level: kind, event: name, ...(fields ? redact(fields) : {}) });
   } else if (format === "json") {
-    // One JSON line per event, written to stdout in one batch per event-loop turn (jsonLines).
-    write = (kind, name, fields) => {
-      const record = { time: _isoNow(), level: kind, event: name, ...(fields ? redact(fields) : {}) };
-      stdoutLines().write(JSON.stringify(record) + "\n");
-    };
+    // One JSON line per event, written to stdout in one batch per event-loop turn (stdoutLines).
+    write = (kind, name, fields) => stdoutLines().write(jsonLine(kind, name, fields));
   } else {
     // "pretty": consola's human output (the CLI, a developer's terminal).
     const consola: ConsolaInstance = createConsola({ level: threshold, fancy: false });
@@ -145,6 +143,34 @@ export function stdoutLines(): LineWriter {
   return (_stdoutLines ??= createLineWriter(process.stdout));
 }
 
+/**
+ * The JSON line of one event: `JSON.stringify({ time, level, event, ...redact(fields) }) + "\n"`,
+ * byte for byte, written without building the redacted copy and the record first. Fields named
+ * `time`, `level` or `event` take the general path (they replace the record's own, as the spread does).
+ */
+export function jsonLine(level: string, name: string, fields: LogFields | undefined): string {
+  const time = _isoNow();
+  if (fields !== undefined && (Object.hasOwn(fields, "time") || Object.hasOwn(fields, "level") || Object.hasOwn(fields, "event")))
+    return JSON.stringify({ time, level, event: name, ...redact(fields) }) + "\n";
+  let out = `{"time":"${time}","level":${JSON.stringify(level)},"event":${JSON.stringify(name)}`;
+  if (fields !== undefined) {
+    for (const k in fields) {
+      if (!Object.hasOwn(fields, k)) continue;
+      const v = fields[k];
+      let text: string | undefined;
+      if (isSecretFieldName(k)) text = REDACTED_JSON;
+      else if (typeof v === "string") text = _jsonString(sanitizeText(v));
+      else if (typeof v === "number") text = Number.isFinite(v) ? String(v) : "null";
+      else if (typeof v === "boolean") text = v ? "true" : "false";
+      else if (v === null) text = "null";
+      else if (typeof v === "object") text = JSON.stringify(_redactObject(v, 1));
+      else text = JSON.stringify(v); // undefined, functions and symbols give undefined (left out); bigint throws, as before
+      if (text !== undefined) out += `,${_jsonKey(k)}:${text}`;
+    }
+  }
+  return out + "}\n";
+}
+
 /** Returns a copy of `fields` that is safe to log. */
 export function redact(fields: LogFields): LogFields {
   return _redactObject(fields, 0) as LogFields;
@@ -213,6 +239,26 @@ function _redactObject(value: unknown, depth: number): unknown {
     out[k] = isSecretFieldName(k) ? REDACTED : typeof v === "string" ? sanitizeText(v) : v === null || typeof v !== "object" ? v : _redactObject(v, depth + 1);
   }
   return out;
+}
+
+/** Characters JSON.stringify escapes in a string (quote, backslash, controls, surrogates). */
+const JSON_ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(text)`: plain text (ids, hosts, codes) is quoted as it is. */
+function _jsonString(text: string): string {
+  return JSON_ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+const _jsonKeys = new Map<string, string>();
+/** `JSON.stringify(key)`, remembered (field names are mostly code constants; the cache is bounded). */
+function _jsonKey(key: string): string {
+  let quoted = _jsonKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (_jsonKeys.size >= NAME_CACHE_SIZE) _jsonKeys.clear();
+    _jsonKeys.set(key, quoted);
+  }
+  return quoted;
 }
 
 let _isoMs = 0;

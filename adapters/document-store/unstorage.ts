@@ -62,6 +62,7 @@ import {
   encodeCursor,
   indexName,
   isOperatorObject,
+  matchesScalarEquality,
   normalizeSort,
   pageLimit,
   pageSkip,
@@ -251,6 +252,25 @@ function _applySpec(st: _CollectionState, spec: CollectionSpec | undefined, now:
 
 function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
   const { clock, writer, assertOpen } = deps;
+
+  /** count, synchronously: the documents are in this process (the in-process fast path of the port). */
+  function countNow(filter: Filter): number {
+    assertOpen();
+    if (typeof filter._id === "string") {
+      // A point lookup of scalar equalities (the tenant directory's key check on every request).
+      const doc = st.docs.get(filter._id);
+      const match = matchesScalarEquality(doc ?? _NO_DOC, filter);
+      if (match !== undefined) return doc !== undefined && match && !_expired(st, doc, clock()) ? 1 : 0;
+    }
+    validateFilter(filter);
+    const now = clock();
+    if (!st.ttlField && Object.keys(filter).length === 0) return st.docs.size;
+    const matches = compileFilter(filter);
+    let n = 0;
+    for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matches(doc)) n++;
+    return n;
+  }
+
   /** Records a document's new state (null = deleted) with the writer; nothing to do without one. */
   const persist =
     writer === _NO_WRITER ? (): Promise<void> => _DONE : (id: string, doc: Doc | null): Promise<void> => writer.persist({ collection: st.name, id, doc });
@@ -385,15 +405,10 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
     },
 
     async count(filter: Filter): Promise<number> {
-      assertOpen();
-      validateFilter(filter);
-      const now = clock();
-      if (!st.ttlField && Object.keys(filter).length === 0) return st.docs.size;
-      const matches = compileFilter(filter);
-      let n = 0;
-      for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matches(doc)) n++;
-      return n;
+      return countNow(filter);
     },
+
+    countNow,
 
     async findOneAndUpdate(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<Doc | null> {
       assertOpen();
@@ -481,6 +496,9 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
   };
   return collection;
 }
+
+/** Stands in for a missing document when only the filter's shape is checked. */
+const _NO_DOC: Doc = Object.freeze({ _id: "" });
 
 function _expired(st: _CollectionState, doc: Doc, now: number): boolean {
   if (!st.ttlGet) return false;

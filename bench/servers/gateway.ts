@@ -15,6 +15,7 @@
  *   node --import tsx bench/servers/gateway.ts --upstream http://127.0.0.1:<port>
  */
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { loadConfig } from "../../config/load.ts";
 import { composeGateway } from "../../core/compose.ts";
 import { createLogger } from "../../core/log.ts";
@@ -46,7 +47,7 @@ const benchPlugin = definePlugin({
 
 /** config/demo.json for the bench (see the header); `upstream` plays the regulator. */
 function benchGatewayConfig(upstream: string, level: "info" | "silent" = "info"): ReturnType<typeof loadConfig> {
-  const raw = JSON.parse(readFileSync(new URL("../../config/demo.json", import.meta.url), "utf8")) as Record<string, any>;
+  const raw = JSON.parse(readFileSync(resolve("config/demo.json"), "utf8")) as Record<string, any>;
   raw.server = { ...raw.server, port: 0 };
   raw.storage = { driver: "memory" };
   raw.coordination = { driver: "memory" };

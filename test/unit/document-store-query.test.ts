@@ -2,12 +2,13 @@
  * The embedded store's query paths against a plain reference: compiled filters (ranges, `$in`,
  * `$contains`, `$exists`, `$ne`, `$or`, arrays, null/missing, mixed types) and sorted pages (the
  * bounded top-k buffer past its compaction size, the `_id`-order early exit, with ids appended in
- * and out of order, skip, cursor pagination through every page, TTL). The reference matches by
+ * and out of order, skip, cursor pagination through every page, TTL), and the point-lookup fast path
+ * (`matchesScalarEquality`) against the compiled filter. The reference matches by
  * the module's stated semantics and sorts every match with `compareSortValues`.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { compareSortValues, compareValues, getPath, matchesFilter, normalizeSort, sortValues } from "../../adapters/document-store/filter.ts";
+import { compareSortValues, compareValues, getPath, matchesFilter, matchesScalarEquality, normalizeSort, sortValues } from "../../adapters/document-store/filter.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Doc, Filter, SortSpec } from "../../adapters/ports.ts";
 
@@ -134,6 +135,20 @@ test("compiled filters match the reference on every document", () => {
   assert.is(matchesFilter(d, { m: { $in: [undefined] } }), true);
   assert.is(matchesFilter(d, { m: { $in: [null] } }), true);
   assert.is(matchesFilter(d, { m: { $in: [0] } }), false);
+});
+
+test("matchesScalarEquality (the point-lookup fast path) agrees with the compiled filter, and declines other shapes", () => {
+  const r = rng(11);
+  const docs = Array.from({ length: 400 }, (_, i) => makeDoc(`x${i}`, i, r));
+  const values = [0, 3, 7, 49, "3", "alpha", "Beta alpha", "open", "paid", null, true, false, Number.NaN];
+  const fields = ["_id", "n", "s", "status", "seq", "missing"];
+  for (let k = 0; k < 300; k++) {
+    const filter: Filter = {};
+    for (const f of fields) if (r() < 0.45) filter[f] = f === "_id" ? `x${Math.floor(r() * 400)}` : values[Math.floor(r() * values.length)];
+    for (const d of docs) assert.is(matchesScalarEquality(d, filter), matchesFilter(d, filter), `${JSON.stringify(filter)} on ${JSON.stringify(d)}`);
+  }
+  for (const other of [{ n: { $gt: 1 } }, { "nested.v": 4 }, { nested: { v: 4, w: null } }, { $or: [{ n: 1 }] }, { n: undefined }, { tags: ["a"] }] as Filter[])
+    assert.is(matchesScalarEquality(docs[0]!, other), undefined, JSON.stringify(other));
 });
 
 for (const [label, ordered] of [

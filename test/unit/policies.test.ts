@@ -556,6 +556,46 @@ reporting("registry: one policy per name, snapshots sorted by name", async () =>
   assert.is(registry.get("regulator:LIVE")!.snapshot().state, "half_open");
 });
 
+reporting("executeNow: synchronous work through the same circuit, counts and reports; refused when open; only without a deadline", () => {
+  const clock = manualClock(T0);
+  const reports: CallReport[] = [];
+  const policy = createDependencyPolicy({ dependency: "coordination", timeoutMs: Number.POSITIVE_INFINITY, clock });
+  const observe = (r: CallReport) => reports.push(r);
+  assert.is(policy.executeNow(() => 42, { observe }), 42);
+  const dup = new DuplicateKeyError("c", "_id");
+  let thrown: unknown;
+  try {
+    policy.executeNow(() => {
+      throw dup;
+    }, { observe });
+  } catch (e) {
+    thrown = e;
+  }
+  assert.is(thrown, dup, "fn's errors are rethrown unchanged");
+  assert.equal(reports.map((r) => r.outcome), ["success", "neutral"]);
+  assert.is(policy.executeNow(() => ({ status: 503 }), { classify: () => "failure", observe }).status, 503, "classify as execute's");
+  for (let i = 0; i < 19; i++) {
+    try {
+      policy.executeNow(() => {
+        throw _transportError();
+      });
+    } catch {
+      // counted
+    }
+  }
+  assert.is(policy.snapshot().state, "open");
+  let calls = 0;
+  try {
+    policy.executeNow(() => ++calls, { observe });
+  } catch (e) {
+    assertRefused(e, "coordination");
+  }
+  assert.is(calls, 0, "refused without running fn");
+  assert.is(reports.at(-1)!.outcome, "refused");
+  const withDeadline = createDependencyPolicy({ dependency: "regulator:TEST", timeoutMs: 1_000, clock });
+  assert.throws(() => withDeadline.executeNow(() => 1), /without a deadline/);
+});
+
 reporting.run();
 
 // --- Internal helpers ---
