@@ -22,13 +22,15 @@
  * So `SlidingWindowCircuit` below is a small state machine over a bucketed sliding window that uses the
  * injected `Clock`.
  *
- * The deadline is our own too (`_withDeadline`): a timer and an AbortController per call, the caller
- * answered at the deadline even when the work ignores the signal (what cockatiel calls an aggressive
- * timeout), and the signal handed to `fn` aborted at the deadline so work that honours it stops. It
- * replaced cockatiel 3.2's `timeout(ms, Aggressive)`, whose per-call bookkeeping (a derived
- * AbortController, abort listeners, `Promise.race`, event emitters, and an `abort()` on every return
- * that builds a DOMException with its stack) cost ~12 µs of CPU per call against ~1 µs, and ~14 % of
- * the gateway's CPU on a relayed regulator read (docs/bench.md, issue 12). No retry is composed in:
+ * The deadline is our own too (`_withDeadline`): one timer per call, the caller answered at the
+ * deadline even when the work ignores it (what cockatiel calls an aggressive timeout), and the work
+ * told at the deadline so that work that listens stops: `fn` receives a `CallDeadline`, whose
+ * `onExpire(abort)` is called then, and whose `signal` (an AbortSignal, built only when read: one
+ * costs ~3 µs on Node 20, ~5 µs with a listener) is aborted then. It replaced cockatiel 3.2's
+ * `timeout(ms, Aggressive)`, whose per-call bookkeeping (a derived AbortController, abort listeners,
+ * `Promise.race`, event emitters, and an `abort()` on every return that builds a DOMException with
+ * its stack) cost ~12 µs of CPU per call against ~1 µs, and ~14 % of the gateway's CPU on a relayed
+ * regulator read (docs/bench.md, issue 12). No retry is composed in:
  * store writes and regulator calls are not all idempotent, so retrying is the caller's decision.
  *
  * Failure classification (spec §3.5 "failures that count"), see `classifyError`:
@@ -139,6 +141,14 @@ export interface DependencySnapshot {
   totalRefused: number;
 }
 
+/** What the work under `execute` gets: its call's deadline. */
+export interface CallDeadline {
+  /** Aborted when the deadline passes (never, without a deadline). Built on first read: prefer onExpire. */
+  readonly signal: AbortSignal;
+  /** `abort` runs when the deadline passes (at once if it has). One listener: a later call replaces it. */
+  onExpire(abort: () => void): void;
+}
+
 export interface DependencyPolicy {
   readonly dependency: string;
   readonly timeoutMs: number;
@@ -147,7 +157,7 @@ export interface DependencyPolicy {
    * deadline passed → DependencyUnavailableError("timed out after Nms", "timeout"). Any other error
    * `fn` throws is rethrown unchanged after being counted.
    */
-  execute<T>(fn: (signal: AbortSignal) => Promise<T>, opts?: ExecuteOptions<T>): Promise<T>;
+  execute<T>(fn: (deadline: CallDeadline) => Promise<T>, opts?: ExecuteOptions<T>): Promise<T>;
   /**
    * `execute` for work that completes synchronously (the in-process fast path of the embedded
    * stores): the same circuit, counting and report, with no promise. Only for a policy without a
@@ -333,7 +343,8 @@ export class SlidingWindowCircuit {
 // Policy
 // ---------------------------------------------------------------------------
 
-const NEVER_ABORTED = new AbortController().signal;
+/** The deadline of a policy without one: never expires. */
+const NO_DEADLINE: CallDeadline = { signal: new AbortController().signal, onExpire() {} };
 
 export function createDependencyPolicy(options: DependencyPolicyOptions): DependencyPolicy {
   const { dependency, timeoutMs, isFailure, onStateChange } = options;
@@ -426,12 +437,12 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
     return result;
   }
 
-  async function execute<T>(fn: (signal: AbortSignal) => Promise<T>, opts?: ExecuteOptions<T>): Promise<T> {
+  async function execute<T>(fn: (deadline: CallDeadline) => Promise<T>, opts?: ExecuteOptions<T>): Promise<T> {
     const startedAt = clock.now();
     const admission = admit(opts?.observe, startedAt);
     let result: T;
     try {
-      result = deadline ? await _withDeadline(fn, timeoutMs) : await fn(NEVER_ABORTED);
+      result = deadline ? await _withDeadline(fn, timeoutMs) : await fn(NO_DEADLINE);
     } catch (error) {
       // The deadline passed: a timeout (fn's own settling afterwards, an AbortError, is ignored).
       if (error === DEADLINE_PASSED) {
@@ -525,17 +536,45 @@ function _resultVerdict<T>(
 /** What `_withDeadline` rejects with when the deadline passes first (never seen outside `execute`). */
 const DEADLINE_PASSED: unique symbol = Symbol("deadline passed");
 
+/** One call's deadline: expires once, telling the work (its `onExpire` listener, its signal if built). */
+class _Deadline implements CallDeadline {
+  #controller: AbortController | null = null;
+  #listener: (() => void) | null = null;
+  #expired = false;
+
+  get signal(): AbortSignal {
+    if (this.#controller === null) {
+      this.#controller = new AbortController();
+      if (this.#expired) this.#controller.abort();
+    }
+    return this.#controller.signal;
+  }
+
+  onExpire(abort: () => void): void {
+    if (this.#expired) abort();
+    else this.#listener = abort;
+  }
+
+  expire(): void {
+    this.#expired = true;
+    this.#controller?.abort();
+    const listener = this.#listener;
+    this.#listener = null;
+    listener?.();
+  }
+}
+
 /**
- * `fn(signal)`, or a rejection with DEADLINE_PASSED at `ms` if it has not settled by then; the signal
- * is aborted at the deadline (after the rejection, so the deadline always wins over the AbortError
- * that work honouring the signal throws). Nothing is aborted when `fn` settles in time.
+ * `fn(deadline)`, or a rejection with DEADLINE_PASSED at `ms` if it has not settled by then; the
+ * deadline expires then (after the rejection, so the deadline always wins over the error that work
+ * honouring it throws). Nothing happens to the work when `fn` settles in time.
  */
-function _withDeadline<T>(fn: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
-  const controller = new AbortController();
+function _withDeadline<T>(fn: (deadline: CallDeadline) => Promise<T>, ms: number): Promise<T> {
+  const deadline = new _Deadline();
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       reject(DEADLINE_PASSED);
-      controller.abort();
+      deadline.expire();
     }, ms);
     const settle = <A>(done: (a: A) => void) => (a: A) => {
       clearTimeout(timer);
@@ -543,7 +582,7 @@ function _withDeadline<T>(fn: (signal: AbortSignal) => Promise<T>, ms: number): 
     };
     let work: Promise<T>;
     try {
-      work = fn(controller.signal);
+      work = fn(deadline);
     } catch (error) {
       settle(reject)(error);
       return;
