@@ -26,6 +26,8 @@ export interface SpawnOptions {
   stdout?: "pipe" | number;
   /** Node flags before `--import tsx` (e.g. `--cpu-prof`). */
   nodeArgs?: readonly string[];
+  /** Run through the tsx loader (TypeScript sources; default) or not (compiled JavaScript). */
+  tsx?: boolean;
   env?: Record<string, string | undefined>;
 }
 
@@ -34,12 +36,13 @@ export interface Listening {
   url: string;
 }
 
-/** Spawns `node [nodeArgs] --import tsx <args>` and resolves once `ready` matches its output (group 1 = URL). */
+/** Spawns `node [nodeArgs] [--import tsx] <args>` and resolves once `ready` matches its output (group 1 = URL). */
 export function spawnListening(what: string, args: readonly string[], ready: RegExp, options: SpawnOptions = {}): Promise<Listening> {
   const env: Record<string, string | undefined> = { ...process.env, ...options.env };
   for (const k of CONFIG_ENV) if (!options.env || !(k in options.env)) delete env[k];
   const readyOn = options.readyOn ?? "stdout";
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", ...args], {
+  const loader = options.tsx === false ? [] : ["--import", "tsx"];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...loader, ...args], {
     cwd: ROOT,
     env,
     stdio: ["ignore", options.stdout ?? "pipe", "pipe"],

@@ -17,7 +17,8 @@
  * | relay    | GET /api/v1/invoice/resources/currencies  | upstream, bare-h3, fast-gateway, fastify, gateway |
  *
  * Every request carries the same headers (host of the Pass-through demo domain, the demo x-api-key),
- * whatever the server. Each server runs in its own process; the upstream too. Before the load, one
+ * whatever the server. Each server runs in its own process, the upstream too, compiled by esbuild
+ * and run with plain node as a deployment would (bench/build.ts; under tsx with BENCH_TSX=1 or --profile). Before the load, one
  * request must answer 200 with the expected body, and on a server that checks keys a request
  * without x-api-key must answer 401 (a peer without its key check would be a false comparison).
  * Measured per row: req/s, latency, the server's CPU time per request and its RSS after the row
@@ -30,6 +31,7 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { buildServers } from "../build.ts";
 import { processCpuMs, processRss, spawnListening, stopProcess, type Listening } from "../processes.ts";
 import type { BenchSettings, ScenarioResult, ServerRole } from "../run.ts";
 import {
@@ -93,15 +95,26 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-load-"));
   const started: Array<Listening & { name: ServerName }> = [];
   const gatewayLog = join(dir, "gateway.log");
+  // Compiled, as deployed (bench/build.ts); under tsx when profiling, so profiles name the sources.
+  const compiled = options.cpuProfDir || process.env.BENCH_TSX === "1" ? {} : await buildServers([...needed, "upstream"]);
   try {
-    const upstream = await startServer("upstream", [], { cpuProfDir: options.cpuProfDir });
+    const upstream = await startServer("upstream", [], { cpuProfDir: options.cpuProfDir, compiled: compiled.upstream });
     started.push({ ...upstream, name: "upstream" });
     // The servers start side by side (each is idle until its rows run).
     const others = await Promise.all(
-      [...needed].filter((n) => n !== "upstream").map(async (name) => ({ ...(await startServer(name, ["--upstream", upstream.url], { cpuProfDir: options.cpuProfDir, ...(name === "gateway" ? { stdoutFile: gatewayLog } : {}) })), name })),
+      [...needed].filter((n) => n !== "upstream").map(async (name) => ({ ...(await startServer(name, ["--upstream", upstream.url], {
+            cpuProfDir: options.cpuProfDir,
+            compiled: compiled[name],
+            ...(name === "gateway" ? { stdoutFile: gatewayLog } : {}),
+          })), name })),
     );
     started.push(...others);
     progress(`servers: ${started.map((s) => `${s.name} pid ${s.child.pid}`).join(", ")}`);
+    outcome.notes.push(
+      compiled.upstream
+        ? "load servers: compiled bundles run with plain node (bench/build.ts)"
+        : "load servers: TypeScript sources under the tsx loader (~35 MiB more RSS each; BENCH_TSX=1 or --profile)",
+    );
     const byName = new Map(started.map((s) => [s.name, s]));
 
     for (const scenario of scenarios) {
@@ -152,10 +165,14 @@ export function problemsOf(r: ScenarioResult): string[] {
 
 /**
  * Starts one bench server (bench/servers/<name>.ts) in its own process; resolves with its URL once it
- * listens. `stdoutFile`: where its stdout goes (the gateway's log); `cpuProfDir`: --cpu-prof into
- * <dir>/<name>/.
+ * listens. `compiled`: its bundle (bench/build.ts), run with plain node; else the source under tsx.
+ * `stdoutFile`: where its stdout goes (the gateway's log); `cpuProfDir`: --cpu-prof into <dir>/<name>/.
  */
-export async function startServer(name: ServerName, args: readonly string[], options: { cpuProfDir?: string; stdoutFile?: string } = {}): Promise<Listening> {
+export async function startServer(
+  name: ServerName,
+  args: readonly string[],
+  options: { cpuProfDir?: string; stdoutFile?: string; compiled?: string } = {},
+): Promise<Listening> {
   const nodeArgs: string[] = [];
   if (options.cpuProfDir) {
     const d = join(options.cpuProfDir, name);
@@ -164,10 +181,11 @@ export async function startServer(name: ServerName, args: readonly string[], opt
   }
   const fd = options.stdoutFile ? openSync(options.stdoutFile, "w") : undefined;
   try {
-    return await spawnListening(name, [`bench/servers/${name}.ts`, ...args], new RegExp(`^${READY_PREFIX}(\\S+)$`, "m"), {
+    return await spawnListening(name, [options.compiled ?? `bench/servers/${name}.ts`, ...args], new RegExp(`^${READY_PREFIX}(\\S+)$`, "m"), {
       readyOn: "stderr",
       stdout: fd ?? "pipe",
       nodeArgs,
+      tsx: options.compiled === undefined,
     });
   } finally {
     if (fd !== undefined) closeSync(fd); // the child holds its own copy

@@ -1,0 +1,41 @@
+/**
+ * The bench's servers as compiled JavaScript: each bench/servers/<name>.ts bundled by esbuild into
+ * bench/.build/<name>.mjs (gitignored; dependencies stay in node_modules), then started with plain
+ * `node`. A deployment runs compiled code; under the tsx loader a process carries ~35 MiB more RSS
+ * (Node 20 runs loader hooks on a thread of their own) and that would be measured instead of the
+ * server. Every server — the peers and bare h3 too — runs the same way, so comparisons stay fair.
+ * `BENCH_TSX=1` (and `--profile`, whose profiles should name the source files) runs them under tsx.
+ *
+ * The adapters the embedded default never loads (MongoDB, Redis, SMTP) stay out of the bundle:
+ * they are imported only when configured, and a bundle would load their drivers at start-up.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { ROOT } from "./processes.ts";
+
+export const BUILD_DIR = join(ROOT, "bench", ".build");
+
+/** Bundles the named servers; returns each one's entry file. */
+export async function buildServers(names: readonly string[]): Promise<Record<string, string>> {
+  mkdirSync(BUILD_DIR, { recursive: true });
+  const out: Record<string, string> = {};
+  await Promise.all(
+    names.map(async (name) => {
+      const outfile = join(BUILD_DIR, `${name}.mjs`);
+      await build({
+        entryPoints: [join(ROOT, "bench", "servers", `${name}.ts`)],
+        outfile,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        packages: "external",
+        external: ["*/document-store/mongodb.ts", "*/coordination/redis.ts", "*/email/smtp.ts"],
+        logLevel: "warning",
+      });
+      out[name] = outfile;
+    }),
+  );
+  return out;
+}
