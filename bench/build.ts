@@ -16,6 +16,17 @@ import { ROOT } from "./processes.ts";
 
 export const BUILD_DIR = join(ROOT, "bench", ".build");
 
+/**
+ * The node flags every load server runs with (`BENCH_NODE_FLAGS` replaces them, space-separated):
+ * V8's young generation capped at 8 MiB per semi-space (Node 20's default: 16). Request garbage dies
+ * young either way; the cap keeps ~15–20 MiB of RSS that a burst of load would otherwise leave
+ * committed, at no CPU cost we could measure (docs/bench.md "Memory"). A deployment sets the same
+ * with NODE_OPTIONS.
+ */
+export function serverNodeFlags(env: Record<string, string | undefined> = process.env): string[] {
+  return (env.BENCH_NODE_FLAGS ?? "--max-semi-space-size=8").split(" ").filter(Boolean);
+}
+
 /** Bundles the named servers; returns each one's entry file. */
 export async function buildServers(names: readonly string[]): Promise<Record<string, string>> {
   mkdirSync(BUILD_DIR, { recursive: true });

@@ -9,10 +9,10 @@ import { writeFileSync } from "node:fs";
 import { baselineOf, bestPeerOf } from "./report.ts";
 import type { BenchReport, ScenarioResult, ServerRole } from "./run.ts";
 
-const WIDTH = 980;
+const WIDTH = 1080;
 const LABEL_X = 20;
 const BAR_X = 150;
-const BAR_MAX = 420;
+const BAR_MAX = 400;
 const ROW_H = 24;
 const COLORS: Record<ServerRole, string> = { ceiling: "#9aa5b1", baseline: "#3e7cb1", peer: "#e07a2e", subject: "#2e9e5b" };
 
@@ -40,15 +40,17 @@ export function renderChart(report: BenchReport): string {
   const loadScenarios = [...new Set(report.scenarios.filter((r) => r.cpuUsPerRequest !== undefined).map((r) => r.scenario))];
   for (const scenario of loadScenarios) {
     const rows = report.scenarios.filter((r) => r.scenario === scenario);
-    const max = Math.max(...rows.map((r) => r.requestsPerSec), 1);
+    // The scale is the compared servers'; the upstream's own rate (the ceiling) is drawn cut off.
+    const max = Math.max(...rows.filter((r) => r.role !== "ceiling").map((r) => r.requestsPerSec), 1);
     y += 26;
     out.push(_text(LABEL_X, y, `${scenario}  (${rows[0]!.path})`, 14, "bold"));
     y += 8;
     for (const r of rows) {
-      const w = Math.max(1, (r.requestsPerSec / max) * BAR_MAX);
+      const cut = r.requestsPerSec > max * 1.2;
+      const w = Math.max(1, Math.min(r.requestsPerSec / max, 1.2) * BAR_MAX);
       out.push(_text(LABEL_X, y + 16, r.server, 12));
       out.push(`<rect x="${BAR_X}" y="${y + 4}" width="${w.toFixed(1)}" height="${ROW_H - 8}" fill="${COLORS[r.role]}" rx="2"/>`);
-      out.push(_text(BAR_X + w + 6, y + 16, _label(report.scenarios, r), 11, "normal", "#222"));
+      out.push(_text(BAR_X + w + 6, y + 16, (cut ? "» " : "") + _label(report.scenarios, r), 11, "normal", "#222"));
       y += ROW_H;
     }
   }

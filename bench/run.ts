@@ -46,9 +46,9 @@ export const QUICK_SETTINGS: BenchSettings = { ...DEFAULT_SETTINGS, duration: 1,
 
 /** Sizes of the driven scenarios under `--quick` (an explicitly set env variable still wins). */
 export const QUICK_ENV: Readonly<Record<string, string>> = {
-  BENCH_SIGN_COUNT: "400",
+  BENCH_SIGN_COUNT: "300",
   BENCH_SIGN_WARMUP: "100",
-  BENCH_SIGN_MONGO_COUNT: "40",
+  BENCH_SIGN_MONGO_COUNT: "30",
   BENCH_STORED_BACKLOG: "100",
   VA_BENCH_COUNT: "10000",
   VA_BENCH_REQUESTS: "5",
@@ -209,7 +209,9 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
   };
   for (const scenario of scenarios) {
     if (options.only && !scenario.names.some((n) => options.only!.includes(n))) continue;
+    const began = performance.now();
     const outcome = await scenario.run({ settings, env, only: options.only, cpuProfDir: options.cpuProfDir, progress });
+    progress(`${scenario.names.join(", ")}: done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
     report.scenarios.push(...outcome.results);
     report.notes.push(...outcome.notes);
     report.problems.push(...outcome.problems);

@@ -31,7 +31,7 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { buildServers } from "../build.ts";
+import { buildServers, serverNodeFlags } from "../build.ts";
 import { processCpuMs, processRss, spawnListening, stopProcess, type Listening } from "../processes.ts";
 import type { BenchSettings, ScenarioResult, ServerRole } from "../run.ts";
 import {
@@ -111,9 +111,10 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
     started.push(...others);
     progress(`servers: ${started.map((s) => `${s.name} pid ${s.child.pid}`).join(", ")}`);
     outcome.notes.push(
-      compiled.upstream
+      (compiled.upstream
         ? "load servers: compiled bundles run with plain node (bench/build.ts)"
-        : "load servers: TypeScript sources under the tsx loader (~35 MiB more RSS each; BENCH_TSX=1 or --profile)",
+        : "load servers: TypeScript sources under the tsx loader (~35 MiB more RSS each; BENCH_TSX=1 or --profile)") +
+        `, node flags: ${serverNodeFlags().join(" ") || "none"}`,
     );
     const byName = new Map(started.map((s) => [s.name, s]));
 
@@ -173,7 +174,7 @@ export async function startServer(
   args: readonly string[],
   options: { cpuProfDir?: string; stdoutFile?: string; compiled?: string } = {},
 ): Promise<Listening> {
-  const nodeArgs: string[] = [];
+  const nodeArgs: string[] = serverNodeFlags();
   if (options.cpuProfDir) {
     const d = join(options.cpuProfDir, name);
     mkdirSync(d, { recursive: true });
