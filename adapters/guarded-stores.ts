@@ -14,6 +14,11 @@
  * - `onCall` receives one `gateway_dependency_call` event per call: dependency, operation (collection
  *   name + method, or the coordination method), latency, outcome, failure class, circuit state. Never
  *   keys, filters, documents or messages.
+ * - The in-process fast path: when the adapter answers an operation synchronously (`takePermitNow`,
+ *   `countNow`: the embedded stores) and the policy has no deadline (in-process stores get none,
+ *   core/compose.ts), the guarded store offers it too, through `policy.executeNow`: the same circuit,
+ *   counting and `onCall` event, without a promise. Otherwise the `…Now` member is absent and callers
+ *   use the asynchronous operation.
  * - Stores do not take an AbortSignal, so a call that times out may still complete in the background;
  *   callers stay correct through unique keys and conditional updates (ARCHITECTURE.md §6).
  */
@@ -28,6 +33,7 @@ import {
   type CoordinationStore,
   type Doc,
   type DocumentStore,
+  type Filter,
 } from "./ports.ts";
 
 export interface DependencyCallEvent {
@@ -48,6 +54,7 @@ export interface GuardOptions {
 
 export function guardDocumentStore(store: DocumentStore, policy: DependencyPolicy, options: GuardOptions = {}): DocumentStore {
   const call = _caller(policy, options);
+  const now = _nowCaller(policy, options);
   const ping = call("ping");
   const wrapped = new WeakMap<object, Collection<Doc>>();
 
@@ -58,7 +65,7 @@ export function guardDocumentStore(store: DocumentStore, policy: DependencyPolic
       const inner = store.collection<T>(name, spec);
       const known = wrapped.get(inner) as Collection<T> | undefined;
       if (known) return known;
-      const guarded = _guardCollection(inner, call);
+      const guarded = _guardCollection(inner, call, now);
       wrapped.set(inner, guarded as unknown as Collection<Doc>);
       return guarded;
     },
@@ -74,6 +81,8 @@ export function guardCoordination(
   options: GuardOptions = {},
 ): CoordinationStore {
   const call = _caller(policy, options);
+  const now = _nowCaller(policy, options);
+  const takePermitNow = now && store.takePermitNow ? now("takePermit") : null;
   const takePermit = call("takePermit");
   const acquireLease = call("acquireLease");
   const releaseLease = call("releaseLease");
@@ -84,6 +93,7 @@ export function guardCoordination(
   return {
     kind: store.kind,
     takePermit: (key, limit, windowMs) => takePermit(() => store.takePermit(key, limit, windowMs)),
+    ...(takePermitNow ? { takePermitNow: (key: string, limit: number, windowMs: number) => takePermitNow(() => store.takePermitNow!(key, limit, windowMs)) } : {}),
     acquireLease: (key, owner, ttlMs) => acquireLease(() => store.acquireLease(key, owner, ttlMs)),
     releaseLease: (key, owner) => releaseLease(() => store.releaseLease(key, owner)),
     adjustInFlight: (key, delta, ttlMs) => adjustInFlight(() => store.adjustInFlight(key, delta, ttlMs)),
@@ -141,6 +151,26 @@ function _caller(policy: DependencyPolicy, options: GuardOptions): _Call {
   };
 }
 
+/** Runs one synchronous call of an operation through the policy (`policy.executeNow`). */
+type _OperationCallNow = <T>(fn: () => T) => T;
+type _CallNow = (operation: string) => _OperationCallNow;
+
+/** The synchronous caller, or null when the policy has a deadline (synchronous work could not keep it). */
+function _nowCaller(policy: DependencyPolicy, options: GuardOptions): _CallNow | null {
+  if (Number.isFinite(policy.timeoutMs)) return null;
+  const { onCall } = options;
+  return (operation) => {
+    const executeOptions = onCall ? { observe: (report: CallReport) => onCall(_toEvent(report, operation)) } : undefined;
+    return function guardedCallNow<T>(fn: () => T): T {
+      try {
+        return policy.executeNow(fn, executeOptions);
+      } catch (error) {
+        throw _translate(policy, operation, error);
+      }
+    };
+  };
+}
+
 async function _close(store: { close(): Promise<void> }, policy: DependencyPolicy): Promise<void> {
   try {
     await store.close();
@@ -149,8 +179,9 @@ async function _close(store: { close(): Promise<void> }, policy: DependencyPolic
   }
 }
 
-function _guardCollection<T extends Doc>(inner: Collection<T>, call: _Call): Collection<T> {
+function _guardCollection<T extends Doc>(inner: Collection<T>, call: _Call, now: _CallNow | null): Collection<T> {
   const op = (method: string): _OperationCall => call(`${inner.name}.${method}`);
+  const countNow = now && inner.countNow ? now(`${inner.name}.count`) : null;
   const insert = op("insert");
   const get = op("get");
   const findOne = op("findOne");
@@ -169,6 +200,7 @@ function _guardCollection<T extends Doc>(inner: Collection<T>, call: _Call): Col
     findOne: (filter) => findOne(() => inner.findOne(filter)),
     find: (filter, options) => find(() => inner.find(filter, options)),
     count: (filter) => count(() => inner.count(filter)),
+    ...(countNow ? { countNow: (filter: Filter) => countNow(() => inner.countNow!(filter)) } : {}),
     findOneAndUpdate: (filter, update, options) => findOneAndUpdate(() => inner.findOneAndUpdate(filter, update, options)),
     updateOne: (filter, update) => updateOne(() => inner.updateOne(filter, update)),
     delete: (id) => del(() => inner.delete(id)),

@@ -94,6 +94,12 @@ export interface Collection<T extends Doc> {
   find(filter: Filter, options?: FindOptions): Promise<FindPage<T>>;
   count(filter: Filter): Promise<number>;
   /**
+   * `count` answered synchronously: offered only by implementations that hold their documents in
+   * the gateway process (the embedded store), and by their guard when the policy has no deadline.
+   * Callers on a hot path use it when present (the tenant directory's key check), else `count`.
+   */
+  countNow?(filter: Filter): number;
+  /**
    * Atomically applies `update` to the one document matching `filter` (compare-and-set: put the
    * expected version/state in the filter). Returns the updated document, or null when none matched.
    * With `upsert`, inserts `{...equality fields of filter, ...$setOnInsert, ...$set}` when none matched
@@ -202,6 +208,12 @@ export interface CoordinationStore {
    * permits per window. Atomic across every process sharing the store.
    */
   takePermit(key: string, limit: number, windowMs: number): Promise<PermitResult>;
+  /**
+   * The same operation answered synchronously: offered only by implementations that run in the
+   * gateway process (the in-process store), and by their guard when the policy has no deadline.
+   * Callers on a hot path use it when present (pipeline/quota.ts), else `takePermit`.
+   */
+  takePermitNow?(key: string, limit: number, windowMs: number): PermitResult;
   /** Acquires a short lease/lock; true when `owner` now holds it (re-entrant for the same owner). */
   acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Releases the lease only when `owner` holds it; true when released. */

@@ -1,6 +1,6 @@
 /**
  * CPU time per request of the full pipeline, without sockets: the `gateway-pipeline` scenario's
- * gateway (bench/scenarios/gateway-pipeline.ts: every stage, x-api-key auth, quota) answering
+ * gateway (bench/pipeline-gateway.ts: every stage, x-api-key auth, quota) answering
  * sequential `gateway.fetch()` calls. Process CPU time (user + system) divided by requests is far
  * less sensitive to a busy machine than autocannon's req/s, so it resolves per-request costs of a
  * microsecond. Run it alternately on two commits to compare them (docs/bench.md, issue 14).
@@ -9,7 +9,7 @@
  *   BENCH_CPU_REQUESTS=20000 npx tsx bench/pipeline-cpu.ts
  */
 import { DEMO_KEY, PASSTHROUGH } from "../test/support/gateway.ts";
-import { BENCH_PATH, startBenchGateway } from "./scenarios/gateway-pipeline.ts";
+import { BENCH_PATH, startBenchGateway } from "./pipeline-gateway.ts";
 
 const REQUESTS = Number(process.env.BENCH_CPU_REQUESTS ?? 50_000);
 const ROUNDS = 5;

@@ -1,95 +1,86 @@
 /**
- * `npm run bench`: autocannon in-process against three servers started in this same process, one
- * after the other, with fixed load settings (STYLE.md habit 10), so a run compares the gateway
- * pipeline with bare h3 under identical conditions (ARCHITECTURE.md §8: compare ratios measured in
- * one run, never absolute numbers across runs).
+ * `npm run bench`: Gatehouse against bare h3 and the Node gateways a platform team would otherwise
+ * pick, in one run, with fixed load settings (STYLE.md habit 10; ARCHITECTURE.md §8: compare ratios
+ * measured in one run, never absolute numbers across runs).
  *
- *   npm run bench                                      64 connections, 10 s, pipelining 1
- *   BENCH_DURATION=2 BENCH_CONNECTIONS=16 npm run bench   a quick look
+ *   npm run bench                      everything at the fixed settings (-c 64 -d 10 -p 1), ~8 min
+ *   npm run bench -- --quick           everything, small: ≤ 60 s (also `npm run bench --quick`)
+ *   npm run bench -- --only ping,relay only these scenarios
+ *   npm run bench -- --profile /tmp/p  every load server runs with --cpu-prof into /tmp/p/<server>/
  *
- * Each scenario: start its server, check one request answers 200 with the expected body, warm up
- * (~1 s, discarded), measure, close. Then a table and the gateway/bare ratios are printed and the
- * JSON result is written to bench/results/<ISO timestamp>-<git short sha>.json. The run fails
- * (exit 1) if any scenario saw a non-2xx answer or a connection error: a bench of 401s or 429s
- * measures nothing.
+ * Scenarios, in order (docs/bench.md):
+ * - `ping`, `health`, `relay` (bench/scenarios/load.ts): autocannon against the upstream, bare h3,
+ *   fast-gateway, fastify + @fastify/http-proxy + @fastify/rate-limit, and the gateway, each in its
+ *   own process;
+ * - `stored` (bench/scenarios/stored.ts): Stored intake, then one processor draining a backlog;
+ * - `sign-memory`, `sign-fs`, `sign-mongodb-redis` (bench/scenarios/sign.ts): billed signs into one wallet;
+ * - `va-list` (bench/scenarios/virtual-accounts-100k.ts): virtual-account lists at 100 000 accounts.
+ *
+ * Then one table (req/s, p50/p99, the server's CPU per request and RSS, ratio to bare h3 and to the
+ * best peer), the goals of issue 12 as measured (printed, never asserted), the JSON result and an SVG
+ * chart, both in bench/results/<ISO timestamp>-<git short sha>.{json,svg}. The run fails (exit 1) when
+ * a scenario saw a non-2xx answer or a connection error, completed nothing, or the gateway wrote
+ * fewer request log lines than it answered requests.
  */
-import { request } from "node:http";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
-import autocannon from "autocannon";
-import { envInt, formatReport, gitShortSha, summarizeCannon, writeReport } from "./report.ts";
-import { bareH3 } from "./scenarios/bare-h3.ts";
-import { gatewayHealth } from "./scenarios/gateway-health.ts";
-import { gatewayPipeline } from "./scenarios/gateway-pipeline.ts";
+import { writeChart } from "./chart.ts";
+import { envInt, evaluateGoals, formatReport, gitShortSha, writeReport, type Goal } from "./report.ts";
+import { runLoadScenarios, LOAD_SCENARIOS } from "./scenarios/load.ts";
 import { signScenarios } from "./scenarios/sign.ts";
 import { stored } from "./scenarios/stored.ts";
+import { vaListScenario } from "./scenarios/virtual-accounts-100k.ts";
 
-/** The fixed load settings; env overrides exist for quick runs only (and are recorded in the JSON). */
+/** The fixed load settings; env overrides exist for quick looks only (and are recorded in the JSON). */
 export const DEFAULT_SETTINGS: BenchSettings = {
   connections: 64,
   duration: 10,
   pipelining: 1,
   warmup: 1,
   workers: 1,
+  quick: false,
 };
 
-/** The scenarios, in the order they run. The first is the baseline the ratios divide by. */
-export const SCENARIOS: readonly BenchScenario[] = [bareH3, gatewayPipeline, gatewayHealth, stored, ...signScenarios()];
-export const BASELINE = bareH3.name;
-export const SUBJECT = gatewayPipeline.name;
+/** `--quick`: every scenario, small, ≤ 60 s in all (a smoke check: figures are indicative only). */
+export const QUICK_SETTINGS: BenchSettings = { ...DEFAULT_SETTINGS, duration: 1, warmup: 0.5, quick: true };
+
+/** Sizes of the driven scenarios under `--quick` (an explicitly set env variable still wins). */
+export const QUICK_ENV: Readonly<Record<string, string>> = {
+  BENCH_SIGN_COUNT: "300",
+  BENCH_SIGN_WARMUP: "100",
+  BENCH_SIGN_MONGO_COUNT: "30",
+  BENCH_STORED_BACKLOG: "100",
+  VA_BENCH_COUNT: "10000",
+  VA_BENCH_REQUESTS: "5",
+};
 
 export interface BenchSettings {
   /** Concurrent keep-alive connections. */
   connections: number;
-  /** Measured seconds per scenario. */
+  /** Measured seconds per load row. */
   duration: number;
   /** Requests in flight per connection. */
   pipelining: number;
-  /** Warm-up seconds per scenario (same load, discarded). */
+  /** Warm-up seconds per row (same load, discarded). */
   warmup: number;
-  /**
-   * autocannon worker threads firing the load (0 = on the main thread, next to the server). With
-   * one worker the client runs on the second core and the server keeps the main thread, as when
-   * autocannon runs in its own process; both stay in this one process.
-   */
+  /** autocannon worker threads for the scenarios whose server runs inside the bench process (stored intake). */
   workers: number;
+  /** The ≤ 60 s smoke run. */
+  quick: boolean;
 }
 
-export interface BenchTarget {
-  /** Full URL of the measured endpoint (the server listens on a free loopback port). */
-  url: string;
-  /** Headers every request carries (host, x-api-key). */
-  headers: Record<string, string>;
-  /** The body the pre-flight request must get back. */
-  expectBody: string;
-  close(): Promise<void>;
-}
-
-export interface BenchScenario {
-  name: string;
-  description: string;
-  /** An autocannon GET scenario: the server autocannon fires at with the fixed settings. */
-  start?(): Promise<BenchTarget>;
-  /** Or: autocannon-driven with per-request bodies or background work, under the shared settings. */
-  measure?(settings: BenchSettings, progress: (line: string) => void): Promise<ScenarioResult>;
-  /** Or: the scenario runs its own load (its size fixed by the scenario) and reports one result. */
-  drive?(progress: (line: string) => void): Promise<DrivenResult>;
-}
-
-export interface DrivenResult {
-  result: ScenarioResult;
-  /** Lines printed under the table (figures the table has no column for). */
-  notes: string[];
-  problems: string[];
-  /** Kept in the JSON report. */
-  extra?: unknown;
-}
+/** How a row's server takes part in the comparison. */
+export type ServerRole = "ceiling" | "baseline" | "peer" | "subject";
 
 export interface ScenarioResult {
+  /** `<scenario>/<server>`: the row's name. */
   name: string;
+  scenario: string;
+  server: string;
+  role: ServerRole;
   description: string;
   path: string;
-  /** Mean requests per second over the measured seconds. */
+  /** Answered requests per second over the measured seconds (signs/s for sign-*). */
   requestsPerSec: number;
   /** Latency in milliseconds. */
   latency: { mean: number; p50: number; p90: number; p99: number; max: number };
@@ -98,10 +89,37 @@ export interface ScenarioResult {
   non2xx: number;
   errors: number;
   timeouts: number;
-  /** Measured seconds (autocannon's own figure). */
   seconds: number;
-  /** Further figures of a measured scenario (printed under the table). */
+  /** The server process's RSS right after the row (MiB), where it runs in its own process. */
+  rssMiB?: number;
+  /** The server process's CPU time (user + system, all threads) per answered request, µs. */
+  cpuUsPerRequest?: number;
+  /** Further figures (printed under the table). */
   extra?: Record<string, number>;
+}
+
+export interface ScenarioOutcome {
+  results: ScenarioResult[];
+  notes: string[];
+  problems: string[];
+  /** Kept in the JSON report under the scenario's name. */
+  extra?: unknown;
+}
+
+export interface ScenarioContext {
+  settings: BenchSettings;
+  /** The environment the scenario reads its sizes from (QUICK_ENV applied under --quick). */
+  env: Record<string, string | undefined>;
+  /** Only these scenario names (load rows filter on it too). */
+  only?: readonly string[];
+  cpuProfDir?: string;
+  progress: (line: string) => void;
+}
+
+export interface BenchScenario {
+  /** Names `--only` matches (a unit may run several scenarios, as the load unit does). */
+  names: readonly string[];
+  run(ctx: ScenarioContext): Promise<ScenarioOutcome>;
 }
 
 export interface BenchReport {
@@ -114,11 +132,10 @@ export interface BenchReport {
   loadavg: { start: number[]; end: number[] };
   settings: BenchSettings;
   scenarios: ScenarioResult[];
-  /** gateway-pipeline / bare-h3, from this run only. */
-  ratios: { requestsPerSec: number; p99: number; baseline: string; subject: string };
-  /** Why the run failed (non-2xx, errors, nothing measured); empty when it passed. */
+  /** The goals of issue 12, as measured in this run. */
+  goals: Goal[];
+  /** Why the run failed (non-2xx, errors, nothing measured, missing log lines); empty when it passed. */
   problems: string[];
-  /** Driven scenarios' own lines and figures. */
   notes: string[];
   extras: Record<string, unknown>;
 }
@@ -126,147 +143,122 @@ export interface BenchReport {
 export interface RunBenchOptions {
   settings?: Partial<BenchSettings>;
   scenarios?: readonly BenchScenario[];
+  only?: readonly string[];
+  env?: Record<string, string | undefined>;
+  cpuProfDir?: string;
   /** One line per step (the CLI prints them; tests leave it out). */
   progress?: (line: string) => void;
 }
 
-/** The fixed settings with the BENCH_* overrides applied. */
-export function benchSettings(env: Record<string, string | undefined> = process.env): BenchSettings {
+/** The load unit: ping, health and relay against every server. */
+export const loadScenario: BenchScenario = {
+  names: LOAD_SCENARIOS.map((s) => s.name),
+  run: (ctx) => runLoadScenarios(ctx.settings, { only: ctx.only, cpuProfDir: ctx.cpuProfDir, progress: ctx.progress }),
+};
+
+/** Every scenario, in the order it runs. */
+export function benchScenarios(env: Record<string, string | undefined> = process.env): BenchScenario[] {
+  return [loadScenario, stored, ...signScenarios(env), vaListScenario];
+}
+
+/** True when `--quick` was given (as an argument, or as npm's `npm run bench --quick` → npm_config_quick). */
+export function isQuick(argv: readonly string[], env: Record<string, string | undefined>): boolean {
+  return argv.includes("--quick") || (env.npm_config_quick !== undefined && env.npm_config_quick !== "" && env.npm_config_quick !== "false");
+}
+
+/** The settings: fixed (or quick), with the BENCH_* overrides applied. */
+export function benchSettings(env: Record<string, string | undefined> = process.env, quick = false): BenchSettings {
+  const base = quick ? QUICK_SETTINGS : DEFAULT_SETTINGS;
   return {
-    connections: envInt(env.BENCH_CONNECTIONS, DEFAULT_SETTINGS.connections, 1, "BENCH_CONNECTIONS"),
-    duration: envInt(env.BENCH_DURATION, DEFAULT_SETTINGS.duration, 1, "BENCH_DURATION"),
-    pipelining: envInt(env.BENCH_PIPELINING, DEFAULT_SETTINGS.pipelining, 1, "BENCH_PIPELINING"),
-    warmup: envInt(env.BENCH_WARMUP, DEFAULT_SETTINGS.warmup, 0, "BENCH_WARMUP"),
-    workers: envInt(env.BENCH_WORKERS, DEFAULT_SETTINGS.workers, 0, "BENCH_WORKERS"),
+    connections: envInt(env.BENCH_CONNECTIONS, base.connections, 1, "BENCH_CONNECTIONS"),
+    duration: envNumber(env.BENCH_DURATION, base.duration, "BENCH_DURATION"),
+    pipelining: envInt(env.BENCH_PIPELINING, base.pipelining, 1, "BENCH_PIPELINING"),
+    warmup: envNumber(env.BENCH_WARMUP, base.warmup, "BENCH_WARMUP", 0),
+    workers: envInt(env.BENCH_WORKERS, base.workers, 0, "BENCH_WORKERS"),
+    quick,
   };
 }
 
+/** The environment the scenarios read, with QUICK_ENV filled in under --quick. */
+export function scenarioEnv(env: Record<string, string | undefined>, quick: boolean): Record<string, string | undefined> {
+  return quick ? { ...QUICK_ENV, ...env } : env;
+}
+
 /**
- * Runs every scenario in order, each started and closed on its own. A scenario whose pre-flight
- * request fails throws (nothing was measured); problems seen under load are returned in `problems`.
+ * Runs every scenario in order. A scenario whose pre-flight fails throws (nothing was measured);
+ * problems seen under load are returned in `problems`.
  */
 export async function runBench(options: RunBenchOptions = {}): Promise<BenchReport> {
   const settings: BenchSettings = { ...DEFAULT_SETTINGS, ...options.settings };
-  const scenarios = options.scenarios ?? SCENARIOS;
+  const env = scenarioEnv(options.env ?? process.env, settings.quick);
+  const scenarios = options.scenarios ?? benchScenarios(env);
   const progress = options.progress ?? (() => {});
   const startedAt = new Date().toISOString();
   const loadStart = loadavg();
-  const results: ScenarioResult[] = [];
-  const problems: string[] = [];
-  const notes: string[] = [];
-  const extras: Record<string, unknown> = {};
-
-  for (const scenario of scenarios) {
-    if (scenario.measure) {
-      const result = await scenario.measure(settings, progress);
-      results.push(result);
-      problems.push(..._problemsOf(result));
-      continue;
-    }
-    if (scenario.drive) {
-      const driven = await scenario.drive(progress);
-      results.push(driven.result);
-      notes.push(...driven.notes);
-      problems.push(...driven.problems);
-      if (driven.extra !== undefined) extras[scenario.name] = driven.extra;
-      continue;
-    }
-    const target = await scenario.start!();
-    try {
-      await _preflight(scenario.name, target);
-      if (settings.warmup > 0) {
-        progress(`${scenario.name}: warm-up ${settings.warmup} s`);
-        await _cannon(target, settings, settings.warmup);
-      }
-      progress(`${scenario.name}: measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
-      const raw = await _cannon(target, settings, settings.duration);
-      const result = summarizeCannon(scenario, new URL(target.url).pathname, raw);
-      results.push(result);
-      problems.push(..._problemsOf(result));
-    } finally {
-      await target.close();
-    }
-  }
-
-  const base = results.find((r) => r.name === BASELINE);
-  const subject = results.find((r) => r.name === SUBJECT);
-  const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b ? a / b : Number.NaN);
-  return {
+  const report: Omit<BenchReport, "goals" | "loadavg"> = {
     startedAt,
     sha: gitShortSha(),
     node: process.version,
     cpu: cpus()[0]?.model ?? "unknown",
     cores: availableParallelism(),
-    loadavg: { start: _round2(loadStart), end: _round2(loadavg()) },
     settings,
-    scenarios: results,
-    ratios: {
-      requestsPerSec: ratio(subject?.requestsPerSec, base?.requestsPerSec),
-      p99: ratio(subject?.latency.p99, base?.latency.p99),
-      baseline: BASELINE,
-      subject: SUBJECT,
-    },
-    problems,
-    notes,
-    extras,
+    scenarios: [],
+    problems: [],
+    notes: [],
+    extras: {},
   };
+  for (const scenario of scenarios) {
+    if (options.only && !scenario.names.some((n) => options.only!.includes(n))) continue;
+    const began = performance.now();
+    const outcome = await scenario.run({ settings, env, only: options.only, cpuProfDir: options.cpuProfDir, progress });
+    progress(`${scenario.names.join(", ")}: done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+    report.scenarios.push(...outcome.results);
+    report.notes.push(...outcome.notes);
+    report.problems.push(...outcome.problems);
+    if (outcome.extra !== undefined) report.extras[scenario.names.join(",")] = outcome.extra;
+  }
+  return { ...report, loadavg: { start: _round2(loadStart), end: _round2(loadavg()) }, goals: evaluateGoals(report.scenarios) };
+}
+
+/** A number setting from the environment (fractional seconds allowed), at least `min`. */
+export function envNumber(raw: string | undefined, fallback: number, name: string, min = 0.1): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`bench: ${name} must be a number >= ${min} (got "${raw}")`);
+  return n;
 }
 
 // --- Internal helpers ---
-
-function _cannon(target: BenchTarget, settings: BenchSettings, seconds: number): Promise<autocannon.Result> {
-  return autocannon({
-    url: target.url,
-    headers: target.headers,
-    connections: settings.connections,
-    pipelining: settings.pipelining,
-    duration: seconds,
-    ...(settings.workers > 0 ? { workers: settings.workers } : {}),
-  });
-}
-
-/** A bench of 401s, 429s or dropped connections measures nothing. */
-function _problemsOf(r: ScenarioResult): string[] {
-  const out: string[] = [];
-  if (r.requests === 0) out.push(`${r.name}: no request completed`);
-  if (r.non2xx > 0) out.push(`${r.name}: ${r.non2xx} non-2xx responses`);
-  if (r.errors > 0) out.push(`${r.name}: ${r.errors} connection errors (${r.timeouts} timeouts)`);
-  return out;
-}
-
-/** One request before the load: a scenario answering 401/429 or the wrong body stops the run here. */
-function _preflight(name: string, target: BenchTarget): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = request(target.url, { method: "GET", headers: target.headers, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (body += chunk));
-      res.on("end", () => {
-        if (res.statusCode === 200 && body === target.expectBody) resolve();
-        else reject(new Error(`bench: ${name} pre-flight answered ${res.statusCode}: ${body.slice(0, 300)}`));
-      });
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 function _round2(values: number[]): number[] {
   return values.map((v) => Math.round(v * 100) / 100);
 }
 
+function _argValue(argv: readonly string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  if (i >= 0) return argv[i + 1];
+  return argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
 async function _main(): Promise<void> {
-  const settings = benchSettings();
+  const argv = process.argv.slice(2);
+  const quick = isQuick(argv, process.env);
+  const settings = benchSettings(process.env, quick);
+  const only = _argValue(argv, "--only")?.split(",").map((s) => s.trim()).filter(Boolean);
+  const cpuProfDir = _argValue(argv, "--profile");
   const out = (line: string) => process.stdout.write(line + "\n");
+  const started = performance.now();
   out(
-    `gatehouse bench: -c ${settings.connections} -d ${settings.duration} -p ${settings.pipelining}` +
-      ` (warm-up ${settings.warmup} s, ${settings.workers === 0 ? "load on the main thread" : `${settings.workers} load worker thread(s)`})`,
+    `gatehouse bench${quick ? " --quick" : ""}: -c ${settings.connections} -d ${settings.duration} -p ${settings.pipelining}` +
+      ` (warm-up ${settings.warmup} s)${only ? `, only ${only.join(", ")}` : ""}; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`,
   );
-  const report = await runBench({ settings, progress: (line) => out(`  ${line}`) });
+  const report = await runBench({ settings, only, cpuProfDir, progress: (line) => out(`  ${line}`) });
   out("");
   out(formatReport(report));
   const file = writeReport(report);
-  out(`\nresult written to ${file}`);
+  const chart = writeChart(report, file.replace(/\.json$/, ".svg"));
+  out(`\nresult written to ${file}\nchart drawn in ${chart}\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  if (cpuProfDir) out(`CPU profiles in ${cpuProfDir}/<server>/ (npx tsx bench/profile-top.ts <file>)`);
   if (report.problems.length > 0) {
     process.stderr.write(`bench failed:\n${report.problems.map((p) => `  - ${p}`).join("\n")}\n`);
     process.exitCode = 1;

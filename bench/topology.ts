@@ -44,7 +44,7 @@ import { isTopologySkip, SCALE_OUT_EDGE, startTopology, type Topology } from "..
 import { DEMO, demoInvoice } from "../test/simulator/simulator-helpers.ts";
 import { gitShortSha, RESULTS_DIR, summarizeCannon } from "./report.ts";
 import { benchSettings, type BenchSettings, type ScenarioResult } from "./run.ts";
-import { BENCH_LIMIT } from "./scenarios/gateway-pipeline.ts";
+import { BENCH_LIMIT } from "./servers/common.ts";
 import { intakeTemplate } from "./scenarios/stored.ts";
 
 const SIGN_PATH = "/api/v1/invoice/sign";
@@ -96,7 +96,7 @@ export async function runTopologyBench(settings: BenchSettings, progress: (line:
         const cpuBefore = _cpuOfChildren();
         const selfBefore = process.cpuUsage();
         const raw = await run(settings.duration);
-        const pass = summarizeCannon({ name, description: _describe(kind, gateways) }, SIGN_PATH, raw);
+        const pass = summarizeCannon({ name, scenario: kind, server: `${gateways}-gateway`, role: "subject", description: _describe(kind, gateways) }, SIGN_PATH, raw);
         const self = process.cpuUsage(selfBefore);
         pass.extra = { ..._cpuPerRequest(cpuBefore, _cpuOfChildren(), pass.status2xx, self.user + self.system), ..._refusals(raw) };
         progress(`${name}: ${Math.round(pass.requestsPerSec)} req/s, p99 ${pass.latency.p99} ms; CPU µs per answer ${JSON.stringify(pass.extra)}`);

@@ -64,6 +64,7 @@ export async function syncConfig(file: string, flags: Flags): Promise<number> {
       log,
       notify: (change) => announceChange(coordination, change).catch(() => undefined),
     });
+    await log.flush(); // the warnings first: log lines leave in batches
     if (flags.json) process.stdout.write(JSON.stringify({ synced: true, ...report }, null, 2) + "\n");
     else consola.success(`the directory matches ${file}: ${report.created} created, ${report.updated} updated, ${report.removed} removed`);
     return 0;

@@ -18,6 +18,7 @@ import { renderError } from "./errors/render.ts";
 import { describeError, type Logger } from "./log.ts";
 import { createGatewayMetrics, type GatewayMetrics, type HistogramSeries } from "./metrics.ts";
 import { buildOpenApi } from "./openapi.ts";
+import { builtSize } from "./respond.ts";
 import { PORT_NAMES, type GatewayPlugin, type PluginKit, type Ports, type RouteDeclaration, type Worker } from "./plugin.ts";
 import { BootError, buildRouteTable, type CompiledRoute, type RouteTable } from "./route-table.ts";
 import { Runtime, createStatusReports } from "./runtime.ts";
@@ -134,23 +135,46 @@ export function createGateway(options: GatewayOptions): Gateway {
   const bodyTimeout = config.server.bodyReadTimeoutMs;
   const checkJson = createJsonLimitCheck(config.limits.json);
 
-  async function dispatch(event: H3Event): Promise<Response> {
+  /**
+   * One request: stages → the route's own checks → handler → completion. Each step may answer
+   * synchronously (the in-process stores do) or with a promise; the request only waits where a
+   * step really waits, and a request that never waits is answered without a promise.
+   */
+  function dispatch(event: H3Event): Response | Promise<Response> {
     const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
-    let res: Response;
     try {
-      await pipeline.run(ctx);
-      await _prepareInput(ctx, bodyTimeout, checkJson);
-      if (ctx.domain !== null && !directory.isCurrent(ctx.domain)) throw _approvalChanged();
-      res = await ctx.route!.decl.handler(ctx);
+      const stages = pipeline.run(ctx);
+      const answer = stages ? stages.then(() => _handle(ctx)) : _handle(ctx);
+      if (answer instanceof Promise) return answer.then((res) => _complete(ctx, res), (e: unknown) => _complete(ctx, _fail(ctx, e)));
+      return _complete(ctx, answer);
     } catch (e) {
-      res = _fail(ctx, e);
-    } finally {
-      for (const finish of ctx.finishers) finish();
+      return _complete(ctx, _fail(ctx, e));
     }
-    res = _withRequestId(res, ctx.requestId);
-    _logCompletion(ctx, res);
+  }
+
+  /** After the stages: the route's own checks, the approval check, the handler. */
+  function _handle(ctx: RequestContext): Response | Promise<Response> {
+    const input = _prepareInput(ctx, bodyTimeout, checkJson);
+    if (input) return input.then(() => _handler(ctx));
+    return _handler(ctx);
+  }
+
+  function _handler(ctx: RequestContext): Response | Promise<Response> {
+    if (ctx.domain !== null && !directory.isCurrent(ctx.domain)) throw _approvalChanged();
+    return ctx.route!.decl.handler(ctx);
+  }
+
+  /** Every exit path: finishers (capacity release), the request id, the completion record. */
+  function _complete(ctx: RequestContext, response: Response): Response {
+    for (const finish of ctx.finishers) finish();
+    // Responses from core/respond.ts and the error renderer carry the request id and their size
+    // already; any other Response is given the request id here.
+    const size = builtSize(response);
+    const res = size === undefined ? _withRequestId(response, ctx.requestId) : response;
+    _logCompletion(ctx, res, size);
     return res;
   }
+
 
   function _fail(ctx: RequestContext, e: unknown): Response {
     const rendered = renderError(ctx, e);
@@ -160,7 +184,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     return rendered.response;
   }
 
-  function _logCompletion(ctx: RequestContext, res: Response): void {
+  /** The one completion record of a request (and the one place per-request figures are taken). */
+  function _logCompletion(ctx: RequestContext, res: Response, size: number | undefined): void {
     const durationMs = performance.now() - ctx.startedAt;
     recordRequest(ctx.route, ctx.errorCode, durationMs / 1000);
     // Epoch ms from the request's own clock readings (no further clock read on the request path).
@@ -179,7 +204,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       status: res.status,
       code: ctx.errorCode,
       durationMs: Math.round(durationMs * 1000) / 1000,
-      responseSize: Number(res.headers.get("content-length") ?? 0),
+      responseSize: size ?? Number(res.headers.get("content-length") ?? 0),
     });
   }
 
@@ -189,7 +214,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       // Reached only if something fails outside dispatch (h3 internals): still the contract's shape.
       const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
       const res = _fail(ctx, error);
-      _logCompletion(ctx, res);
+      _logCompletion(ctx, res, builtSize(res));
       return res;
     },
   });
@@ -231,7 +256,7 @@ const UTF8 = new TextDecoder();
  * shape checked (depth, members) before anything parses it, parsed, server-managed body fields,
  * schema.
  */
-async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJson: (text: string) => void): Promise<void> {
+function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJson: (text: string) => void): Promise<void> | undefined {
   const route = ctx.route!;
   const d = route.decl;
   const serverFields = d.rejectServerFields ?? d.service === "gateway";
@@ -244,6 +269,13 @@ async function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJs
     ctx.query = validateInput(d.schemas.query, query, "query") as Record<string, string>;
   }
   if (d.method === "GET" || d.method === "DELETE") return;
+  return _readInputBody(ctx, bodyTimeoutMs, checkJson, serverFields);
+}
+
+/** The body: read (limit, deadline, completeness), its JSON shape checked, parsed, server-managed fields, schema. */
+async function _readInputBody(ctx: RequestContext, bodyTimeoutMs: number, checkJson: (text: string) => void, serverFields: boolean): Promise<void> {
+  const route = ctx.route!;
+  const d = route.decl;
   const bytes = await readBody(ctx, route.bodyLimit, bodyTimeoutMs);
   ctx.rawBody = bytes;
   let body: unknown = undefined;

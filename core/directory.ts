@@ -106,8 +106,12 @@ export interface TenantDirectory {
   isCurrent(record: DomainRecord): boolean;
   /** Is this a host the collections API answers on? (config `collections.hosts`) */
   isCollectionsHost(host: string): boolean;
-  /** The principal of a presented key: read fresh from the store; null when unknown, revoked or expired. Throws when it cannot be read. */
-  authenticate(scheme: CredentialScheme, secret: string): Promise<Principal | null>;
+  /**
+   * The principal of a presented key: read fresh from the store; null when unknown, revoked or
+   * expired. Throws (or rejects) when it cannot be read. Answered synchronously when the store
+   * confirms a known key synchronously (the embedded store's `countNow`), else a promise.
+   */
+  authenticate(scheme: CredentialScheme, secret: string): Principal | null | Promise<Principal | null>;
   business(id: string): BusinessRecord | null;
   businesses(): readonly BusinessRecord[];
   /** After a write to the directory's store: updates this process at once and tells the others. */
@@ -163,6 +167,29 @@ export async function openDirectory(o: DirectoryOptions): Promise<TenantDirector
   const principals = new Map<string, { rev: number; expiresAt: number | null; principal: Principal }>();
   /** Bumped by every change and gap: a load that started before one does not fill the cache. */
   let epoch = 0;
+
+  /** The principal for `scheme`, unless the key is for another scheme or has expired. */
+  const verdict = (known: { expiresAt: number | null; principal: Principal }, scheme: CredentialScheme): Principal | null =>
+    known.principal.scheme === scheme && (known.expiresAt === null || known.expiresAt > now()) ? known.principal : null;
+
+  /** Reads the key record by its hash and remembers the principal built from it. */
+  const read = async (id: string, scheme: CredentialScheme): Promise<Principal | null> => {
+    const doc = await ds.credentials.get(id);
+    if (doc === null || doc.revoked) {
+      principals.delete(id);
+      return null;
+    }
+    checkCredentialDoc(doc);
+    const principal: Principal = Object.freeze({
+      scheme: doc.scheme,
+      credentialId: doc.credentialId,
+      businessId: doc.businessId,
+      ipWhitelisted: Object.freeze([...doc.ipWhitelisted]),
+    });
+    const entry = { rev: doc.rev, expiresAt: doc.expiresAt, principal };
+    principals.set(id, entry);
+    return verdict(entry, scheme);
+  };
 
   const loadBusiness = async (id: string): Promise<BusinessRecord | null> => {
     const doc = await ds.businesses.get(id);
@@ -276,27 +303,18 @@ export async function openDirectory(o: DirectoryOptions): Promise<TenantDirector
 
     isCollectionsHost: (host) => collectionsHosts.has(host),
 
-    async authenticate(scheme, secret) {
+    authenticate(scheme, secret) {
       const id = hashSecret(secret);
       const known = principals.get(id);
       // Fresh, and cheap: the store confirms the record is still the one the principal was built
-      // from (same rev, not revoked, same deadline), by a count on its _id, without copying it.
-      if (known !== undefined && (await ds.credentials.count({ _id: id, rev: known.rev, revoked: false, expiresAt: known.expiresAt })) === 1)
-        return known.principal.scheme === scheme && (known.expiresAt === null || known.expiresAt > now()) ? known.principal : null;
-      const doc = await ds.credentials.get(id);
-      if (doc === null || doc.revoked) {
-        principals.delete(id);
-        return null;
+      // from (same rev, not revoked, same deadline), by a count on its _id, without copying it; the
+      // embedded store answers that synchronously (no promise on the hot path).
+      if (known !== undefined) {
+        const filter = { _id: id, rev: known.rev, revoked: false, expiresAt: known.expiresAt };
+        if (ds.credentials.countNow) return ds.credentials.countNow(filter) === 1 ? verdict(known, scheme) : read(id, scheme);
+        return ds.credentials.count(filter).then((n) => (n === 1 ? verdict(known, scheme) : read(id, scheme)));
       }
-      checkCredentialDoc(doc);
-      const principal: Principal = Object.freeze({
-        scheme: doc.scheme,
-        credentialId: doc.credentialId,
-        businessId: doc.businessId,
-        ipWhitelisted: Object.freeze([...doc.ipWhitelisted]),
-      });
-      principals.set(id, { rev: doc.rev, expiresAt: doc.expiresAt, principal });
-      return doc.scheme === scheme && (doc.expiresAt === null || doc.expiresAt > now()) ? principal : null;
+      return read(id, scheme);
     },
 
     business: (id) => businesses.get(id) ?? null,

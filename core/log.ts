@@ -1,11 +1,16 @@
 /**
- * Structured logging through consola, with one redaction layer every event passes through.
- * Events are `logger.event("gateway_request_completed", { ... })`: one JSON line each (format
- * "json") or consola's pretty output (format "pretty"). Nothing reaches a reporter unredacted:
- * keys, authorization headers, passwords, secrets, idempotency keys, bodies and query strings are
- * replaced, and URLs lose their credentials and query.
+ * Structured logging, with one redaction layer every event passes through. Events are
+ * `logger.event("gateway_request_completed", { ... })`: one JSON line each on stdout (format
+ * "json", the default), consola's pretty output (format "pretty"), or records handed to a sink
+ * (tests). Nothing is written unredacted: keys, authorization headers, passwords, secrets,
+ * idempotency keys, bodies and query strings are replaced, and URLs lose their credentials and query.
+ *
+ * Cost (docs/bench.md, issue 12): a disabled level costs nothing; an enabled JSON event is one object
+ * copy (the redaction) and one JSON.stringify, and its line joins the others of the same event-loop
+ * turn in one write to stdout (`createLineWriter`), flushed on `flush()` and at process exit. Every
+ * event is written: nothing is sampled or deduplicated.
  */
-import { createConsola, type ConsolaInstance, type ConsolaReporter, type LogObject } from "consola";
+import { createConsola, type ConsolaInstance } from "consola";
 
 export type LogLevel = "silent" | "error" | "warn" | "info" | "debug";
 export type LogFields = Record<string, unknown>;
@@ -37,36 +42,42 @@ const SECRET_PARTS = [
 const SECRET_NAMES = new Set(["key", "body", "rawbody", "payload", "query", "search", "querystring", "credential", "credentials"]);
 
 export function isSecretFieldName(name: string): boolean {
-  const n = name.toLowerCase();
-  return SECRET_NAMES.has(n) || SECRET_PARTS.some((p) => n.includes(p));
+  let secret = _secretNames.get(name);
+  if (secret === undefined) {
+    const n = name.toLowerCase();
+    secret = SECRET_NAMES.has(n) || SECRET_PARTS.some((p) => n.includes(p));
+    // Field names are mostly code constants; the bound only matters for objects keyed by data.
+    if (_secretNames.size >= NAME_CACHE_SIZE) _secretNames.clear();
+    _secretNames.set(name, secret);
+  }
+  return secret;
 }
+const NAME_CACHE_SIZE = 4096;
+const _secretNames = new Map<string, boolean>();
 const MAX_DEPTH = 5;
 const REDACTED = "[redacted]";
+const REDACTED_JSON = JSON.stringify(REDACTED);
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const format = options.format ?? "json";
   const sink = options.sink;
-  const jsonReporter: ConsolaReporter = {
-    log(obj: LogObject) {
-      const [name, fields] = obj.args as [string, LogFields | undefined];
-      const record = { time: obj.date.toISOString(), level: obj.type, event: name, ...(fields ?? {}) };
-      if (sink) sink(record);
-      else process.stdout.write(JSON.stringify(record) + "\n");
-    },
-  };
-  const consola: ConsolaInstance = createConsola({
-    level: LEVELS[options.level ?? "info"],
-    reporters: format === "json" || sink ? [jsonReporter] : undefined,
-    fancy: false,
-  });
   const threshold = LEVELS[options.level ?? "info"];
   const KIND_LEVEL = { error: 0, warn: 1, info: 3, debug: 4 } as const;
+  let write: (kind: LogKind, name: string, fields: LogFields | undefined) => void;
+  if (sink) {
+    write = (kind, name, fields) => sink({ time: _isoNow(), level: kind, event: name, ...(fields ? redact(fields) : {}) });
+  } else if (format === "json") {
+    // One JSON line per event, written to stdout in one batch per event-loop turn (stdoutLines).
+    write = (kind, name, fields) => stdoutLines().write(jsonLine(kind, name, fields));
+  } else {
+    // "pretty": consola's human output (the CLI, a developer's terminal).
+    const consola: ConsolaInstance = createConsola({ level: threshold, fancy: false });
+    write = (kind, name, fields) => consola[kind](name, fields ? redact(fields) : undefined);
+  }
   // The level is checked before redaction: a disabled event costs nothing on the hot path.
-  const emit = (kind: "info" | "warn" | "error" | "debug") => {
+  const emit = (kind: LogKind) => {
     if (KIND_LEVEL[kind] > threshold) return () => {};
-    return (name: string, fields?: LogFields) => {
-      consola[kind](name, fields ? redact(fields) : undefined);
-    };
+    return (name: string, fields?: LogFields) => write(kind, name, fields);
   };
   return {
     event: emit("info"),
@@ -75,10 +86,89 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     debug: emit("debug"),
     flush: () =>
       new Promise<void>((resolve) => {
-        if (sink) return resolve();
+        if (sink || format !== "json") return resolve();
+        stdoutLines().flush();
         process.stdout.write("", () => resolve());
       }),
   };
+}
+
+type LogKind = "info" | "warn" | "error" | "debug";
+
+/** Lines buffered for a stream and written together: one `write` per event-loop turn, not per line. */
+export interface LineWriter {
+  write(line: string): void;
+  /** Writes what is buffered now (synchronous for files and pipes: Node writes stdout synchronously there). */
+  flush(): void;
+}
+
+/**
+ * A LineWriter for `stream`. Lines queue until the end of the current event-loop turn (setImmediate:
+ * every request answered in one poll phase shares one write), or until 64 KiB are queued; `flush()`
+ * and the process's `exit` write the rest at once, so a line logged before exit is never lost.
+ * Order is kept: lines leave in the order they were written.
+ */
+export function createLineWriter(stream: { write(chunk: string): unknown }): LineWriter {
+  let pending: string[] = [];
+  let bytes = 0;
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.length === 1 ? pending[0]! : pending.join("");
+    pending = [];
+    bytes = 0;
+    stream.write(text);
+  };
+  process.once("exit", flush);
+  return {
+    write(line) {
+      pending.push(line);
+      bytes += line.length;
+      if (bytes >= LINE_BATCH_BYTES) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}
+
+const LINE_BATCH_BYTES = 64 * 1024;
+let _stdoutLines: LineWriter | null = null;
+
+/** The process's one LineWriter for stdout (every logger shares it, so lines keep their order). */
+export function stdoutLines(): LineWriter {
+  return (_stdoutLines ??= createLineWriter(process.stdout));
+}
+
+/**
+ * The JSON line of one event: `JSON.stringify({ time, level, event, ...redact(fields) }) + "\n"`,
+ * byte for byte, written without building the redacted copy and the record first. Fields named
+ * `time`, `level` or `event` take the general path (they replace the record's own, as the spread does).
+ */
+export function jsonLine(level: string, name: string, fields: LogFields | undefined): string {
+  const time = _isoNow();
+  if (fields !== undefined && (Object.hasOwn(fields, "time") || Object.hasOwn(fields, "level") || Object.hasOwn(fields, "event")))
+    return JSON.stringify({ time, level, event: name, ...redact(fields) }) + "\n";
+  let out = `{"time":"${time}","level":${JSON.stringify(level)},"event":${JSON.stringify(name)}`;
+  if (fields !== undefined) {
+    for (const k in fields) {
+      if (!Object.hasOwn(fields, k)) continue;
+      const v = fields[k];
+      let text: string | undefined;
+      if (isSecretFieldName(k)) text = REDACTED_JSON;
+      else if (typeof v === "string") text = _jsonString(sanitizeText(v));
+      else if (typeof v === "number") text = Number.isFinite(v) ? String(v) : "null";
+      else if (typeof v === "boolean") text = v ? "true" : "false";
+      else if (v === null) text = "null";
+      else if (typeof v === "object") text = JSON.stringify(_redactObject(v, 1));
+      else text = JSON.stringify(v); // undefined, functions and symbols give undefined (left out); bigint throws, as before
+      if (text !== undefined) out += `,${_jsonKey(k)}:${text}`;
+    }
+  }
+  return out + "}\n";
 }
 
 /** Returns a copy of `fields` that is safe to log. */
@@ -94,6 +184,23 @@ export function redact(fields: LogFields): LogFields {
 export function sanitizeText(text: string): string {
   // Every pattern below needs one of these; most logged strings (ids, hosts) have none.
   if (!MAY_HOLD_SECRET.test(text)) return text;
+  // Short strings that do (route ids "GET /x/:name", codes "GW_…") repeat on every request: the
+  // result of the pure function below is remembered for them.
+  if (text.length > SANITIZED_CACHE_MAX_LENGTH) return _sanitize(text);
+  let clean = _sanitized.get(text);
+  if (clean === undefined) {
+    clean = _sanitize(text);
+    if (_sanitized.size >= SANITIZED_CACHE_SIZE) _sanitized.clear();
+    _sanitized.set(text, clean);
+  }
+  return clean;
+}
+
+const SANITIZED_CACHE_SIZE = 2048;
+const SANITIZED_CACHE_MAX_LENGTH = 256;
+const _sanitized = new Map<string, string>();
+
+function _sanitize(text: string): string {
   return text
     .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/gi, "$1[redacted]@")
     .replace(/(https?:\/\/[^\s?#]*)\?[^\s#]*/gi, "$1?[redacted]")
@@ -126,8 +233,42 @@ function _redactObject(value: unknown, depth: number): unknown {
   if (Array.isArray(value)) return value.map((v) => _redactObject(v, depth + 1));
   if (value instanceof Headers) return _redactObject(Object.fromEntries(value.entries()), depth);
   const out: LogFields = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = isSecretFieldName(k) ? REDACTED : _redactObject(v, depth + 1);
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    const v = (value as LogFields)[k];
+    out[k] = isSecretFieldName(k) ? REDACTED : typeof v === "string" ? sanitizeText(v) : v === null || typeof v !== "object" ? v : _redactObject(v, depth + 1);
   }
   return out;
+}
+
+/** Characters JSON.stringify escapes in a string (quote, backslash, controls, surrogates). */
+const JSON_ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(text)`: plain text (ids, hosts, codes) is quoted as it is. */
+function _jsonString(text: string): string {
+  return JSON_ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+const _jsonKeys = new Map<string, string>();
+/** `JSON.stringify(key)`, remembered (field names are mostly code constants; the cache is bounded). */
+function _jsonKey(key: string): string {
+  let quoted = _jsonKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (_jsonKeys.size >= NAME_CACHE_SIZE) _jsonKeys.clear();
+    _jsonKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+let _isoMs = 0;
+let _isoText = "";
+/** `new Date().toISOString()`, computed once per millisecond. */
+function _isoNow(): string {
+  const ms = Date.now();
+  if (ms !== _isoMs) {
+    _isoMs = ms;
+    _isoText = new Date(ms).toISOString();
+  }
+  return _isoText;
 }

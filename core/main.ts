@@ -55,6 +55,7 @@ async function main(): Promise<void> {
     extras: [...(simulator ? [simulator] : []), ...(metrics ? [metrics] : [])],
   });
   log.event("gateway_listening", { url: server.url, storage: config.storage.driver, coordination: config.coordination.driver });
+  await log.flush(); // log lines leave in batches: the banner follows them
   process.stdout.write(_banner(config, server.url, simulator?.url ?? null));
 
   const stop = (signal: string) => {

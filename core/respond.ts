@@ -5,26 +5,47 @@
 import { FastResponse } from "srvx";
 import type { RequestContext } from "./context.ts";
 
+/**
+ * Responses built by this module (and the error renderer) carry the request's X-Request-ID and a
+ * Content-Length already: the dispatcher takes their body size from here instead of reading their
+ * headers back (which would make srvx build a Headers object and write the response the slow way).
+ */
+const BUILT = new WeakMap<Response, number>();
+
+/** Registers `res` as built with its request id and `size` body bytes; returns it. */
+export function built(res: Response, size: number): Response {
+  BUILT.set(res, size);
+  return res;
+}
+
+/** The body size of a response built by `built`, or undefined for any other Response. */
+export function builtSize(res: Response): number | undefined {
+  return BUILT.get(res);
+}
+
 export function json(ctx: RequestContext, status: number, body: unknown, headers?: Record<string, string>): Response {
   const text = JSON.stringify(body);
-  return new FastResponse(text, {
+  const size = Buffer.byteLength(text);
+  const res = new FastResponse(text, {
     status,
     headers: {
       "content-type": "application/json",
-      "content-length": String(Buffer.byteLength(text)),
+      "content-length": String(size),
       "cache-control": "no-store",
       "x-request-id": ctx.requestId,
       ...headers,
     },
   });
+  return built(res, size);
 }
 
 export function html(ctx: RequestContext, status: number, page: string, headers?: Record<string, string>): Response {
-  return new FastResponse(page, {
+  const size = Buffer.byteLength(page);
+  const res = new FastResponse(page, {
     status,
     headers: {
       "content-type": "text/html; charset=utf-8",
-      "content-length": String(Buffer.byteLength(page)),
+      "content-length": String(size),
       "cache-control": "no-store",
       "x-request-id": ctx.requestId,
       "x-frame-options": "DENY",
@@ -32,6 +53,7 @@ export function html(ctx: RequestContext, status: number, page: string, headers?
       ...headers,
     },
   });
+  return built(res, size);
 }
 
 export interface PageMeta {
@@ -94,7 +116,7 @@ export interface RelayedAnswer {
 }
 
 export function relayed(ctx: RequestContext, res: RelayedAnswer): Response {
-  return new FastResponse(res.body as Uint8Array<ArrayBuffer>, {
+  const response = new FastResponse(res.body as Uint8Array<ArrayBuffer>, {
     status: res.status,
     headers: {
       ...res.headers,
@@ -104,4 +126,5 @@ export function relayed(ctx: RequestContext, res: RelayedAnswer): Response {
       "x-request-id": ctx.requestId,
     },
   });
+  return built(response, res.body.byteLength);
 }

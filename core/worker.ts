@@ -71,6 +71,7 @@ async function main(): Promise<void> {
   const log = createLogger({ level: config.log.level, format: config.log.format });
   const worker = await startWorker(config, { log });
   log.event("worker_started", { storage: config.storage.driver, coordination: config.coordination.driver, storedProcessor: config.stored.processor.enabled });
+  await log.flush(); // log lines leave in batches: the banner follows them
   process.stdout.write(
     `Gatehouse worker running (storage ${config.storage.driver}, coordination ${config.coordination.driver}; Stored processor ${config.stored.processor.enabled ? "on" : "off"}). SIGTERM stops it.\n`,
   );

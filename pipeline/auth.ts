@@ -17,24 +17,36 @@ import { defineStage } from "./define-stage.ts";
 export const authStage = defineStage({
   name: "auth",
   create({ directory, log }) {
-    const lookup = async (ctx: RequestContext, scheme: CredentialScheme, secret: string): Promise<Principal | null> => {
-      try {
-        return await directory.authenticate(scheme, secret);
-      } catch (e) {
-        const code = scheme === "admin" ? "GW_AUTH_CONTEXT_UNAVAILABLE" : "GW_TENANT_AUTHORIZATION_UNAVAILABLE";
-        log.warn("gateway_authorization_unavailable", { requestId: ctx.requestId, scheme, code, error: describeError(e) });
-        throw gwError(code, { cause: e });
-      }
+    const unavailable = (ctx: RequestContext, scheme: CredentialScheme, e: unknown): Error => {
+      const code = scheme === "admin" ? "GW_AUTH_CONTEXT_UNAVAILABLE" : "GW_TENANT_AUTHORIZATION_UNAVAILABLE";
+      log.warn("gateway_authorization_unavailable", { requestId: ctx.requestId, scheme, code, error: describeError(e) });
+      return gwError(code, { cause: e });
     };
 
-    async function admin(ctx: RequestContext, key: string | null): Promise<void> {
-      const principal = key ? await lookup(ctx, "admin", key) : null;
+    /**
+     * The key's principal from the directory (synchronously when the store answers so, else a
+     * promise), a store that cannot answer turned into the scheme's unavailability error.
+     */
+    const lookup = (ctx: RequestContext, scheme: CredentialScheme, secret: string): Principal | null | Promise<Principal | null> => {
+      let found: Principal | null | Promise<Principal | null>;
+      try {
+        found = directory.authenticate(scheme, secret);
+      } catch (e) {
+        throw unavailable(ctx, scheme, e);
+      }
+      return found instanceof Promise ? found.catch((e: unknown) => Promise.reject(unavailable(ctx, scheme, e))) : found;
+    };
+
+    /** `accept(ctx, principal)` now, or once the principal arrives. */
+    const then = (ctx: RequestContext, found: Principal | null | Promise<Principal | null>, accept: (ctx: RequestContext, p: Principal | null) => void): void | Promise<void> =>
+      found instanceof Promise ? found.then((p) => accept(ctx, p)) : accept(ctx, found);
+
+    function admin(ctx: RequestContext, principal: Principal | null): void {
       if (!principal) throw gwError("GW_ADMIN_AUTHENTICATION_FAILED", { detail: "Operator authentication failed." });
       ctx.principal = principal;
     }
 
-    async function bearer(ctx: RequestContext, key: string): Promise<void> {
-      const principal = await lookup(ctx, "bearer", key);
+    function bearer(ctx: RequestContext, principal: Principal | null): void {
       if (!principal) throw new CollectionsError(401, "Invalid or revoked API key.");
       const business = directory.business(principal.businessId!);
       if (!business) {
@@ -46,8 +58,7 @@ export const authStage = defineStage({
       ctx.state = business.state;
     }
 
-    async function apiKey(ctx: RequestContext, key: string): Promise<void> {
-      const principal = await lookup(ctx, "apiKey", key);
+    function apiKey(ctx: RequestContext, principal: Principal | null): void {
       if (!principal) throw gwError("GW_API_KEY_INVALID", { detail: "The API key is not valid; create or rotate a key." });
       if (!ctx.domain || principal.businessId !== ctx.domain.businessId)
         throw gwError("GW_AUTH_TENANT_FORBIDDEN", { detail: "This API key belongs to another business than this hostname's." });
@@ -57,16 +68,19 @@ export const authStage = defineStage({
     return function auth(ctx) {
       const scheme = ctx.route!.decl.auth;
       if (scheme === "none") return;
-      if (scheme === "admin") return admin(ctx, ctx.req.headers.get("x-admin-api-key"));
+      if (scheme === "admin") {
+        const key = ctx.req.headers.get("x-admin-api-key");
+        return key ? then(ctx, lookup(ctx, "admin", key), admin) : admin(ctx, null);
+      }
       if (scheme === "bearer") {
         const header = ctx.req.headers.get("authorization");
         const m = header ? /^Bearer +([^\s]+)\s*$/i.exec(header) : null;
         if (!m) throw new CollectionsError(401, "Missing or malformed Authorization header; send 'Authorization: Bearer <API_KEY>'.");
-        return bearer(ctx, m[1]!);
+        return then(ctx, lookup(ctx, "bearer", m[1]!), bearer);
       }
       const key = ctx.req.headers.get("x-api-key");
       if (key === null || key === "") throw gwError("GW_AUTH_API_KEY_REQUIRED", { detail: "Send the API key in x-api-key." });
-      return apiKey(ctx, key);
+      return then(ctx, lookup(ctx, "apiKey", key), apiKey);
     };
   },
 });

@@ -33,7 +33,11 @@ export const STAGES: readonly Stage[] = [
 
 export interface CompiledPipeline {
   readonly names: readonly StageName[];
-  run(ctx: RequestContext): Promise<void>;
+  /**
+   * Runs every stage of the request's route in order. Synchronous while the stages are (undefined
+   * once all ran); from the first stage that returns a promise on, a promise of the rest.
+   */
+  run(ctx: RequestContext): void | Promise<void>;
 }
 
 export function compilePipeline(deps: StageDeps, disabled: readonly StageName[] = []): CompiledPipeline {
@@ -49,15 +53,35 @@ export function compilePipeline(deps: StageDeps, disabled: readonly StageName[] 
     plans.set(route, fns.slice(split).filter((_, i) => !route.skips.has(names[split + i]!)));
   return {
     names,
-    async run(ctx) {
-      for (const fn of head) {
-        const pending = fn(ctx);
-        if (pending) await pending;
+    run(ctx) {
+      for (let i = 0; i < head.length; i++) {
+        const pending = head[i]!(ctx);
+        if (pending) return pending.then(() => _rest(ctx, head, i + 1, plans));
       }
-      for (const fn of plans.get(ctx.route!)!) {
-        const pending = fn(ctx);
-        if (pending) await pending;
+      const plan = plans.get(ctx.route!)!;
+      for (let i = 0; i < plan.length; i++) {
+        const pending = plan[i]!(ctx);
+        if (pending) return pending.then(() => _continue(ctx, plan, i + 1));
       }
     },
   };
+}
+
+// --- Internal helpers ---
+
+/** The rest of the head stages from `from`, then the route's plan, awaiting what waits. */
+async function _rest(ctx: RequestContext, head: readonly StageFn[], from: number, plans: ReadonlyMap<CompiledRoute, StageFn[]>): Promise<void> {
+  for (let i = from; i < head.length; i++) {
+    const pending = head[i]!(ctx);
+    if (pending) await pending;
+  }
+  await _continue(ctx, plans.get(ctx.route!)!, 0);
+}
+
+/** The route's plan from `from`, awaiting what waits. */
+async function _continue(ctx: RequestContext, plan: readonly StageFn[], from: number): Promise<void> {
+  for (let i = from; i < plan.length; i++) {
+    const pending = plan[i]!(ctx);
+    if (pending) await pending;
+  }
 }

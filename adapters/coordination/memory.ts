@@ -5,7 +5,7 @@
  * process; scale-out uses the Redis adapter (same contract, test/contracts/coordination.contract.ts).
  *
  * Hot path (quota stage on every request): one Map lookup, in-place mutation of a reused entry, one
- * small result object. Expired entries are swept lazily when a map grows past a threshold (amortised
+ * small result object, answered synchronously through `takePermitNow` (no promise). Expired entries are swept lazily when a map grows past a threshold (amortised
  * O(1)) and by an unref'd interval timer, so idle keys never accumulate.
  */
 import {
@@ -39,32 +39,41 @@ export function createMemoryCoordination(options: MemoryCoordinationOptions = {}
   let timer: NodeJS.Timeout | null = setInterval(sweepAll, SWEEP_INTERVAL_MS);
   timer.unref();
 
+  /** takePermit, synchronously (the in-process fast path of the port): throws where takePermit rejects. */
+  function takePermitNow(key: string, limit: number, windowMs: number): PermitResult {
+    if (closed) throw _closed();
+    if (!(Number.isInteger(limit) && limit >= 0)) throw _range("limit", limit, "an integer ≥ 0");
+    if (!(Number.isInteger(windowMs) && windowMs > 0)) throw _range("windowMs", windowMs);
+    const now = clock();
+    const windowStart = now - (now % windowMs);
+    const windowEnd = windowStart + windowMs;
+    let e = permits.get(key);
+    if (e === undefined) {
+      e = { windowStart, expiresAt: windowEnd, count: 0 };
+      permits.set(key, e);
+      if (permits.size > sweepAt.permits) sweepAt.permits = _sweepAndResize(permits, now);
+    } else if (e.windowStart !== windowStart) {
+      e.windowStart = windowStart;
+      e.expiresAt = windowEnd;
+      e.count = 0;
+    }
+    if (e.count >= limit) return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(windowEnd - now)) };
+    e.count++;
+    return { allowed: true, remaining: limit - e.count, retryAfterMs: 0 };
+  }
+
   return {
     kind: "memory",
 
     takePermit(key: string, limit: number, windowMs: number): Promise<PermitResult> {
-      if (closed) return _closedError();
-      if (!(Number.isInteger(limit) && limit >= 0)) return _rangeError("limit", limit, "an integer ≥ 0");
-      if (!(Number.isInteger(windowMs) && windowMs > 0)) return _rangeError("windowMs", windowMs);
-      const now = clock();
-      const windowStart = now - (now % windowMs);
-      const windowEnd = windowStart + windowMs;
-      let e = permits.get(key);
-      if (e === undefined) {
-        e = { windowStart, expiresAt: windowEnd, count: 0 };
-        permits.set(key, e);
-        if (permits.size > sweepAt.permits) sweepAt.permits = _sweepAndResize(permits, now);
-      } else if (e.windowStart !== windowStart) {
-        e.windowStart = windowStart;
-        e.expiresAt = windowEnd;
-        e.count = 0;
+      try {
+        return Promise.resolve(takePermitNow(key, limit, windowMs));
+      } catch (e) {
+        return Promise.reject(e);
       }
-      if (e.count >= limit) {
-        return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(windowEnd - now)) });
-      }
-      e.count++;
-      return Promise.resolve({ allowed: true, remaining: limit - e.count, retryAfterMs: 0 });
     },
+
+    takePermitNow,
 
     acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
       if (closed) return _closedError();
@@ -213,10 +222,18 @@ function _sweepAndResize(map: Map<string, _Expiring>, now: number): number {
   return Math.max(SWEEP_MIN_SIZE, map.size * 2);
 }
 
+function _closed(): DependencyUnavailableError {
+  return new DependencyUnavailableError("memory", "memory coordination store is closed", "transport");
+}
+
 function _closedError(): Promise<never> {
-  return Promise.reject(new DependencyUnavailableError("memory", "memory coordination store is closed", "transport"));
+  return Promise.reject(_closed());
+}
+
+function _range(name: string, value: number, what = "a positive integer"): RangeError {
+  return new RangeError(`coordination: ${name} must be ${what}, got ${value}`);
 }
 
 function _rangeError(name: string, value: number, what = "a positive integer"): Promise<never> {
-  return Promise.reject(new RangeError(`coordination: ${name} must be ${what}, got ${value}`));
+  return Promise.reject(_range(name, value, what));
 }

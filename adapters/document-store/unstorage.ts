@@ -55,6 +55,7 @@ import {
   applyUpdate,
   assertDocument,
   cloneJson,
+  compareValues,
   compileFilter,
   compilePath,
   compileSort,
@@ -62,6 +63,7 @@ import {
   encodeCursor,
   indexName,
   isOperatorObject,
+  matchesScalarEquality,
   normalizeSort,
   pageLimit,
   pageSkip,
@@ -207,11 +209,27 @@ interface _CollectionState {
   /** The largest `_id` appended to `docs` since it was last known ordered (null: none). */
   maxId: string | null;
   unique: _UniqueIndex[];
+  /**
+   * The documents in order of a sort field (then `_id`), for the fields lists are sorted by (created
+   * on the first such query, at most SORTED_INDEXES per collection, kept up to date by every write):
+   * a list walks it and stops after its page instead of ranking every match.
+   */
+  sorted?: Map<string, _SortedIndex>;
   ttlField?: string;
   /** `ttlField` compiled. */
   ttlGet?: (doc: unknown) => unknown;
   handle?: Collection<Doc>;
 }
+
+interface _SortedIndex {
+  get: (doc: unknown) => unknown;
+  /** Ascending (field, then `_id`): the order of compileSort([{ field, 1 }, { _id, 1 }]). */
+  compare: (a: Doc, b: Doc) => number;
+  docs: Doc[];
+}
+
+/** Sorted indexes a collection keeps at most (each costs a pointer per document and a binary insert per write). */
+const SORTED_INDEXES = 4;
 
 /** Where changes become durable (the fs driver's journal), or nowhere (the memory driver). */
 type _Writer = Pick<Journal, "persist" | "close">;
@@ -251,6 +269,25 @@ function _applySpec(st: _CollectionState, spec: CollectionSpec | undefined, now:
 
 function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
   const { clock, writer, assertOpen } = deps;
+
+  /** count, synchronously: the documents are in this process (the in-process fast path of the port). */
+  function countNow(filter: Filter): number {
+    assertOpen();
+    if (typeof filter._id === "string") {
+      // A point lookup of scalar equalities (the tenant directory's key check on every request).
+      const doc = st.docs.get(filter._id);
+      const match = matchesScalarEquality(doc ?? _NO_DOC, filter);
+      if (match !== undefined) return doc !== undefined && match && !_expired(st, doc, clock()) ? 1 : 0;
+    }
+    validateFilter(filter);
+    const now = clock();
+    if (!st.ttlField && Object.keys(filter).length === 0) return st.docs.size;
+    const matches = compileFilter(filter);
+    let n = 0;
+    for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matches(doc)) n++;
+    return n;
+  }
+
   /** Records a document's new state (null = deleted) with the writer; nothing to do without one. */
   const persist =
     writer === _NO_WRITER ? (): Promise<void> => _DONE : (id: string, doc: Doc | null): Promise<void> => writer.persist({ collection: st.name, id, doc });
@@ -354,6 +391,7 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
       const k = skip + limit + 1;
       const candidates = _candidates(st, filter);
       let sorted: Doc[];
+      let index: _SortedIndex | null;
       if (sort.length === 1 && (st.idOrdered || Array.isArray(candidates))) {
         // `_id` order and candidates already in ascending `_id` order: stop once the page is full.
         sorted = [];
@@ -367,6 +405,9 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
           const arr = list as Doc[];
           for (let i = arr.length - 1; i >= 0; i--) if (accept(arr[i]!) && sorted.push(arr[i]!) >= k) break;
         }
+      } else if (sort.length === 2 && sort[1]!.field === "_id" && !Array.isArray(candidates) && (index = _sortedIndex(st, sort[0]!.field)) !== null) {
+        // A list sorted by one field (creation time): its page from the sorted index, without ranking every match.
+        sorted = _firstInOrder(index, k, sort, order, (doc) => !_expired(st, doc, now) && matches(doc) && !(after && order.compareDocToKey(doc, after) <= 0));
       } else {
         const top = _topK(k, order.compareDocs);
         for (const doc of candidates) {
@@ -385,15 +426,10 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
     },
 
     async count(filter: Filter): Promise<number> {
-      assertOpen();
-      validateFilter(filter);
-      const now = clock();
-      if (!st.ttlField && Object.keys(filter).length === 0) return st.docs.size;
-      const matches = compileFilter(filter);
-      let n = 0;
-      for (const doc of _candidates(st, filter)) if (!_expired(st, doc, now) && matches(doc)) n++;
-      return n;
+      return countNow(filter);
     },
+
+    countNow,
 
     async findOneAndUpdate(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<Doc | null> {
       assertOpen();
@@ -482,6 +518,9 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
   return collection;
 }
 
+/** Stands in for a missing document when only the filter's shape is checked. */
+const _NO_DOC: Doc = Object.freeze({ _id: "" });
+
 function _expired(st: _CollectionState, doc: Doc, now: number): boolean {
   if (!st.ttlGet) return false;
   const v = st.ttlGet(doc);
@@ -496,6 +535,59 @@ function _append(st: _CollectionState, doc: Doc): void {
   st.docs.set(id, doc);
 }
 
+/** The sorted index of `field` (built on first use), or null when the collection keeps as many as it may. */
+function _sortedIndex(st: _CollectionState, field: string): _SortedIndex | null {
+  let idx = st.sorted?.get(field);
+  if (idx === undefined) {
+    if ((st.sorted?.size ?? 0) >= SORTED_INDEXES) return null;
+    const compare = compileSort(normalizeSort([{ field, direction: 1 }])).compareDocs;
+    idx = { get: compilePath(field), compare, docs: Array.from(st.docs.values()).sort(compare) };
+    (st.sorted ??= new Map()).set(field, idx);
+  }
+  return idx;
+}
+
+/** The position of the first document not before `doc` (binary search). */
+function _lowerBound(idx: _SortedIndex, doc: Doc): number {
+  let lo = 0;
+  let hi = idx.docs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (idx.compare(idx.docs[mid]!, doc) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The first `k` matches in sort order, for a sort on an indexed field (then `_id`): the sorted index
+ * is walked in the sort's direction and the walk stops once `k` are taken and the field has moved
+ * past the k-th one's value (all its ties are taken: `_id` orders them, in either direction).
+ */
+function _firstInOrder(idx: _SortedIndex, k: number, sort: readonly SortSpec[], order: ReturnType<typeof compileSort>, accept: (doc: Doc) => boolean): Doc[] {
+  const { get, docs } = idx;
+  const desc = sort[0]!.direction === -1;
+  const taken: Doc[] = [];
+  let boundary: unknown;
+  for (let i = desc ? docs.length - 1 : 0; desc ? i >= 0 : i < docs.length; desc ? i-- : i++) {
+    const doc = docs[i]!;
+    if (!accept(doc)) continue;
+    if (taken.length >= k && compareValues(get(doc), boundary) !== 0) break;
+    if (taken.push(doc) === k) boundary = get(doc);
+  }
+  // `taken` is in field order already; only runs of equal values need ordering (by _id).
+  for (let i = 0; i < taken.length; ) {
+    let j = i + 1;
+    while (j < taken.length && compareValues(get(taken[j]), get(taken[i])) === 0) j++;
+    if (j - i > 1) {
+      const run = taken.slice(i, j).sort(order.compareDocs);
+      for (let r = 0; r < run.length; r++) taken[i + r] = run[r]!;
+    }
+    i = j;
+  }
+  return taken.length > k ? taken.slice(0, k) : taken;
+}
+
 function _leaseFree(doc: Doc, now: number): boolean {
   const lease = doc.lease as Partial<Lease> | null | undefined;
   return lease === undefined || lease === null || (typeof lease.until === "number" && lease.until < now);
@@ -506,12 +598,25 @@ function _indexAdd(st: _CollectionState, doc: Doc): void {
     const key = uniqueKey(doc, idx.fields, idx.sparse);
     if (key !== null) idx.map.set(key, doc._id);
   }
+  if (st.sorted) {
+    for (const idx of st.sorted.values()) {
+      const last = idx.docs[idx.docs.length - 1];
+      if (last === undefined || idx.compare(last, doc) < 0) idx.docs.push(doc); // the usual case: the newest
+      else idx.docs.splice(_lowerBound(idx, doc), 0, doc);
+    }
+  }
 }
 
 function _indexRemove(st: _CollectionState, doc: Doc): void {
   for (const idx of st.unique) {
     const key = uniqueKey(doc, idx.fields, idx.sparse);
     if (key !== null && idx.map.get(key) === doc._id) idx.map.delete(key);
+  }
+  if (st.sorted) {
+    for (const idx of st.sorted.values()) {
+      const at = _lowerBound(idx, doc);
+      if (idx.docs[at] === doc) idx.docs.splice(at, 1);
+    }
   }
 }
 
@@ -669,6 +774,7 @@ function _restoreOrder(states: Map<string, _CollectionState>): void {
   for (const st of states.values()) {
     const sorted = [...st.docs.values()].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
     st.docs = new Map(sorted.map((d) => [d._id, d]));
+    st.sorted = undefined;
     st.idOrdered = true;
     st.maxId = sorted.length > 0 ? sorted[sorted.length - 1]!._id : null;
   }

@@ -34,7 +34,6 @@
  * (the gateway runs with `--cpu-prof` and writes its profile there), BENCH_SIGN_NODE_ARGS (more node
  * flags for the gateway, space-separated, e.g. `--max-semi-space-size=4`).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,8 +44,9 @@ import { request } from "undici";
 import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
 import { isRedisSkip, startRedisServer } from "../../test/support/redis-server.ts";
 import { demoInvoice } from "../../test/simulator/simulator-helpers.ts";
+import { processCpuMs, processRss, ROOT, spawnListening, stopProcess } from "../processes.ts";
 import { envInt } from "../report.ts";
-import type { BenchScenario, DrivenResult, ScenarioResult } from "../run.ts";
+import type { BenchScenario, ScenarioOutcome, ScenarioResult } from "../run.ts";
 
 export type SignStore = "memory" | "fs" | "mongodb-redis";
 
@@ -106,14 +106,11 @@ export interface SignBenchResult {
   problems: string[];
 }
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const HOST = "passthrough.demo.localhost";
 const API_KEY = "gw_demo_key_0001";
 const ADMIN_KEY = "admin_demo_key_0001";
 const FEE_KOBO = 5_000;
 const HUGE = 100_000_000;
-/** Environment overrides of the config that must not leak from the bench's shell into the gateway. */
-const CONFIG_ENV = ["PORT", "HOST", "REGULATOR_SIM_PORT", "DATA_DIR", "MONGODB_URI", "REDIS_URL", "LOG_LEVEL", "LOG_FORMAT", "GATEHOUSE_CONFIG"];
 
 /** The sign settings from the environment (defaults: 100 000 signs, 2 000 warm-up, 64 connections). */
 export function signBenchSettings(env: Record<string, string | undefined> = process.env): SignBenchSettings {
@@ -154,9 +151,8 @@ export function signRunOptions(store: SignStore, settings: SignBenchSettings): S
  */
 export function signScenarios(env: Record<string, string | undefined> = process.env): BenchScenario[] {
   return signBenchSettings(env).stores.map((store) => ({
-    name: `sign-${store}`,
-    description: `billed Pass-through signs into one wallet, ${store} store, simulator and gateway in their own processes`,
-    drive: async (progress) => _toDriven(await runSignBench({ ...signRunOptions(store, signBenchSettings(env)), progress })),
+    names: [`sign-${store}`],
+    run: async (ctx) => _outcome(await runSignBench({ ...signRunOptions(store, signBenchSettings(ctx.env)), progress: ctx.progress })),
   }));
 }
 
@@ -180,8 +176,8 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
       coordination = { driver: "redis", url: redis.url, keyPrefix: `signbench${process.pid}:` };
     }
 
-    const sim = await _spawnListening("regulator simulator", [join(ROOT, "adapters/regulator/simulator/main.ts"), "--port", "0"], /^(http:\/\/\S+)$/m);
-    cleanups.push(() => _stop(sim.child));
+    const sim = await spawnListening("regulator simulator", [join(ROOT, "adapters/regulator/simulator/main.ts"), "--port", "0"], /^(http:\/\/\S+)$/m);
+    cleanups.push(() => stopProcess(sim.child));
 
     const configPath = join(dir, "config.json");
     const config = _config(storage, coordination, sim.url, dir);
@@ -194,8 +190,8 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
       mkdirSync(options.cpuProfDir, { recursive: true });
       nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`);
     }
-    const gw = await _spawnListening("gateway", [...nodeArgs, join(ROOT, "core/main.ts"), "--config", configPath], /listening on (http:\/\/\S+)/);
-    cleanups.push(() => _stop(gw.child));
+    const gw = await spawnListening("gateway", [...nodeArgs, join(ROOT, "core/main.ts"), "--config", configPath], /listening on (http:\/\/\S+)/);
+    cleanups.push(() => stopProcess(gw.child));
     progress(`sign-${options.store}: gateway pid ${gw.child.pid} at ${gw.url}, simulator at ${sim.url}`);
 
     const sub = await _onboard(gw.url);
@@ -208,13 +204,13 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
     }
     const before = await _balanceKobo(gw.url);
     progress(`sign-${options.store}: measuring ${options.count} signs (-c ${options.connections})`);
-    const rssBefore = _rss(gw.child.pid!).rssMiB;
-    const cpuBefore = [_cpuMs(gw.child.pid!), _cpuMs(sim.child.pid!)] as const;
+    const rssBefore = processRss(gw.child.pid!).rssMiB;
+    const cpuBefore = [processCpuMs(gw.child.pid!), processCpuMs(sim.child.pid!)] as const;
     const run = await _load(gw.url, invoices, options.count, options.connections);
-    const cpuUs = (before: number, pid: number) => ((_cpuMs(pid) - before) * 1000) / options.count;
+    const cpuUs = (before: number, pid: number) => ((processCpuMs(pid) - before) * 1000) / options.count;
     const gatewayCpuUs = cpuUs(cpuBefore[0], gw.child.pid!);
     const simulatorCpuUs = cpuUs(cpuBefore[1], sim.child.pid!);
-    const rss = _rss(gw.child.pid!);
+    const rss = processRss(gw.child.pid!);
     const after = await _balanceKobo(gw.url);
 
     const window = Math.min(10_000, Math.floor(options.count / 10));
@@ -276,9 +272,13 @@ export function formatSignResult(r: SignBenchResult): string {
 
 // --- Internal helpers ---
 
-function _toDriven(r: SignBenchResult): DrivenResult {
+function _outcome(r: SignBenchResult): ScenarioOutcome {
   const result: ScenarioResult = {
-    name: `sign-${r.store}`,
+    name: `sign-${r.store}/gateway`,
+    scenario: `sign-${r.store}`,
+    server: "gateway",
+    role: "subject",
+    rssMiB: r.rssMiB,
     description: `billed Pass-through signs into one wallet (${r.store})`,
     path: "/api/v1/invoice/sign",
     requestsPerSec: r.signsPerSec,
@@ -290,7 +290,7 @@ function _toDriven(r: SignBenchResult): DrivenResult {
     timeouts: 0,
     seconds: r.seconds,
   };
-  return { result, notes: [formatSignResult(r)], problems: r.problems, extra: r };
+  return { results: [result], notes: [formatSignResult(r)], problems: r.problems, extra: r };
 }
 
 function _config(storage: Record<string, unknown>, coordination: Record<string, unknown>, simUrl: string, dir: string): Record<string, unknown> {
@@ -307,46 +307,7 @@ function _config(storage: Record<string, unknown>, coordination: Record<string, 
   return raw;
 }
 
-/** Spawns `node --import tsx <args>` and resolves once its stdout matches `ready` (group 1 = URL). */
-function _spawnListening(what: string, args: string[], ready: RegExp): Promise<{ child: ChildProcess; url: string }> {
-  const env: Record<string, string | undefined> = { ...process.env };
-  for (const k of CONFIG_ENV) delete env[k];
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => fail(new Error(`bench: the ${what} did not start:\n${out.slice(-2000)}`)), 30_000);
-    const fail = (e: Error) => {
-      clearTimeout(timer);
-      child.kill("SIGKILL");
-      reject(e);
-    };
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = ready.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      child.stdout!.off("data", onData);
-      child.stdout!.resume(); // the gateway's log lines: read and dropped
-      resolve({ child, url: m[1]! });
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-    child.once("exit", (code) => fail(new Error(`bench: the ${what} exited (${code}) before listening:\n${out.slice(-2000)}`)));
-  });
-}
 
-/** SIGTERM (the gateway drains and exits 0, writing its CPU profile), SIGKILL after 20 s. */
-function _stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
 
 async function _call(base: string, path: string, init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: unknown }): Promise<{ status: number; json: any }> {
   const res = await request(base + path, {
@@ -459,18 +420,7 @@ async function _load(base: string, invoices: ReturnType<typeof _invoiceFactory>,
   };
 }
 
-/** User + system CPU time of a process (all its threads) in ms, from /proc (clock ticks of 10 ms). */
-function _cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14 and 15 of stat)
-}
 
-function _rss(pid: number): { rssMiB: number; peakMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
-  return { rssMiB: kb("VmRSS") / 1024, peakMiB: kb("VmHWM") / 1024 };
-}
 
 async function _main(): Promise<void> {
   const settings = signBenchSettings();

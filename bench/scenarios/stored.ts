@@ -11,7 +11,6 @@
  *    invoices/s. The intake gateway runs without its processor, so phase 1 measures intake only.
  * Documents come from demoInvoice() (test/simulator/simulator-helpers.ts).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -28,9 +27,10 @@ import { DEMO_KEY, STORED, testConfig } from "../../test/support/gateway.ts";
 import { DEMO, demoInvoice } from "../../test/simulator/simulator-helpers.ts";
 import { summarizeCannon } from "../report.ts";
 import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
-import { BENCH_LIMIT } from "./gateway-pipeline.ts";
+import { problemsOf } from "./load.ts";
+import { BENCH_LIMIT } from "../servers/common.ts";
+import { spawnListening, stopProcess, type Listening } from "../processes.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SETUP_REQUEST = fileURLToPath(new URL("./stored-intake-request.cjs", import.meta.url));
 const INTAKE_PATH = "/api/v1/invoice/sign";
 const DRAIN_TIMEOUT_MS = 600_000;
@@ -45,15 +45,14 @@ export function intakeTemplate(reference: string): string {
 }
 
 export const stored: BenchScenario = {
-  name: "stored",
-  description: "Stored intake (202, a new invoice per request) on the embedded default; then one processor draining a backlog to signed",
-  async measure(settings, progress) {
-    const backlog = _backlogSize();
+  names: ["stored"],
+  async run({ settings, env, progress }) {
+    const backlog = _backlogSize(env);
     const sim = await _startSimulator();
     try {
       const intake = await _intake(sim.url, settings, progress);
       const drain = await _drain(sim.url, backlog, progress);
-      return {
+      const result: ScenarioResult = {
         ...intake,
         extra: {
           backlog,
@@ -61,8 +60,9 @@ export const stored: BenchScenario = {
           processorInvoicesPerSec: Math.round((backlog / drain.ms) * 1000 * 10) / 10,
         },
       };
+      return { results: [result], notes: [], problems: problemsOf(result) };
     } finally {
-      await sim.stop();
+      await stopProcess(sim.child);
     }
   },
 };
@@ -134,7 +134,8 @@ async function _intake(simUrl: string, settings: BenchSettings, progress: (line:
       await cannon(settings.warmup);
     }
     progress(`stored: intake, measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
-    return summarizeCannon(stored, INTAKE_PATH, await cannon(settings.duration));
+    const meta = { name: "stored/gateway", scenario: "stored", server: "gateway", role: "subject" as const, description: "Stored intake (202), a new invoice per request" };
+    return summarizeCannon(meta, INTAKE_PATH, await cannon(settings.duration));
   } finally {
     await g.close();
   }
@@ -184,41 +185,16 @@ async function _drain(simUrl: string, backlog: number, progress: (line: string) 
   }
 }
 
-function _backlogSize(): number {
-  const raw = process.env.BENCH_STORED_BACKLOG;
+function _backlogSize(env: Record<string, string | undefined>): number {
+  const raw = env.BENCH_STORED_BACKLOG;
   const n = raw === undefined || raw === "" ? 10_000 : Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new Error(`bench: BENCH_STORED_BACKLOG must be a positive integer (got "${raw}")`);
   return n;
 }
 
 /** The simulator in its own process (CLI), on a free port. */
-async function _startSimulator(): Promise<{ url: string; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(join(ROOT, "node_modules/.bin/tsx"), ["adapters/regulator/simulator/main.ts", "--port", "0", "--no-control-api"], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, REGULATOR_API_KEY: "sim_api_key_demo", REGULATOR_API_SECRET: "sim_api_secret_demo" },
+function _startSimulator(): Promise<Listening> {
+  return spawnListening("regulator simulator", ["adapters/regulator/simulator/main.ts", "--port", "0", "--no-control-api"], /(http:\/\/\S+)/, {
+    env: { REGULATOR_API_KEY: "sim_api_key_demo", REGULATOR_API_SECRET: "sim_api_secret_demo" },
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`bench stored: the simulator did not start:\n${out}`)), 30_000);
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = /(http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.stderr!.on("data", (d) => (out += d));
-    child.once("exit", () => reject(new Error(`bench stored: the simulator exited:\n${out}`)));
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
 }

@@ -53,6 +53,7 @@ import { health } from "../../plugins/health/plugin.ts";
 import { BEARER_DEMO, testConfig } from "../../test/support/gateway.ts";
 import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
 import { RESULTS_DIR, gitShortSha } from "../report.ts";
+import type { BenchScenario, ScenarioResult } from "../run.ts";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -129,6 +130,44 @@ export async function runVirtualAccountsBench(options: VirtualAccountsBenchOptio
   }
   return out;
 }
+
+/**
+ * The `va-list` scenario of `npm run bench`: the embedded store with VA_BENCH_COUNT accounts (100 000;
+ * 10 000 under --quick), every query of this runner; the table row is the default list (newest
+ * first, limit 1000), the notes give every query.
+ */
+export const vaListScenario: BenchScenario = {
+  names: ["va-list"],
+  async run({ env, progress }) {
+    const count = _int(env.VA_BENCH_COUNT, 100_000);
+    const requests = _int(env.VA_BENCH_REQUESTS, 30);
+    const [store] = await runVirtualAccountsBench({ count, mongoCount: 0, requests, mongoRequests: 0, stores: ["memory"], progress });
+    const list = store!.queries[0]!;
+    const worst = store!.queries.reduce((a, q) => (q.latencyMs.p99 > a.latencyMs.p99 ? q : a));
+    const l = list.latencyMs;
+    const result: ScenarioResult = {
+      name: "va-list/gateway",
+      scenario: "va-list",
+      server: "gateway",
+      role: "subject",
+      description: `GET /api/v1/virtual-account (newest first, limit 1000) over ${count} accounts, one request at a time`,
+      path: "/api/v1/virtual-account",
+      requestsPerSec: 1000 / l.mean,
+      latency: { mean: l.mean, p50: l.p50, p90: Number.NaN, p99: l.p99, max: l.max },
+      requests: list.requests,
+      status2xx: list.requests,
+      non2xx: 0,
+      errors: 0,
+      timeouts: 0,
+      seconds: (l.mean * list.requests) / 1000,
+      extra: { accounts: count, worstP99Ms: Math.round(worst.latencyMs.p99 * 10) / 10 },
+    };
+    const notes = store!.queries.map(
+      (q) => `va-list: ${q.name}: p50 ${q.latencyMs.p50.toFixed(1)} ms, p99 ${q.latencyMs.p99.toFixed(1)} ms (total ${q.total}, ${q.items} items)`,
+    );
+    return { results: [result], notes, problems: [], extra: store };
+  },
+};
 
 // --- Internal helpers ---
 

@@ -8,7 +8,7 @@ import { FastResponse } from "srvx";
 import type { RequestContext } from "../context.ts";
 import { CATALOG, docsUrl, type GwCode } from "./catalog.ts";
 import { isCollectionsError, isGatewayError, type GatewayError, type Violation } from "./gateway-error.ts";
-import { collectionsTimestamp } from "../respond.ts";
+import { built, collectionsTimestamp } from "../respond.ts";
 
 export const MAX_VIOLATIONS = 20;
 
@@ -72,17 +72,18 @@ export function renderError(ctx: RequestContext, error: unknown): RenderedError 
     return { response: res, code, internal };
   }
   const text = JSON.stringify(problemBody(ctx, code, gw));
+  const size = Buffer.byteLength(text);
   const res = new FastResponse(text, {
     status: row.status,
     headers: {
       "content-type": "application/problem+json",
-      "content-length": String(Buffer.byteLength(text)),
+      "content-length": String(size),
       "cache-control": "no-store",
       "x-request-id": ctx.requestId,
     },
   });
   _retryHeaders(res.headers, gw, row);
-  return { response: res, code, internal };
+  return { response: built(res, size), code, internal };
 }
 
 export function problemBody(ctx: RequestContext, code: GwCode, gw: GatewayError | null): ProblemBody {
@@ -136,15 +137,17 @@ function _collectionsResponse(
 ): Response {
   const body: CollectionsErrorBody = { requestId: ctx.requestId, requestTimestamp: collectionsTimestamp(), message, statusCode: status, errors };
   const text = JSON.stringify(body);
-  return new FastResponse(text, {
+  const size = Buffer.byteLength(text);
+  const res = new FastResponse(text, {
     status,
     headers: {
       "content-type": "application/json",
-      "content-length": String(Buffer.byteLength(text)),
+      "content-length": String(size),
       "cache-control": "no-store",
       "x-request-id": ctx.requestId,
     },
   });
+  return built(res, size);
 }
 
 function _retryHeaders(headers: Headers, gw: GatewayError | null, row: (typeof CATALOG)[GwCode]): void {

@@ -325,13 +325,28 @@ export function listFilter(businessId: string, q: Omit<ListVirtualAccountsInput,
  * business id, so it is stable across restarts and processes without storing anything.
  */
 export function businessUuid(businessId: string): string {
-  return uuidV5(GATEHOUSE_UUID_NAMESPACE, `business:${businessId}`);
+  return _gatehouseUuid(`business:${businessId}`);
 }
 
 /** The resource's `walletId`: the business collection wallet, one per business (UUID v5). */
 export function walletUuid(businessId: string): string {
-  return uuidV5(GATEHOUSE_UUID_NAMESPACE, `collection-wallet:${businessId}`);
+  return _gatehouseUuid(`collection-wallet:${businessId}`);
 }
+
+/**
+ * uuidV5 in the gateway's namespace, remembered: a list view carries two per account, and a SHA-1
+ * each was most of the cost of listing 1 000 accounts (docs/bench.md, issue 12). Business ids are few.
+ */
+function _gatehouseUuid(name: string): string {
+  let id = _uuids.get(name);
+  if (id === undefined) {
+    id = uuidV5(GATEHOUSE_UUID_NAMESPACE, name);
+    if (_uuids.size >= 10_000) _uuids.clear();
+    _uuids.set(name, id);
+  }
+  return id;
+}
+const _uuids = new Map<string, string>();
 
 /** RFC 4122 §4.3 name-based UUID, version 5. */
 export function uuidV5(namespace: string, name: string): string {

@@ -148,6 +148,23 @@ export function coordinationContract(
     await _rejectsWith(store.adjustInFlight(key("bad"), 0.5, 1000), (e) => e instanceof RangeError, "delta 0.5");
   });
 
+  test("takePermitNow, where offered (in-process stores), is takePermit answered synchronously: one count, same answers", async () => {
+    if (!store.takePermitNow) {
+      assert.is(store.kind === "memory", false, "the in-process store offers the synchronous variant");
+      return;
+    }
+    const k = key("now");
+    const first = store.takePermitNow(k, 3, LONG_WINDOW_MS);
+    assert.not.ok(first instanceof Promise, "no promise");
+    assert.equal(first, { allowed: true, remaining: 2, retryAfterMs: 0 });
+    assert.equal(await store.takePermit(k, 3, LONG_WINDOW_MS), { allowed: true, remaining: 1, retryAfterMs: 0 }, "the same counter");
+    assert.equal(store.takePermitNow(k, 3, LONG_WINDOW_MS), { allowed: true, remaining: 0, retryAfterMs: 0 });
+    const refused = store.takePermitNow(k, 3, LONG_WINDOW_MS);
+    assert.is(refused.allowed, false);
+    assert.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= LONG_WINDOW_MS);
+    assert.throws(() => store.takePermitNow!(key("bad"), 1, 0), (e: unknown) => e instanceof RangeError, "invalid arguments throw");
+  });
+
   // ---- leases --------------------------------------------------------------------------------
 
   test("lease: acquire, a second owner is refused, the same owner is re-entrant", async () => {

@@ -13,7 +13,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type Lease } from "../../adapters/ports.ts";
+import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type Filter, type Lease } from "../../adapters/ports.ts";
 import { isInvalidQueryError } from "../../adapters/document-store/filter.ts";
 
 export interface DocumentStoreFixture {
@@ -141,6 +141,41 @@ async function _rejectsWith(p: Promise<unknown>, check: (e: unknown) => boolean,
 }
 
 const CASES: Case[] = [
+  [
+    "countNow, where offered (the embedded store), answers what count answers, synchronously; point lookups included",
+    async ({ store }) => {
+      const c = await _people(store);
+      if (!c.countNow) {
+        assert.not.ok(store.kind.startsWith("unstorage"), "the embedded store offers the synchronous variant");
+        return;
+      }
+      const filters: Filter[] = [
+        {},
+        { _id: "p01" },
+        { _id: "p01", age: 36, name: "Ada Lovelace" },
+        { _id: "p01", age: 37 },
+        { _id: "p04", nick: null },
+        { _id: "p05", nick: null, email: null },
+        { _id: "p03", nick: null },
+        { _id: "p02", tags: "cs" },
+        { _id: "p02", tags: "poetry" },
+        { _id: "zz" },
+        { _id: "zz", age: 1 },
+        { _id: "p01", "address.city": "London" },
+        { _id: "p01", address: { city: "London", zip: "W1" } },
+        { _id: "p01", age: { $gte: 30 } },
+        { age: 36 },
+        { tags: { $in: ["navy", "poetry"] } },
+      ];
+      for (const f of filters) {
+        const now = c.countNow(f);
+        assert.not.ok((now as unknown) instanceof Promise, "no promise");
+        assert.is(now, await c.count(f), JSON.stringify(f));
+      }
+      for (const bad of [{ _id: "p01", age: undefined }, { _id: "p01", $and: [] }, { _id: "p01", age: { $where: "1" } }] as Filter[])
+        assert.throws(() => c.countNow!(bad), isInvalidQueryError, `InvalidQueryError for ${JSON.stringify(bad)}`);
+    },
+  ],
   [
     "insert returns the document; get reads it; a missing id reads null; results are copies",
     async ({ store }) => {

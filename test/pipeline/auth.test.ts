@@ -52,11 +52,14 @@ async function assertNoKeys(res: Response): Promise<void> {
  * A gateway composed as in production on the embedded store, whose credential reads (the first
  * check reads the record, later ones count it unchanged) can be made to fail at run time (`state.down`), with the raw store at hand to change records as another process would.
  */
-async function gatewayWithStore() {
+/** `fastPath: false`: the store answers the key check only asynchronously (as MongoDB does). */
+async function gatewayWithStore(options: { fastPath?: boolean } = {}) {
   const state = { down: false };
   const raw = await createUnstorageDocumentStore({ driver: "memory" });
-  const store = withStoreFaults(raw, (collection, method) =>
-    state.down && collection === DIRECTORY_COLLECTIONS.credentials && (method === "get" || method === "count") ? "before" : null,
+  const store = withStoreFaults(
+    raw,
+    (collection, method) => (state.down && collection === DIRECTORY_COLLECTIONS.credentials && (method === "get" || method === "count") ? "before" : null),
+    options,
   );
   const tg = await start({ plugins: [probePlugin], ports: { documentStore: store } });
   const credentials = raw.collection<CredentialDoc>(DIRECTORY_COLLECTIONS.credentials);
@@ -229,51 +232,55 @@ test("keys never reach a response body or a log record", async () => {
   await tg.close();
 });
 
-test("a key record that cannot be read gives 503 GW_TENANT_AUTHORIZATION_UNAVAILABLE (operator key: GW_AUTH_CONTEXT_UNAVAILABLE), never an earlier answer", async () => {
-  const { gateway, state, logs } = await gatewayWithStore();
-  probeHits.reset();
-  assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "authorized while the store answers");
-  state.down = true;
-  for (let i = 0; i < 3; i++) {
-    const res = await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY });
-    const body = await expectProblem(res, 503, "GW_TENANT_AUTHORIZATION_UNAVAILABLE", "BACKOFF");
-    assert.is(body.retry.sameIdempotencyKey, true);
-    assert.not.match(JSON.stringify(body), /injected store failure/, "the cause is not leaked");
-  }
-  // The operator's key: authorization cannot be verified.
-  const admin = await expectProblem(
-    await call(gateway, "/probe/admin", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }),
-    503,
-    "GW_AUTH_CONTEXT_UNAVAILABLE",
-    "BACKOFF",
-  );
-  assert.is(admin.retry.sameIdempotencyKey, true);
-  const col = await call(gateway, "/api/v1/probe", "localhost", { authorization: `Bearer ${BEARER_DEMO}` });
-  assert.is(col.status, 503, "collections: 503 in the envelope");
-  assert.is((await col.json()).statusCode, 503);
-  assert.is(probeHits.count, 1, "no request ran while authorization was unavailable");
-  const why = logs.filter((l) => l.event === "gateway_authorization_unavailable");
-  assert.ok(why.length >= 5, "each refusal is logged with its cause");
-  for (const k of ALL_KEYS) assert.not.ok(JSON.stringify(why).includes(k), "no key in the log");
-  state.down = false;
-  assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
-  await gateway.close();
-});
+for (const fastPath of [true, false]) {
+  test(`a key record that cannot be read gives 503 GW_TENANT_AUTHORIZATION_UNAVAILABLE (operator key: GW_AUTH_CONTEXT_UNAVAILABLE), never an earlier answer (${fastPath ? "in-process store, answered synchronously" : "store answering asynchronously"})`, async () => {
+    const { gateway, state, logs } = await gatewayWithStore({ fastPath });
+    probeHits.reset();
+    assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "authorized while the store answers");
+    state.down = true;
+    for (let i = 0; i < 3; i++) {
+      const res = await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY });
+      const body = await expectProblem(res, 503, "GW_TENANT_AUTHORIZATION_UNAVAILABLE", "BACKOFF");
+      assert.is(body.retry.sameIdempotencyKey, true);
+      assert.not.match(JSON.stringify(body), /injected store failure/, "the cause is not leaked");
+    }
+    // The operator's key: authorization cannot be verified.
+    const admin = await expectProblem(
+      await call(gateway, "/probe/admin", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }),
+      503,
+      "GW_AUTH_CONTEXT_UNAVAILABLE",
+      "BACKOFF",
+    );
+    assert.is(admin.retry.sameIdempotencyKey, true);
+    const col = await call(gateway, "/api/v1/probe", "localhost", { authorization: `Bearer ${BEARER_DEMO}` });
+    assert.is(col.status, 503, "collections: 503 in the envelope");
+    assert.is((await col.json()).statusCode, 503);
+    assert.is(probeHits.count, 1, "no request ran while authorization was unavailable");
+    const why = logs.filter((l) => l.event === "gateway_authorization_unavailable");
+    assert.ok(why.length >= 5, "each refusal is logged with its cause");
+    for (const k of ALL_KEYS) assert.not.ok(JSON.stringify(why).includes(k), "no key in the log");
+    state.down = false;
+    assert.is((await call(gateway, "/probe/counted", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
+    await gateway.close();
+  });
+}
 
-test("a key revoked in the store is refused on the very next request (no cached authorization)", async () => {
-  const { gateway, setCredential, credentials } = await gatewayWithStore();
-  assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
-  await setCredential("demo-primary", { revoked: true });
-  await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
-  await setCredential("demo-operator", { revoked: true });
-  await expectProblem(await call(gateway, "/probe/admin", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }), 401, "GW_ADMIN_AUTHENTICATION_FAILED", "DO_NOT_RETRY");
-  await setCredential("demo-primary", { revoked: false });
-  assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "un-revoked: accepted again");
-  // Even a hand edit of the store that forgets to bump the record's rev is seen at once.
-  await credentials.findOneAndUpdate({ credentialId: "demo-primary" }, { $set: { revoked: true } });
-  await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
-  await gateway.close();
-});
+for (const fastPath of [true, false]) {
+  test(`a key revoked in the store is refused on the very next request (no cached authorization; ${fastPath ? "synchronous" : "asynchronous"} key check)`, async () => {
+    const { gateway, setCredential, credentials } = await gatewayWithStore({ fastPath });
+    assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200);
+    await setCredential("demo-primary", { revoked: true });
+    await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
+    await setCredential("demo-operator", { revoked: true });
+    await expectProblem(await call(gateway, "/probe/admin", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }), 401, "GW_ADMIN_AUTHENTICATION_FAILED", "DO_NOT_RETRY");
+    await setCredential("demo-primary", { revoked: false });
+    assert.is((await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY })).status, 200, "un-revoked: accepted again");
+    // Even a hand edit of the store that forgets to bump the record's rev is seen at once.
+    await credentials.findOneAndUpdate({ credentialId: "demo-primary" }, { $set: { revoked: true } });
+    await expectProblem(await call(gateway, "/probe/echo", PASSTHROUGH, { "x-api-key": DEMO_KEY }), 401, "GW_API_KEY_INVALID", "AFTER_CORRECTION");
+    await gateway.close();
+  });
+}
 
 test("a key past its expiresAt is refused like a revoked one; before it, it works", async () => {
   const { gateway, setCredential } = await gatewayWithStore();

@@ -34,11 +34,22 @@ const sign = () => ({
   body: { invoice: 1 },
 });
 
-/** A coordination store whose permit calls fail (or hang), the rest answering normally. */
-function brokenStore(mode: { fail: "reject" | "hang" | "none" }): CoordinationStore {
+/**
+ * A coordination store whose permit calls fail (or hang), the rest answering normally. `inProcess`:
+ * it passes for the in-process store and also offers the synchronous `takePermitNow`, which throws
+ * (the quota stage then takes the in-process fast path).
+ */
+function brokenStore(mode: { fail: "reject" | "hang" | "none" }, inProcess = false): CoordinationStore {
   const inner = createMemoryCoordination();
+  const now = {
+    takePermitNow(key: string, limit: number, windowMs: number): PermitResult {
+      if (mode.fail !== "none") throw new Error("READONLY You can't write against a read only replica. redis://:hunter2@cache:6379");
+      return inner.takePermitNow!(key, limit, windowMs);
+    },
+  };
   return {
-    kind: "broken",
+    kind: inProcess ? "memory" : "broken",
+    ...(inProcess ? now : {}),
     takePermit(key, limit, windowMs): Promise<PermitResult> {
       if (mode.fail === "reject") return Promise.reject(new Error("READONLY You can't write against a read only replica. redis://:hunter2@cache:6379"));
       if (mode.fail === "hang") return new Promise(() => {});
@@ -128,32 +139,36 @@ test("quotas apply after authentication: refused credentials consume nothing; th
   await tg.close();
 });
 
-test("a coordination store that fails: 503 GW_GATEWAY_CAPACITY_EXCEEDED (fail closed), never a 200, handler not run", async () => {
-  const mode: { fail: "reject" | "hang" | "none" } = { fail: "reject" };
-  const tg = await start({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: brokenStore(mode) } });
-  probeHits.reset();
-  const requests = [
-    () => tg.call("/probe/counted", { method: "POST", headers: KEY, body: {} }), // management
-    () => tg.call("/probe/counted", { headers: KEY }), // default
-    () => tg.call("/probe/sign", sign()), // sign
-    () => tg.call("/probe/items/abc", item()),
-  ];
-  for (const send of requests) {
-    const res = await send();
-    const body = await expectProblem(res, 503, "GW_GATEWAY_CAPACITY_EXCEEDED", "BACKOFF");
-    assert.ok(Number(res.headers.get("retry-after")) >= 1, "Retry-After");
-    assert.is(body.retry.sameIdempotencyKey, true);
-    assert.not.match(JSON.stringify(body), /hunter2|READONLY|redis:/, "nothing of the store's error leaks");
-  }
-  assert.is(probeHits.count, 0, "no protected work ran");
-  assert.ok(tg.logs.some((l) => l.event === "gateway_quota_unenforceable"), "operators see why");
-  assert.not.ok(JSON.stringify(tg.logs).includes("hunter2"), "the store's credentials never reach a log");
-  assert.is(tg.gateway.runtime.inFlight().total, 0, "the capacity slot is released");
-  // When the store answers again, so does the gateway.
-  mode.fail = "none";
-  assert.is((await tg.call("/probe/counted", { headers: KEY })).status, 200);
-  await tg.close();
-});
+for (const inProcess of [false, true]) {
+  test(`a coordination store that fails${inProcess ? " (in-process, answering synchronously)" : ""}: 503 GW_GATEWAY_CAPACITY_EXCEEDED (fail closed), never a 200, handler not run`, async () => {
+    const mode: { fail: "reject" | "hang" | "none" } = { fail: "reject" };
+    const store = brokenStore(mode, inProcess);
+    const tg = await start({ plugins: [probePlugin], patch: QUOTAS, ports: { coordination: store } });
+    assert.is(typeof tg.gateway.kit.ports.coordination.takePermitNow, inProcess ? "function" : "undefined", "the path under test");
+    probeHits.reset();
+    const requests = [
+      () => tg.call("/probe/counted", { method: "POST", headers: KEY, body: {} }), // management
+      () => tg.call("/probe/counted", { headers: KEY }), // default
+      () => tg.call("/probe/sign", sign()), // sign
+      () => tg.call("/probe/items/abc", item()),
+    ];
+    for (const send of requests) {
+      const res = await send();
+      const body = await expectProblem(res, 503, "GW_GATEWAY_CAPACITY_EXCEEDED", "BACKOFF");
+      assert.ok(Number(res.headers.get("retry-after")) >= 1, "Retry-After");
+      assert.is(body.retry.sameIdempotencyKey, true);
+      assert.not.match(JSON.stringify(body), /hunter2|READONLY|redis:/, "nothing of the store's error leaks");
+    }
+    assert.is(probeHits.count, 0, "no protected work ran");
+    assert.ok(tg.logs.some((l) => l.event === "gateway_quota_unenforceable"), "operators see why");
+    assert.not.ok(JSON.stringify(tg.logs).includes("hunter2"), "the store's credentials never reach a log");
+    assert.is(tg.gateway.runtime.inFlight().total, 0, "the capacity slot is released");
+    // When the store answers again, so does the gateway.
+    mode.fail = "none";
+    assert.is((await tg.call("/probe/counted", { headers: KEY })).status, 200);
+    await tg.close();
+  });
+}
 
 test("a coordination store that hangs fails closed within the store timeout", async () => {
   const tg = await start({

@@ -2,7 +2,8 @@
  * A document store with a fault switch in front of every collection call: a test decides, per call,
  * whether it fails "before" (nothing written) or "after" (written, then the answer is lost). The
  * gateway wraps it in its resilience guard as it does any store, so a failure reaches the code under
- * test as the DependencyUnavailableError a real outage gives.
+ * test as the DependencyUnavailableError a real outage gives. The synchronous fast path of the
+ * embedded store (`countNow`) stays synchronous and is faulted as its operation (`count`) is.
  */
 import type { Doc, DocumentStore } from "../../adapters/ports.ts";
 
@@ -14,7 +15,9 @@ export interface FaultyStore extends DocumentStore {
   readonly collections: Set<string>;
 }
 
-export function withStoreFaults(raw: DocumentStore, hook: StoreFaultHook | undefined): FaultyStore {
+/** `fastPath: false` hides the synchronous variants, as a store held outside the process (MongoDB) has none. */
+export function withStoreFaults(raw: DocumentStore, hook: StoreFaultHook | undefined, options: { fastPath?: boolean } = {}): FaultyStore {
+  const fastPath = options.fastPath ?? true;
   const collections = new Set<string>();
   return {
     kind: raw.kind,
@@ -22,13 +25,21 @@ export function withStoreFaults(raw: DocumentStore, hook: StoreFaultHook | undef
     collection<T extends Doc>(name: string, spec?: Parameters<DocumentStore["collection"]>[1]) {
       collections.add(name);
       const inner = raw.collection<T>(name, spec);
-      if (!hook) return inner;
+      if (!hook && fastPath) return inner;
       return new Proxy(inner, {
         get(target, prop, receiver) {
           const value = Reflect.get(target, prop, receiver) as unknown;
           if (typeof value !== "function") return value;
+          if (typeof prop === "string" && prop.endsWith("Now")) {
+            if (!fastPath) return undefined;
+            const method = prop.slice(0, -"Now".length);
+            return (...args: unknown[]) => {
+              if (hook?.(name, method, args) === "before") throw new Error("injected store failure");
+              return (value as (...a: unknown[]) => unknown).apply(target, args); // read-only operations: no "after"
+            };
+          }
           return async (...args: unknown[]) => {
-            const fault = hook(name, String(prop), args);
+            const fault = hook?.(name, String(prop), args) ?? null;
             if (fault === "before") throw new Error("injected store failure");
             const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
             if (fault === "after") throw new Error("injected store failure after the write");

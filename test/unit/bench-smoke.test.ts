@@ -1,73 +1,154 @@
 /**
- * Bench smoke test: runs the real bench machinery (bench/run.ts) with tiny settings, about one
- * second per scenario (100 signs per sign scenario), and checks that it works: every scenario completed requests, none answered
- * non-2xx or hit a connection error, the ratio line is printed and the JSON result is written.
- * No timing assertions: figures on a shared two-core machine say nothing in a test.
+ * Bench smoke test: the real bench machinery (bench/run.ts) with tiny settings. It checks that the
+ * comparison is honest and the report is whole, never how fast anything is (figures on a shared
+ * two-core machine say nothing in a test; the speed goals live in `npm run bench`):
+ * - the settings: fixed defaults, BENCH_* overrides, `--quick` (argument or npm's npm_config_quick);
+ * - the peers really check the key (401 without it) and really rate-limit (429 past `--limit`), and
+ *   every proxy relays the upstream's body unchanged;
+ * - a run of every scenario at tiny sizes: each row answered 2xx only, the gateway wrote one
+ *   completion line per answered request, the table has every row and the goals, the JSON and the
+ *   SVG chart are written.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { formatReport, gitShortSha, writeReport } from "../../bench/report.ts";
-import { benchSettings, runBench, SCENARIOS, type BenchReport } from "../../bench/run.ts";
+import { renderChart, writeChart } from "../../bench/chart.ts";
+import { stopProcess } from "../../bench/processes.ts";
+import { evaluateGoals, formatReport, gitShortSha, writeReport } from "../../bench/report.ts";
+import { benchSettings, isQuick, QUICK_ENV, runBench, scenarioEnv, type BenchReport } from "../../bench/run.ts";
+import { LOAD_SCENARIOS, startServer } from "../../bench/scenarios/load.ts";
+import { BENCH_API_KEY, BENCH_HOST, BENCH_PATH, RELAY_PATH, UPSTREAM_BODY } from "../../bench/servers/common.ts";
 
-test("BENCH_* env overrides the fixed settings; bad values are refused", () => {
-  assert.equal(benchSettings({}), { connections: 64, duration: 10, pipelining: 1, warmup: 1, workers: 1 });
-  const quick = benchSettings({ BENCH_DURATION: "1", BENCH_CONNECTIONS: "4", BENCH_PIPELINING: "2", BENCH_WARMUP: "0", BENCH_WORKERS: "0" });
-  assert.equal(quick, { connections: 4, duration: 1, pipelining: 2, warmup: 0, workers: 0 });
+test("settings: fixed defaults, BENCH_* overrides, bad values refused, --quick from argv or npm_config_quick", () => {
+  assert.equal(benchSettings({}), { connections: 64, duration: 10, pipelining: 1, warmup: 1, workers: 1, quick: false });
+  const quick = benchSettings({}, true);
+  assert.is(quick.quick, true);
+  assert.ok(quick.duration < 10 && quick.connections === 64);
+  assert.equal(benchSettings({ BENCH_DURATION: "1.5", BENCH_CONNECTIONS: "4", BENCH_PIPELINING: "2", BENCH_WARMUP: "0", BENCH_WORKERS: "0" }), {
+    connections: 4,
+    duration: 1.5,
+    pipelining: 2,
+    warmup: 0,
+    workers: 0,
+    quick: false,
+  });
   assert.throws(() => benchSettings({ BENCH_CONNECTIONS: "0" }), /BENCH_CONNECTIONS/);
-  assert.throws(() => benchSettings({ BENCH_DURATION: "1.5" }), /BENCH_DURATION/);
+  assert.throws(() => benchSettings({ BENCH_DURATION: "soon" }), /BENCH_DURATION/);
+  assert.ok(isQuick(["--quick"], {}));
+  assert.ok(isQuick([], { npm_config_quick: "true" }));
+  assert.not.ok(isQuick([], {}));
+  assert.not.ok(isQuick([], { npm_config_quick: "false" }));
+  // --quick shrinks the driven scenarios unless the environment says otherwise.
+  assert.is(scenarioEnv({}, true).BENCH_SIGN_COUNT, QUICK_ENV.BENCH_SIGN_COUNT);
+  assert.is(scenarioEnv({ BENCH_SIGN_COUNT: "7" }, true).BENCH_SIGN_COUNT, "7");
+  assert.is(scenarioEnv({}, false).BENCH_SIGN_COUNT, undefined);
 });
 
 test("the git short sha is a hex sha or nogit", () => {
   assert.match(gitShortSha(), /^([0-9a-f]{4,40}|nogit)$/);
 });
 
-test("a one-second bench: every scenario answered 2xx only, the ratio line is printed, the JSON is written", async () => {
-  process.env.BENCH_STORED_BACKLOG = "200"; // the stored scenario's drain, kept short here
-  // The sign scenarios run a fixed number of signs (100 000 by default): a few here.
-  process.env.BENCH_SIGN_COUNT = "100";
-  process.env.BENCH_SIGN_WARMUP = "0";
-  const report: BenchReport = await runBench({
-    settings: { ...benchSettings({ BENCH_DURATION: "1", BENCH_CONNECTIONS: "4" }), warmup: 0 },
-  });
-  assert.equal(
-    report.scenarios.map((s) => s.name),
-    SCENARIOS.map((s) => s.name),
-  );
+test("the peers check the key (401), rate-limit (429 past --limit) and relay the upstream's body; bare h3 relays it too", async () => {
+  const upstream = await startServer("upstream", []);
+  const servers = await Promise.all([
+    startServer("fast-gateway", ["--upstream", upstream.url, "--limit", "3"]),
+    startServer("fastify", ["--upstream", upstream.url, "--limit", "3"]),
+    startServer("bare-h3", ["--upstream", upstream.url]),
+  ]);
+  try {
+    const key = { host: BENCH_HOST, "x-api-key": BENCH_API_KEY };
+    for (const [i, name] of ["fast-gateway", "fastify"].entries()) {
+      const url = servers[i]!.url;
+      assert.is((await _get(url + RELAY_PATH, { host: BENCH_HOST })).status, 401, `${name} without a key`);
+      assert.is((await _get(url + RELAY_PATH, { ...key, "x-api-key": "gw_wrong_key_0000" })).status, 401, `${name} with a wrong key`);
+      const relayed = await _get(url + RELAY_PATH, key);
+      assert.is(relayed.status, 200, name);
+      assert.is(relayed.body, UPSTREAM_BODY, `${name} relays the upstream's body`);
+      assert.is((await _get(url + BENCH_PATH, key)).status, 200, `${name} ping`);
+      assert.is((await _get(url + BENCH_PATH, key)).status, 200, `${name} ping`);
+      assert.is((await _get(url + RELAY_PATH, key)).status, 429, `${name}: the 4th request of the window is refused`);
+    }
+    const bare = await _get(servers[2]!.url + RELAY_PATH, key);
+    assert.is(bare.status, 200);
+    assert.is(bare.body, UPSTREAM_BODY);
+  } finally {
+    await Promise.all([...servers, upstream].map((s) => stopProcess(s.child)));
+  }
+});
+
+test("a tiny run of every scenario: 2xx only, one log line per answered request, every row, goals, JSON and chart", async () => {
+  const env = {
+    ...process.env,
+    BENCH_STORED_BACKLOG: "20",
+    BENCH_SIGN_COUNT: "20",
+    BENCH_SIGN_WARMUP: "0",
+    BENCH_SIGN_MONGO_COUNT: "10",
+    VA_BENCH_COUNT: "2000",
+    VA_BENCH_REQUESTS: "2",
+  };
+  const report: BenchReport = await runBench({ settings: { ...benchSettings({ BENCH_DURATION: "0.5", BENCH_CONNECTIONS: "4" }), warmup: 0 }, env });
+  const rows = report.scenarios.map((s) => s.name);
+  for (const s of LOAD_SCENARIOS) for (const server of s.servers) assert.ok(rows.includes(`${s.name}/${server}`), `${s.name}/${server} ran`);
+  for (const name of ["stored/gateway", "sign-memory/gateway", "sign-fs/gateway", "sign-mongodb-redis/gateway", "va-list/gateway"])
+    assert.ok(rows.includes(name), `${name} ran`);
   for (const s of report.scenarios) {
     assert.ok(s.requests > 0, `${s.name} completed no request`);
     assert.is(s.status2xx, s.requests, `${s.name}: every counted response is a 2xx`);
     assert.is(s.non2xx, 0, `${s.name} saw non-2xx responses`);
     assert.is(s.errors, 0, `${s.name} saw connection errors`);
     assert.ok(s.requestsPerSec > 0 && s.latency.p99 >= s.latency.p50, `${s.name} has figures`);
+    if (["ping", "health", "relay"].includes(s.scenario)) assert.ok(s.rssMiB! > 0 && s.cpuUsPerRequest! > 0, `${s.name}: RSS and CPU of its process`);
   }
   assert.equal(report.problems, []);
-  assert.ok(Number.isFinite(report.ratios.requestsPerSec) && report.ratios.requestsPerSec > 0);
-  assert.ok(Number.isFinite(report.ratios.p99) && report.ratios.p99 > 0);
+  for (const scenario of ["ping", "health", "relay"])
+    assert.ok(report.notes.some((n) => n.startsWith(`${scenario}/gateway: log lines written`)), `${scenario}: the gateway's log lines were counted`);
 
-  for (const name of SCENARIOS.map((s) => s.name).filter((n) => n.startsWith("sign-"))) {
-    assert.ok(
-      report.notes.some((line) => line.startsWith(`${name}: `) && /signs\/s/.test(line) && /last\/first \d+\.\d\d/.test(line) && /RSS/.test(line)),
-      `${name} prints signs/s, the first/last ratio and the gateway RSS`,
-    );
-  }
+  assert.equal(
+    report.goals.map((g) => g.name.split(":")[0]),
+    ["ping", "relay", "gateway RSS after each load scenario", "virtual-account list at 2,000 accounts"],
+  );
+  assert.equal(evaluateGoals(report.scenarios), report.goals);
   const text = formatReport(report);
-  assert.match(text, /^ratio gateway\/bare \(gateway-pipeline \/ bare-h3\): req\/s \d+\.\d\dx, p99 \d+\.\d\dx/m);
-  for (const s of report.scenarios) assert.match(text, new RegExp(`^${s.name} `, "m"));
+  for (const s of report.scenarios) assert.match(text, new RegExp(`^${s.scenario} +${s.server} `, "m"));
+  assert.match(text, /^goals \(issue 12/m);
+  for (const name of ["sign-memory", "sign-fs", "sign-mongodb-redis"])
+    assert.ok(report.notes.some((line) => line.startsWith(`${name}: `) && /signs\/s/.test(line) && /RSS/.test(line)), `${name} prints its line`);
 
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-"));
   try {
     const file = writeReport(report, dir);
-    assert.equal(readdirSync(dir), [file.slice(dir.length + 1)]);
     assert.match(file, /\/\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z-([0-9a-f]{4,40}|nogit)\.json$/);
     const saved = JSON.parse(readFileSync(file, "utf8")) as BenchReport;
     assert.equal(saved.scenarios.length, report.scenarios.length);
     assert.equal(saved.settings, report.settings);
+    const chart = writeChart(report, file.replace(/\.json$/, ".svg"));
+    assert.equal(readdirSync(dir).sort(), [file, chart].map((f) => f.slice(dir.length + 1)).sort());
+    const svg = readFileSync(chart, "utf8");
+    assert.is(svg, renderChart(report));
+    assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    for (const server of ["bare-h3", "fast-gateway", "fastify", "gateway", "upstream"]) assert.ok(svg.includes(`>${server}</text>`), `${server} in the chart`);
+    assert.equal(svg.match(/<rect /g)!.length, 1 + 4 + LOAD_SCENARIOS.reduce((n, s) => n + s.servers.length, 0), "background, legend and one bar per load row");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
 test.run();
+
+// --- Internal helpers ---
+
+function _get(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent: false }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}

@@ -2,12 +2,13 @@
  * The embedded store's query paths against a plain reference: compiled filters (ranges, `$in`,
  * `$contains`, `$exists`, `$ne`, `$or`, arrays, null/missing, mixed types) and sorted pages (the
  * bounded top-k buffer past its compaction size, the `_id`-order early exit, with ids appended in
- * and out of order, skip, cursor pagination through every page, TTL). The reference matches by
+ * and out of order, skip, cursor pagination through every page, TTL), and the point-lookup fast path
+ * (`matchesScalarEquality`) against the compiled filter. The reference matches by
  * the module's stated semantics and sorts every match with `compareSortValues`.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { compareSortValues, compareValues, getPath, matchesFilter, normalizeSort, sortValues } from "../../adapters/document-store/filter.ts";
+import { compareSortValues, compareValues, getPath, matchesFilter, matchesScalarEquality, normalizeSort, sortValues } from "../../adapters/document-store/filter.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Doc, Filter, SortSpec } from "../../adapters/ports.ts";
 
@@ -134,6 +135,80 @@ test("compiled filters match the reference on every document", () => {
   assert.is(matchesFilter(d, { m: { $in: [undefined] } }), true);
   assert.is(matchesFilter(d, { m: { $in: [null] } }), true);
   assert.is(matchesFilter(d, { m: { $in: [0] } }), false);
+});
+
+test("lists sorted by one field (the sorted index: ties, skip, cursor, both directions) match the reference, also after updates, deletes and out-of-order inserts", async () => {
+  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  try {
+    const col = store.collection("grow");
+    const docs: Doc[] = [];
+    // ids not in insertion order, days growing with ties (five documents a day), a filter on parity
+    for (let i = 0; i < 2000; i++) {
+      const doc: Doc = { _id: `g${String((i * 7919) % 2000).padStart(5, "0")}`, day: Math.floor(i / 5), odd: i % 2 === 1, seq: i };
+      docs.push(doc);
+      await col.insert(doc);
+    }
+    const check = async (what: string): Promise<void> => {
+      for (const filter of [{}, { odd: true }] as Filter[]) {
+        for (const direction of [-1, 1] as const) {
+          const sort = normalizeSort([{ field: "day", direction }]);
+          const expected = docs
+            .filter((d) => matchesFilter(d, filter))
+            .map((d) => ({ d, k: sortValues(d, sort) }))
+            .sort((a, b) => compareSortValues(a.k, b.k, sort))
+            .map((e) => e.d._id);
+          const label = `${what}: ${JSON.stringify(filter)} day ${direction}`;
+          for (const [limit, skip] of [[1, 0], [7, 0], [7, 3], [50, 1300], [1000, 0]] as const) {
+            const page = await col.find(filter, { sort: [{ field: "day", direction }], limit, skip });
+            assert.equal(page.items.map((d) => d._id), expected.slice(skip, skip + limit), `${label} limit ${limit} skip ${skip}`);
+            assert.is(page.nextCursor !== null, expected.length > skip + limit, `${label} cursor`);
+          }
+          const seen: string[] = [];
+          let cursor: string | null = null;
+          do {
+            const page: { items: Doc[]; nextCursor: string | null } = await col.find(filter, { sort: [{ field: "day", direction }], limit: 333, cursor });
+            seen.push(...page.items.map((d) => d._id));
+            cursor = page.nextCursor;
+          } while (cursor);
+          assert.equal(seen, expected, `${label}: every page through the cursor`);
+        }
+      }
+    };
+    await check("growing");
+    // An update that moves a document's day back, a delete, then inserts with an older day and a
+    // day shared with others: still exact.
+    const moved = { ...docs[1500]!, day: 3 };
+    await col.findOneAndUpdate({ _id: moved._id }, { $set: { day: 3 } });
+    docs[1500] = moved;
+    await check("after an update");
+    await col.delete(docs[10]!._id);
+    docs.splice(10, 1);
+    await col.updateOne({ _id: docs[20]!._id }, { $unset: ["day"] });
+    const { day: _gone, ...unset } = docs[20]!;
+    docs[20] = unset as Doc;
+    await check("after a delete and an unset");
+    for (const late of [{ _id: "g-late", day: 10, odd: true, seq: 2000 }, { _id: "a-early", day: 10, odd: false, seq: 2001 }] as Doc[]) {
+      await col.insert(late);
+      docs.push(late);
+    }
+    await check("after older inserts");
+  } finally {
+    await store.close();
+  }
+});
+
+test("matchesScalarEquality (the point-lookup fast path) agrees with the compiled filter, and declines other shapes", () => {
+  const r = rng(11);
+  const docs = Array.from({ length: 400 }, (_, i) => makeDoc(`x${i}`, i, r));
+  const values = [0, 3, 7, 49, "3", "alpha", "Beta alpha", "open", "paid", null, true, false, Number.NaN];
+  const fields = ["_id", "n", "s", "status", "seq", "missing"];
+  for (let k = 0; k < 300; k++) {
+    const filter: Filter = {};
+    for (const f of fields) if (r() < 0.45) filter[f] = f === "_id" ? `x${Math.floor(r() * 400)}` : values[Math.floor(r() * values.length)];
+    for (const d of docs) assert.is(matchesScalarEquality(d, filter), matchesFilter(d, filter), `${JSON.stringify(filter)} on ${JSON.stringify(d)}`);
+  }
+  for (const other of [{ n: { $gt: 1 } }, { "nested.v": 4 }, { nested: { v: 4, w: null } }, { $or: [{ n: 1 }] }, { n: undefined }, { tags: ["a"] }] as Filter[])
+    assert.is(matchesScalarEquality(docs[0]!, other), undefined, JSON.stringify(other));
 });
 
 for (const [label, ordered] of [

@@ -322,6 +322,16 @@ docs.run();
 // ---------------------------------------------------------------------------
 const coord = suite("guarded-stores: coordination");
 
+function _throws(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  assert.unreachable("expected a synchronous throw");
+  return undefined;
+}
+
 /** The in-process coordination with a fault switch in front of it. */
 function faultyCoordination(): { store: CoordinationStore; fault: { error: unknown }; touched: { n: number } } {
   const inner = createMemoryCoordination();
@@ -401,6 +411,48 @@ coord("errors translate, the circuit opens, then refuses without touching the st
   assert.is(events.length, 21);
   assert.not.ok(JSON.stringify(events).includes("r3disPass"));
   await guarded.close();
+});
+
+coord("the in-process fast path: takePermitNow through the same circuit, only for a store that answers synchronously and a policy without deadline", async () => {
+  const inner = createMemoryCoordination();
+  const fault: { error: unknown } = { error: null };
+  const touched = { n: 0 };
+  // The in-process store with a fault switch in front of its synchronous variant.
+  const store: CoordinationStore = {
+    ...inner,
+    kind: inner.kind,
+    takePermitNow(k, l, w) {
+      touched.n += 1;
+      if (fault.error) throw fault.error;
+      return inner.takePermitNow!(k, l, w);
+    },
+  };
+  const events: DependencyCallEvent[] = [];
+  const policy = createDependencyPolicy({ dependency: "coordination", timeoutMs: Number.POSITIVE_INFINITY, clock: manualClock() });
+  const guarded = guardCoordination(store, policy, { onCall: (e) => events.push(e) });
+  assert.type(guarded.takePermitNow, "function");
+  const r = guarded.takePermitNow!("tenant-a:sign", 1, 60_000);
+  assert.not.ok((r as unknown) instanceof Promise, "answered synchronously");
+  assert.equal(r, { allowed: true, remaining: 0, retryAfterMs: 0 });
+  assert.is(guarded.takePermitNow!("tenant-a:sign", 1, 60_000).allowed, false, "the same counter");
+  assert.equal(events.map((e) => [e.operation, e.outcome]), [["takePermit", "ok"], ["takePermit", "ok"]], "one dependency call event each, as the asynchronous path");
+  fault.error = Object.assign(new Error("boom redis://:r3disPass@cache:6379"), { code: "ECONNRESET" });
+  const first = _throws(() => guarded.takePermitNow!("k", 5, 1_000)) as DependencyUnavailableError;
+  assert.ok(isDependencyUnavailableError(first), "thrown synchronously, translated");
+  assert.is(first.failureClass, "transport");
+  assert.not.ok(first.message.includes("r3disPass"));
+  for (let i = 0; i < 19; i++) _throws(() => guarded.takePermitNow!("k", 5, 1_000));
+  assert.is(policy.snapshot().state, "open", "its failures count");
+  fault.error = null;
+  const before = touched.n;
+  assert.is((_throws(() => guarded.takePermitNow!("k", 5, 1_000)) as DependencyUnavailableError).failureClass, "circuit_open");
+  assert.is(touched.n, before, "refused without touching the store");
+
+  // No synchronous variant where the store has none, or where the policy has a deadline.
+  const { store: asyncOnly } = faultyCoordination();
+  assert.is(guardCoordination(asyncOnly, createDependencyPolicy({ dependency: "c2", timeoutMs: Number.POSITIVE_INFINITY })).takePermitNow, undefined);
+  assert.is(guardCoordination(inner, createDependencyPolicy({ dependency: "c3", timeoutMs: 1_000 })).takePermitNow, undefined);
+  await inner.close();
 });
 
 coord.run();

@@ -339,13 +339,15 @@ counting("neutral results do not count", async () => {
   assert.is(h.policy.snapshot().windowCalls, 0);
 });
 
-counting("timeout: DependencyUnavailableError 'timeout', counts, aborts the signal (real 20 ms)", async () => {
+counting("timeout: DependencyUnavailableError 'timeout', counts, aborts the signal and tells onExpire (real 20 ms)", async () => {
   const h = harness({ timeoutMs: 20 });
   let seen: AbortSignal | undefined;
+  let expired = 0;
   const started = Date.now();
   const e = await h.policy
-    .execute((signal) => {
-      seen = signal;
+    .execute((deadline) => {
+      seen = deadline.signal;
+      deadline.onExpire(() => expired++);
       return new Promise<never>(() => {});
     })
     .catch((x: unknown) => x);
@@ -356,9 +358,35 @@ counting("timeout: DependencyUnavailableError 'timeout', counts, aborts the sign
   assert.is(err.message, "timed out after 20ms");
   assert.is(err.dependency, "regulator:TEST");
   assert.is(seen?.aborted, true);
+  assert.is(expired, 1, "the work was told once");
   const s = h.policy.snapshot();
   assert.is(s.windowFailures, 1);
   assert.is(s.lastFailureClass, "timeout");
+});
+
+counting("a call that settles in time is never told to stop; a signal read after the deadline is already aborted", async () => {
+  const h = harness({ timeoutMs: 20 });
+  let expired = 0;
+  let late: AbortSignal | undefined;
+  assert.is(
+    await h.policy.execute(async (deadline) => {
+      deadline.onExpire(() => expired++);
+      return "done";
+    }),
+    "done",
+  );
+  const e = await h.policy
+    .execute(
+      (deadline) =>
+        new Promise<never>(() => {
+          setTimeout(() => (late = deadline.signal), 60);
+        }),
+    )
+    .catch((x: unknown) => x);
+  assert.is((e as DependencyUnavailableError).failureClass, "timeout");
+  await new Promise((r) => setTimeout(r, 80));
+  assert.is(late?.aborted, true);
+  assert.is(expired, 0, "the call that answered in time was not aborted");
 });
 
 counting("20 concurrent timeouts open the circuit", async () => {
@@ -554,6 +582,46 @@ reporting("registry: one policy per name, snapshots sorted by name", async () =>
   assert.is(await test.execute(async () => "fine"), "fine");
   clock.advance(30_000);
   assert.is(registry.get("regulator:LIVE")!.snapshot().state, "half_open");
+});
+
+reporting("executeNow: synchronous work through the same circuit, counts and reports; refused when open; only without a deadline", () => {
+  const clock = manualClock(T0);
+  const reports: CallReport[] = [];
+  const policy = createDependencyPolicy({ dependency: "coordination", timeoutMs: Number.POSITIVE_INFINITY, clock });
+  const observe = (r: CallReport) => reports.push(r);
+  assert.is(policy.executeNow(() => 42, { observe }), 42);
+  const dup = new DuplicateKeyError("c", "_id");
+  let thrown: unknown;
+  try {
+    policy.executeNow(() => {
+      throw dup;
+    }, { observe });
+  } catch (e) {
+    thrown = e;
+  }
+  assert.is(thrown, dup, "fn's errors are rethrown unchanged");
+  assert.equal(reports.map((r) => r.outcome), ["success", "neutral"]);
+  assert.is(policy.executeNow(() => ({ status: 503 }), { classify: () => "failure", observe }).status, 503, "classify as execute's");
+  for (let i = 0; i < 19; i++) {
+    try {
+      policy.executeNow(() => {
+        throw _transportError();
+      });
+    } catch {
+      // counted
+    }
+  }
+  assert.is(policy.snapshot().state, "open");
+  let calls = 0;
+  try {
+    policy.executeNow(() => ++calls, { observe });
+  } catch (e) {
+    assertRefused(e, "coordination");
+  }
+  assert.is(calls, 0, "refused without running fn");
+  assert.is(reports.at(-1)!.outcome, "refused");
+  const withDeadline = createDependencyPolicy({ dependency: "regulator:TEST", timeoutMs: 1_000, clock });
+  assert.throws(() => withDeadline.executeNow(() => 1), /without a deadline/);
 });
 
 reporting.run();

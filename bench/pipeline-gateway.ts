@@ -1,21 +1,20 @@
 /**
- * Scenario "gateway-pipeline": the real gateway, built exactly as production builds it
+ * The in-process bench gateway (bench/pipeline-cpu.ts): the real gateway, built exactly as production builds it
  * (composeGateway on the embedded default stores: unstorage memory + in-process coordination),
  * with a tiny bench plugin whose one route runs every pipeline stage: canonical host, route,
  * protocol, routing loop, admission, capacity guard, x-api-key auth, IP allowlist, management
  * quota, mode. Admission and quota limits are raised far above what a bench can send, so the run
  * measures the pipeline and never a 429.
  */
-import { composeGateway } from "../../core/compose.ts";
-import type { Gateway } from "../../core/create-gateway.ts";
-import { createLogger } from "../../core/log.ts";
-import { definePlugin } from "../../core/plugin.ts";
-import { json } from "../../core/respond.ts";
-import { serveGateway } from "../../core/server.ts";
-import { plugins as defaultPlugins } from "../../plugins/index.ts";
-import { STAGE_NAMES } from "../../pipeline/stage-names.ts";
-import { DEMO_KEY, PASSTHROUGH, testConfig } from "../../test/support/gateway.ts";
-import type { BenchScenario, BenchTarget } from "../run.ts";
+import { composeGateway } from "../core/compose.ts";
+import type { Gateway } from "../core/create-gateway.ts";
+import { createLogger } from "../core/log.ts";
+import { definePlugin } from "../core/plugin.ts";
+import { json } from "../core/respond.ts";
+import { serveGateway } from "../core/server.ts";
+import { plugins as defaultPlugins } from "../plugins/index.ts";
+import { STAGE_NAMES } from "../pipeline/stage-names.ts";
+import { DEMO_KEY, PASSTHROUGH, testConfig } from "../test/support/gateway.ts";
 
 /** The path every scenario except the health one answers. */
 export const BENCH_PATH = "/bench/ping";
@@ -77,16 +76,3 @@ export async function startBenchGateway(): Promise<{ gateway: Gateway; url: stri
   };
 }
 
-export const gatewayPipeline: BenchScenario = {
-  name: "gateway-pipeline",
-  description: "the full gateway: all 10 stages, x-api-key auth, management quota, the same JSON",
-  async start(): Promise<BenchTarget> {
-    const running = await startBenchGateway();
-    return {
-      url: running.url + BENCH_PATH,
-      headers: { host: PASSTHROUGH, "x-api-key": DEMO_KEY },
-      expectBody: JSON.stringify(BENCH_BODY),
-      close: running.close,
-    };
-  },
-};
