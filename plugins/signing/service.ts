@@ -16,7 +16,7 @@ import type { AlertChannel, BillingIdentity, BillingLedger } from "../../adapter
 import { isBillingError, isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
 import { mapRegulatorFailure, type RegulatorClient, type RegulatorResponse, type RegulatorState } from "../../adapters/regulator/port.ts";
 import type { ParsedIrn } from "../../adapters/regulator/irn.ts";
-import { retryInBackground, UNDO_RETRY_MS } from "../../core/background-retry.ts";
+import { repeatUndo, UNDO_REPEAT_MS } from "../../core/background-retry.ts";
 import type { GwCode } from "../../core/errors/catalog.ts";
 import { gwError, isGatewayError, type GatewayError, type Violation } from "../../core/errors/gateway-error.ts";
 import type { Logger } from "../../core/log.ts";
@@ -133,7 +133,11 @@ export function createSigningService(o: SigningServiceOptions) {
       try {
         await records.insert(claim);
       } catch (e) {
-        if (!isDuplicateKeyError(e)) throw _storeError(e);
+        if (!isDuplicateKeyError(e)) {
+          // Not acknowledged, but it may land: nothing ran for it, so it is taken back.
+          await _release(claim);
+          throw _storeError(e);
+        }
         // The key's own record (a concurrent duplicate) → read it again; otherwise the billing
         // identity is held by another key: this attempt number is taken.
         const mine = await db(() => records.get(recordId));
@@ -310,15 +314,15 @@ export function createSigningService(o: SigningServiceOptions) {
   }
 
   /**
-   * Releases a claim whose execution left no regulator effect (the same key may be retried). A store
-   * that cannot take the delete now (an outage: often why we are releasing) gets it again in the
-   * background: a claim left behind would make the same-key retry wait and then answer "already
-   * processed" until the claim is stale.
+   * Releases a claim whose execution left no regulator effect (the same key may be retried). The
+   * delete is repeated in the background (an outage is often why we are releasing, and a claim insert
+   * the store did not acknowledge may land later): a claim left behind would make the same-key retry
+   * wait and then answer "already processed" until the claim is stale.
    */
   async function _release(rec: SignRecord): Promise<void> {
-    await retryInBackground(
+    await repeatUndo(
       () => records.deleteMany({ _id: rec._id, owner: rec.owner, status: "in_progress" }).then(() => true, () => false),
-      UNDO_RETRY_MS,
+      UNDO_REPEAT_MS,
       () => log.warn("signing_claim_release_failed", { operationId: rec.operationId }),
     );
   }

@@ -456,31 +456,39 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
   }
 
   /**
-   * Marks a dispatch (`step`) before the regulator is called. A failed write's outcome is unknown (a
-   * timed-out answer may have been applied), but the regulator was certainly not called: a mark that
-   * did land is taken back to `back` while the lease is still ours, otherwise the next pass would
-   * freeze an invoice that was never sent. The pass then ends with a backoff.
+   * Marks a dispatch (`step`) before the regulator is called. When the store does not acknowledge the
+   * mark, it may have landed or may still land (a hung server applies its queue when it resumes), but
+   * the regulator was certainly not called: a fence write, while the lease is still ours, moves the
+   * invoice back to `back` past both revisions (rev + 2), so a mark that landed is undone and one that
+   * lands later fails its compare-and-set. Otherwise the next pass would freeze an invoice that was
+   * never sent. The pass then ends with a backoff.
    */
   async function mark(p: Pass, step: "dispatching" | "transmitting", back: Step, set: Partial<InvoiceDoc> = {}): Promise<Written | "done"> {
     const before = p.cur.rev;
     const marked = await write(p, { ...set, step });
     if (marked !== "failed") return marked;
+    const id = p.cur._id;
+    const ours = { "lease.owner": owner, "lease.until": p.lease.until };
+    const fenced = (d: InvoiceDoc | null | undefined): boolean => !!d && d.rev === before + 2 && d.step === back && d.lease?.owner === owner;
     for (let i = 0; i < RECORD_TRIES; i++) {
       await new Promise((r) => setTimeout(r, 100 * (i + 1)));
-      const fresh = await invoices.get(p.cur._id).catch(() => undefined);
+      let fresh: InvoiceDoc | null | undefined = await invoices
+        .findOneAndUpdate({ _id: id, rev: { $in: [before, before + 1] }, ...ours }, { $set: { step: back, rev: before + 2, updatedAt: new Date().toISOString() } })
+        .catch(() => undefined);
+      // Not answered, or nothing matched: an earlier fence may have landed; see what is stored.
+      if (!fenced(fresh)) fresh = await invoices.get(id).catch(() => undefined);
       if (fresh === undefined) continue;
-      // Not applied, or no longer ours: nothing to take back.
-      if (!fresh || fresh.rev !== before + 1 || fresh.step !== step || fresh.lease?.owner !== owner || fresh.lease.until !== p.lease.until) return "failed";
-      p.cur = fresh;
-      const undone = await write(p, { step: back });
-      if (undone === "failed") continue;
-      if (undone !== "ok") return undone;
-      log.warn("stored_dispatch_mark_taken_back", { invoiceId: fresh._id, step });
+      if (!fenced(fresh)) {
+        if (!fresh || fresh.lease?.owner !== owner || fresh.lease.until !== p.lease.until) return "lost";
+        continue; // still at `before` or `before + 1`: fence again
+      }
+      p.cur = fresh!;
+      log.warn("stored_dispatch_mark_taken_back", { invoiceId: id, step });
       p.outage = true;
       return finish(p, {}, [], Date.now() + backoff(p.cur.outages + 1));
     }
     // Still unknown: the lease expires and the next pass freezes the invoice (it cannot prove more).
-    log.warn("stored_dispatch_mark_unresolved", { invoiceId: p.cur._id, step });
+    log.warn("stored_dispatch_mark_unresolved", { invoiceId: id, step });
     return "failed";
   }
 

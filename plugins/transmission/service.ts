@@ -15,7 +15,7 @@
  * legacy identity is derived from the request binding (business + sub-business + IRN, spec §7.11).
  */
 import { randomUUID } from "node:crypto";
-import { retryInBackground, UNDO_RETRY_MS } from "../../core/background-retry.ts";
+import { repeatUndo, UNDO_REPEAT_MS } from "../../core/background-retry.ts";
 import { deriveKey, keyedHash } from "../../core/keyed-hash.ts";
 import type { AlertChannel, Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
 import { isDependencyUnavailableError, isDuplicateKeyError } from "../../adapters/ports.ts";
@@ -140,11 +140,11 @@ export function createTransmissionService(o: TransmissionOptions) {
     }
   }
 
-  /** Takes back a claim whose dispatch never started (the store may refuse now: retried in the background). */
+  /** Takes back a claim whose dispatch never started (repeated in the background: the store may refuse now, or an unacknowledged insert land later). */
   function _withdraw(claim: ClaimDoc): Promise<void> {
-    return retryInBackground(
+    return repeatUndo(
       () => claims.deleteMany({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }).then(() => true, () => false),
-      UNDO_RETRY_MS,
+      UNDO_REPEAT_MS,
       () => log.warn("transmission_claim_release_failed", { operationId: claim.operationId }),
     );
   }

@@ -6,12 +6,19 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { LATE_MS } from "../support/store-faults.ts";
 import { expectProblem, invoice, irnOf, startSigningHarness } from "./signing-helpers.ts";
 
 /** Fails the next delete of a sign record (the claim release). */
 let failRelease = false;
+/** Performs the next insert of a sign record (the claim) after reporting it failed. */
+let lateClaim = false;
 const h = await startSigningHarness({
   storeFault: (collection, method) => {
+    if (lateClaim && collection === "signing_idempotency" && method === "insert") {
+      lateClaim = false;
+      return "late";
+    }
     if (!failRelease || collection !== "signing_idempotency" || method !== "deleteMany") return null;
     failRelease = false;
     return "before";
@@ -33,6 +40,19 @@ test("billing unavailable and the claim release failing too: 503, then the same-
   assert.is(h.sim.state.calls("sign"), 1, "signed once");
   const after = await h.ledgerBalanced();
   assert.is(after.debits - before.debits, 1, "one debit");
+});
+
+test("a claim insert that lands after its failure was reported: 503, then the same-key retry signs once", async () => {
+  const before = await h.ledgerBalanced();
+  const signs = h.sim.state.calls("sign");
+  lateClaim = true;
+  const first = await h.sign(invoice("REL2"), { key: "release-key-0002", attempt: 1 });
+  assert.is(first.status, 503, await first.clone().text());
+  await new Promise((r) => setTimeout(r, LATE_MS + 50)); // the claim has landed now, after the first take-back
+  const retry = await h.sign(invoice("REL2"), { key: "release-key-0002", attempt: 1 });
+  assert.is(retry.status, 201, await retry.clone().text());
+  assert.is(h.sim.state.calls("sign") - signs, 1, "signed once");
+  assert.is((await h.ledgerBalanced()).debits - before.debits, 1, "one debit");
 });
 
 test.run();

@@ -12,7 +12,7 @@ import { ledgerBalanced } from "../support/ledger.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { createDocumentLedger } from "../../adapters/billing/ledger.ts";
 import { createFaultInjectingLedger, type FaultInjectingLedger } from "../../adapters/billing/faults.ts";
-import type { Doc, DocumentStore } from "../../adapters/ports.ts";
+import type { DocumentStore } from "../../adapters/ports.ts";
 import type { RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
 import { CATALOG, type GwCode } from "../../core/errors/catalog.ts";
 import type { RunningServer } from "../../core/server.ts";
@@ -22,6 +22,7 @@ import { STORED_COLLECTIONS, type InvoiceDoc } from "../../plugins/stored-proces
 import { expectProblem as supportExpectProblem } from "../support/assertions.ts";
 import { DEMO_KEY, DEMO_RAW, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { httpCall } from "../support/raw-http.ts";
+import { withStoreFaults, type StoreFaultHook } from "../support/store-faults.ts";
 import { DEMO, demoInvoice, startDemoSimulator } from "../simulator/simulator-helpers.ts";
 
 export { ADMIN_KEY, DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED } from "../support/gateway.ts";
@@ -43,7 +44,7 @@ export function intakeInvoice(no: string, options: { gatewayIds?: boolean; overr
   return doc;
 }
 
-export type StoreFault = (collection: string, method: string, args: unknown[]) => "before" | "after" | null;
+export type StoreFault = StoreFaultHook;
 
 export interface StoredHarnessOptions {
   stored?: StoredProcessingOptions;
@@ -95,7 +96,7 @@ export const HIGH_QUOTAS = {
 export async function startStoredHarness(options: StoredHarnessOptions = {}): Promise<StoredHarness> {
   const sim = await startDemoSimulator();
   const raw = await createUnstorageDocumentStore({ driver: "memory" });
-  const store = options.storeFault ? _faultyStore(raw, options.storeFault) : raw;
+  const store = options.storeFault ? withStoreFaults(raw, options.storeFault) : raw;
   const opening = options.openingKobo ?? OPENING_KOBO;
   const billing = createFaultInjectingLedger(createDocumentLedger({ store: raw, openingBalances: { demo: opening, other: 0 } }));
   const received: Received[] = [];
@@ -223,26 +224,3 @@ function _body(req: IncomingMessage): Promise<string> {
 }
 
 /** Every collection method of `inner` goes through `fault` first ("before" fails it, "after" fails it after it ran). */
-function _faultyStore(inner: DocumentStore, fault: StoreFault): DocumentStore {
-  return {
-    kind: inner.kind,
-    collection<T extends Doc>(name: string, spec?: Parameters<DocumentStore["collection"]>[1]) {
-      const c = inner.collection<T>(name, spec);
-      return new Proxy(c, {
-        get(target, prop, receiver) {
-          const value = Reflect.get(target, prop, receiver) as unknown;
-          if (typeof value !== "function") return value;
-          return async (...args: unknown[]) => {
-            const when = fault(name, String(prop), args);
-            if (when === "before") throw new Error("injected store failure");
-            const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-            if (when === "after") throw new Error("injected store failure after the write");
-            return result;
-          };
-        },
-      });
-    },
-    ping: () => inner.ping(),
-    close: () => inner.close(),
-  };
-}
