@@ -39,6 +39,11 @@ test("every signal from its real source reaches the log and the chat webhook, ca
   const innerCoordination = createMemoryCoordination();
   const coordination: CoordinationStore = Object.assign(Object.create(innerCoordination), {
     takePermit: (key: string, limit: number, windowMs: number) => (failQuota ? Promise.reject(new Error("injected: coordination down")) : innerCoordination.takePermit(key, limit, windowMs)),
+    // The in-process store's synchronous path (the quota stage's fast path) fails the same way.
+    takePermitNow: (key: string, limit: number, windowMs: number) => {
+      if (failQuota) throw new Error("injected: coordination down");
+      return innerCoordination.takePermitNow!(key, limit, windowMs);
+    },
   });
   const billing = createFaultInjectingLedger(createDocumentLedger({ store: rawStore, openingBalances: { demo: 100_000_000, other: 0 } }));
   const g = await startTestGateway({
