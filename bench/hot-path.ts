@@ -22,6 +22,7 @@ import { benchGatewayConfig, composeBenchGateway } from "./servers/gateway-app.t
 
 const ROUNDS = 9;
 const PER_ROUND = 4_000;
+const SOCKET = { remoteAddress: "127.0.0.1" };
 
 const relay = process.argv.includes("--relay");
 const i = process.argv.indexOf("--concurrency");
@@ -68,8 +69,6 @@ async function _requests(fetch: Fetch, n: number): Promise<void> {
     }),
   );
 }
-
-const SOCKET = { remoteAddress: "127.0.0.1" };
 
 async function _one(fetch: Fetch): Promise<void> {
   const headers = { host: BENCH_HOST, "x-api-key": BENCH_API_KEY, "user-agent": "bench", connection: "keep-alive" };

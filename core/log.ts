@@ -157,15 +157,16 @@ export function jsonLine(level: string, name: string, fields: LogFields | undefi
     for (const k in fields) {
       if (!Object.hasOwn(fields, k)) continue;
       const v = fields[k];
+      const prefix = _fieldPrefix(k);
       let text: string | undefined;
-      if (isSecretFieldName(k)) text = REDACTED_JSON;
-      else if (typeof v === "string") text = _jsonString(sanitizeText(v));
+      if (prefix === null) text = REDACTED_JSON;
+      else if (typeof v === "string") text = PLAIN_TEXT.test(v) ? `"${v}"` : _jsonString(sanitizeText(v));
       else if (typeof v === "number") text = Number.isFinite(v) ? String(v) : "null";
       else if (typeof v === "boolean") text = v ? "true" : "false";
       else if (v === null) text = "null";
       else if (typeof v === "object") text = JSON.stringify(_redactObject(v, 1));
       else text = JSON.stringify(v); // undefined, functions and symbols give undefined (left out); bigint throws, as before
-      if (text !== undefined) out += `,${_jsonKey(k)}:${text}`;
+      if (text !== undefined) out += prefix === null ? `,${_jsonKey(k)}:${text}` : prefix + text;
     }
   }
   return out + "}\n";
@@ -247,6 +248,24 @@ const JSON_ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** `JSON.stringify(text)`: plain text (ids, hosts, codes) is quoted as it is. */
 function _jsonString(text: string): string {
   return JSON_ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/**
+ * Text that neither redaction (sanitizeText's patterns all need one of `:=?@_`, or "bearer"/"basic")
+ * nor JSON escaping can change: quoted as it is, one regex test instead of two.
+ */
+const PLAIN_TEXT = /^(?![^]*(?:bearer|basic))[^:=?@_"\\\u0000-\u001f\ud800-\udfff]*$/i;
+
+const _fieldPrefixes = new Map<string, string | null>();
+/** `,"key":` for a loggable field name, null for a secret one (remembered: names are mostly constants). */
+function _fieldPrefix(key: string): string | null {
+  let prefix = _fieldPrefixes.get(key);
+  if (prefix === undefined) {
+    prefix = isSecretFieldName(key) ? null : `,${JSON.stringify(key)}:`;
+    if (_fieldPrefixes.size >= NAME_CACHE_SIZE) _fieldPrefixes.clear();
+    _fieldPrefixes.set(key, prefix);
+  }
+  return prefix;
 }
 
 const _jsonKeys = new Map<string, string>();
