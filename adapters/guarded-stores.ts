@@ -138,9 +138,8 @@ type _OperationCall = <T>(fn: () => Promise<T>) => Promise<T>;
 type _Call = (operation: string) => _OperationCall;
 
 function _caller(policy: DependencyPolicy, options: GuardOptions): _Call {
-  const { onCall } = options;
   return (operation) => {
-    const executeOptions = onCall ? { observe: (report: CallReport) => onCall(_toEvent(report, operation)) } : undefined;
+    const executeOptions = _observer(options, operation);
     return async function guardedCall<T>(fn: () => Promise<T>): Promise<T> {
       try {
         return await policy.execute(fn, executeOptions);
@@ -158,9 +157,8 @@ type _CallNow = (operation: string) => _OperationCallNow;
 /** The synchronous caller, or null when the policy has a deadline (synchronous work could not keep it). */
 function _nowCaller(policy: DependencyPolicy, options: GuardOptions): _CallNow | null {
   if (Number.isFinite(policy.timeoutMs)) return null;
-  const { onCall } = options;
   return (operation) => {
-    const executeOptions = onCall ? { observe: (report: CallReport) => onCall(_toEvent(report, operation)) } : undefined;
+    const executeOptions = _observer(options, operation);
     return function guardedCallNow<T>(fn: () => T): T {
       try {
         return policy.executeNow(fn, executeOptions);
@@ -169,6 +167,12 @@ function _nowCaller(policy: DependencyPolicy, options: GuardOptions): _CallNow |
       }
     };
   };
+}
+
+/** The execute options that hand each call's report to `onCall` as an event of `operation`. */
+function _observer(options: GuardOptions, operation: string): { observe(report: CallReport): void } | undefined {
+  const { onCall } = options;
+  return onCall ? { observe: (report: CallReport) => onCall(_toEvent(report, operation)) } : undefined;
 }
 
 async function _close(store: { close(): Promise<void> }, policy: DependencyPolicy): Promise<void> {

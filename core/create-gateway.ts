@@ -142,14 +142,15 @@ export function createGateway(options: GatewayOptions): Gateway {
    */
   function dispatch(event: H3Event): Response | Promise<Response> {
     const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
+    let answer: Response | Promise<Response>;
     try {
       const stages = pipeline.run(ctx);
-      const answer = stages ? stages.then(() => _handle(ctx)) : _handle(ctx);
-      if (answer instanceof Promise) return answer.then((res) => _complete(ctx, res), (e: unknown) => _complete(ctx, _fail(ctx, e)));
-      return _complete(ctx, answer);
+      answer = stages ? stages.then(() => _handle(ctx)) : _handle(ctx);
     } catch (e) {
-      return _complete(ctx, _fail(ctx, e));
+      answer = _fail(ctx, e);
     }
+    if (answer instanceof Promise) return answer.then((res) => _complete(ctx, res), (e: unknown) => _complete(ctx, _fail(ctx, e)));
+    return _complete(ctx, answer);
   }
 
   /** After the stages: the route's own checks, the approval check, the handler. */
@@ -174,7 +175,6 @@ export function createGateway(options: GatewayOptions): Gateway {
     _logCompletion(ctx, res, size);
     return res;
   }
-
 
   function _fail(ctx: RequestContext, e: unknown): Response {
     const rendered = renderError(ctx, e);

@@ -5,10 +5,11 @@
  * (tests). Nothing is written unredacted: keys, authorization headers, passwords, secrets,
  * idempotency keys, bodies and query strings are replaced, and URLs lose their credentials and query.
  *
- * Cost (docs/bench.md, issue 12): a disabled level costs nothing; an enabled JSON event is one object
- * copy (the redaction) and one JSON.stringify, and its line joins the others of the same event-loop
- * turn in one write to stdout (`createLineWriter`), flushed on `flush()` and at process exit. Every
- * event is written: nothing is sampled or deduplicated.
+ * Cost (docs/bench.md, issue 12): a disabled level costs nothing; an enabled JSON event is built
+ * straight into its line (`jsonLine`: the same bytes as the JSON of the redacted record, without
+ * building the copy), and the line joins the others of the same event-loop turn in one write to
+ * stdout (`createLineWriter`), flushed on `flush()` and at process exit. Every event is written:
+ * nothing is sampled or deduplicated.
  */
 import { createConsola, type ConsolaInstance } from "consola";
 
@@ -156,16 +157,20 @@ export function jsonLine(level: string, name: string, fields: LogFields | undefi
   if (fields !== undefined) {
     for (const k in fields) {
       if (!Object.hasOwn(fields, k)) continue;
+      const field = _field(k);
+      if (field.secret) {
+        out += field.prefix + REDACTED_JSON;
+        continue;
+      }
       const v = fields[k];
       let text: string | undefined;
-      if (isSecretFieldName(k)) text = REDACTED_JSON;
-      else if (typeof v === "string") text = _jsonString(sanitizeText(v));
+      if (typeof v === "string") text = PLAIN_TEXT.test(v) ? `"${v}"` : _jsonString(sanitizeText(v));
       else if (typeof v === "number") text = Number.isFinite(v) ? String(v) : "null";
       else if (typeof v === "boolean") text = v ? "true" : "false";
       else if (v === null) text = "null";
       else if (typeof v === "object") text = JSON.stringify(_redactObject(v, 1));
       else text = JSON.stringify(v); // undefined, functions and symbols give undefined (left out); bigint throws, as before
-      if (text !== undefined) out += `,${_jsonKey(k)}:${text}`;
+      if (text !== undefined) out += field.prefix + text;
     }
   }
   return out + "}\n";
@@ -249,16 +254,22 @@ function _jsonString(text: string): string {
   return JSON_ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
-const _jsonKeys = new Map<string, string>();
-/** `JSON.stringify(key)`, remembered (field names are mostly code constants; the cache is bounded). */
-function _jsonKey(key: string): string {
-  let quoted = _jsonKeys.get(key);
-  if (quoted === undefined) {
-    quoted = JSON.stringify(key);
-    if (_jsonKeys.size >= NAME_CACHE_SIZE) _jsonKeys.clear();
-    _jsonKeys.set(key, quoted);
+/**
+ * Text that neither redaction (sanitizeText's patterns all need one of `:=?@_`, or "bearer"/"basic")
+ * nor JSON escaping can change: quoted as it is, one regex test instead of two.
+ */
+const PLAIN_TEXT = /^(?![^]*(?:bearer|basic))[^:=?@_"\\\u0000-\u001f\ud800-\udfff]*$/i;
+
+const _fields = new Map<string, { prefix: string; secret: boolean }>();
+/** `,"key":` and whether the field is secret, per field name (remembered: names are mostly constants). */
+function _field(key: string): { prefix: string; secret: boolean } {
+  let field = _fields.get(key);
+  if (field === undefined) {
+    field = { prefix: `,${JSON.stringify(key)}:`, secret: isSecretFieldName(key) };
+    if (_fields.size >= NAME_CACHE_SIZE) _fields.clear();
+    _fields.set(key, field);
   }
-  return quoted;
+  return field;
 }
 
 let _isoMs = 0;

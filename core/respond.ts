@@ -10,17 +10,18 @@ import type { RequestContext } from "./context.ts";
  * Content-Length already: the dispatcher takes their body size from here instead of reading their
  * headers back (which would make srvx build a Headers object and write the response the slow way).
  */
-const BUILT = new WeakMap<Response, number>();
+const BUILT_SIZE = Symbol("gatehouse.builtSize");
+type _Built = Response & { [BUILT_SIZE]?: number };
 
-/** Registers `res` as built with its request id and `size` body bytes; returns it. */
+/** Marks `res` as built with its request id and `size` body bytes; returns it. */
 export function built(res: Response, size: number): Response {
-  BUILT.set(res, size);
+  (res as _Built)[BUILT_SIZE] = size;
   return res;
 }
 
-/** The body size of a response built by `built`, or undefined for any other Response. */
+/** The body size of a response marked by `built`, or undefined for any other Response. */
 export function builtSize(res: Response): number | undefined {
-  return BUILT.get(res);
+  return (res as _Built)[BUILT_SIZE];
 }
 
 export function json(ctx: RequestContext, status: number, body: unknown, headers?: Record<string, string>): Response {

@@ -33,6 +33,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { buildServers, serverNodeFlags } from "../build.ts";
 import { processCpuMs, processRss, spawnListening, stopProcess, type Listening } from "../processes.ts";
+import { summarizeCannon } from "../report.ts";
 import type { BenchSettings, ScenarioResult, ServerRole } from "../run.ts";
 import {
   BENCH_API_KEY,
@@ -206,38 +207,22 @@ function _cannon(url: string, settings: BenchSettings, seconds: number): Promise
 }
 
 function _result(scenario: LoadScenario, server: ServerName, r: autocannon.Result, rssMiB: number, cpuUsPerRequest: number): ScenarioResult {
-  const seconds = r.duration;
-  return {
-    name: `${scenario.name}/${server}`,
-    scenario: scenario.name,
-    server,
-    role: SERVERS[server].role,
-    description: SERVERS[server].description,
-    path: scenario.path,
-    requestsPerSec: seconds > 0 ? r.requests.total / seconds : 0,
-    latency: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
-    requests: r.requests.total,
-    status2xx: r["2xx"],
-    non2xx: r.non2xx,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    seconds,
-    rssMiB,
-    cpuUsPerRequest,
-  };
+  const meta = { name: `${scenario.name}/${server}`, scenario: scenario.name, server, role: SERVERS[server].role, description: SERVERS[server].description };
+  return { ...summarizeCannon(meta, scenario.path, r), rssMiB, cpuUsPerRequest };
 }
 
 /** One request before the load: 200 with the expected body; without the key, 401 where keys are checked. */
 async function _preflight(row: string, url: string, expectBody: string, checksKey: boolean): Promise<void> {
-  const ok = await _get(url, HEADERS);
+  const ok = await httpGet(url, HEADERS);
   if (ok.status !== 200 || ok.body !== expectBody) throw new Error(`bench: ${row} pre-flight answered ${ok.status}: ${ok.body.slice(0, 300)}`);
   if (checksKey && url.includes("/health/") === false) {
-    const refused = await _get(url, { host: BENCH_HOST });
+    const refused = await httpGet(url, { host: BENCH_HOST });
     if (refused.status !== 401) throw new Error(`bench: ${row} answered ${refused.status} without x-api-key (expected 401): its key check is not in place`);
   }
 }
 
-function _get(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+/** One GET on a fresh connection: its status and body as text. */
+export function httpGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: "GET", headers, agent: false }, (res) => {
       let body = "";

@@ -10,7 +10,6 @@
  *   SVG chart are written.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -19,7 +18,7 @@ import { renderChart, writeChart } from "../../bench/chart.ts";
 import { stopProcess } from "../../bench/processes.ts";
 import { evaluateGoals, formatReport, gitShortSha, writeReport } from "../../bench/report.ts";
 import { benchSettings, isQuick, QUICK_ENV, runBench, scenarioEnv, type BenchReport } from "../../bench/run.ts";
-import { LOAD_SCENARIOS, startServer } from "../../bench/scenarios/load.ts";
+import { httpGet, LOAD_SCENARIOS, startServer } from "../../bench/scenarios/load.ts";
 import { BENCH_API_KEY, BENCH_HOST, BENCH_PATH, RELAY_PATH, UPSTREAM_BODY } from "../../bench/servers/common.ts";
 
 test("settings: fixed defaults, BENCH_* overrides, bad values refused, --quick from argv or npm_config_quick", () => {
@@ -62,16 +61,16 @@ test("the peers check the key (401), rate-limit (429 past --limit) and relay the
     const key = { host: BENCH_HOST, "x-api-key": BENCH_API_KEY };
     for (const [i, name] of ["fast-gateway", "fastify"].entries()) {
       const url = servers[i]!.url;
-      assert.is((await _get(url + RELAY_PATH, { host: BENCH_HOST })).status, 401, `${name} without a key`);
-      assert.is((await _get(url + RELAY_PATH, { ...key, "x-api-key": "gw_wrong_key_0000" })).status, 401, `${name} with a wrong key`);
-      const relayed = await _get(url + RELAY_PATH, key);
+      assert.is((await httpGet(url + RELAY_PATH, { host: BENCH_HOST })).status, 401, `${name} without a key`);
+      assert.is((await httpGet(url + RELAY_PATH, { ...key, "x-api-key": "gw_wrong_key_0000" })).status, 401, `${name} with a wrong key`);
+      const relayed = await httpGet(url + RELAY_PATH, key);
       assert.is(relayed.status, 200, name);
       assert.is(relayed.body, UPSTREAM_BODY, `${name} relays the upstream's body`);
-      assert.is((await _get(url + BENCH_PATH, key)).status, 200, `${name} ping`);
-      assert.is((await _get(url + BENCH_PATH, key)).status, 200, `${name} ping`);
-      assert.is((await _get(url + RELAY_PATH, key)).status, 429, `${name}: the 4th request of the window is refused`);
+      assert.is((await httpGet(url + BENCH_PATH, key)).status, 200, `${name} ping`);
+      assert.is((await httpGet(url + BENCH_PATH, key)).status, 200, `${name} ping`);
+      assert.is((await httpGet(url + RELAY_PATH, key)).status, 429, `${name}: the 4th request of the window is refused`);
     }
-    const bare = await _get(servers[2]!.url + RELAY_PATH, key);
+    const bare = await httpGet(servers[2]!.url + RELAY_PATH, key);
     assert.is(bare.status, 200);
     assert.is(bare.body, UPSTREAM_BODY);
   } finally {
@@ -137,18 +136,3 @@ test("a tiny run of every scenario: 2xx only, one log line per answered request,
 });
 
 test.run();
-
-// --- Internal helpers ---
-
-function _get(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}

@@ -45,6 +45,7 @@ test("jsonLine is the JSON of the redacted record, for every kind of field", () 
     { gone: undefined, fn: () => 1, sym: Symbol("s"), kept: "k" },
     { apiKey: "gw_demo_key_0001", password: undefined, "x-idempotency-key": "IDEM-1", body: { a: 1 }, credentialId: "demo-primary" },
     { url: "https://api.example/x?token=QSECRET", text: "password=hunter2 at mongodb://u:p@h/db", key2: "gw_demo_key_0001 leaked" },
+    { said: "Bearer sometokenvalue", also: "then BASIC dXNlcjpwYXNz here", plain: "GET /bench/ping", host: "passthrough.demo.localhost" },
     { nested: { deeper: { password: "p1", list: [{ token: "t1" }, "ok", 3, null] } }, headers, error: new Error("boom password=x") },
     { when: new Date(0), list: [1, "two", { three: 3 }], deep: { a: { b: { c: { d: { e: { f: 1 } } } } } } },
     { time: "caller's own", level: "x", event: "y", other: 1 },
