@@ -12,9 +12,11 @@ import { join, relative } from "node:path";
 import { availableParallelism } from "node:os";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const TEST_DIR = join(ROOT, "test");
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+/** Where the suites are; `TEST_RUNNER_DIR` points the runner elsewhere (the runner's own test). */
+const TEST_DIR = process.env.TEST_RUNNER_DIR ?? join(ROOT, "test");
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 240_000);
+/** After a kill, how long the runner waits for the file's output pipes to close before it moves on. */
+const KILL_GRACE_MS = 2_000;
 
 interface FileResult {
   file: string;
@@ -32,6 +34,15 @@ const files = _listTests(TEST_DIR)
   .sort();
 
 const results: FileResult[] = [];
+/** Process groups of the files running now: the suites are detached, so a Ctrl-C or a TERM of the
+ * runner does not reach them by itself. */
+const running = new Set<number>();
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    for (const pid of running) _killGroup(pid);
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  });
+}
 const queue = [...files];
 const workers = Math.max(1, Math.min(Number(process.env.TEST_CONCURRENCY ?? availableParallelism()), 4));
 
@@ -67,20 +78,26 @@ async function _worker(): Promise<void> {
 function _runFile(file: string): Promise<FileResult> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(TSX, [file], {
+    // One node process per file, the tsx loader in it (as `npm start` runs): the tsx CLI would add
+    // a wrapper process between the runner and the suite. The file leads its own process group so a
+    // timeout kills the suite and every server it started (a child holding the output pipe open
+    // would otherwise keep the runner waiting forever).
+    const child = spawn(process.execPath, ["--import", "tsx", file], {
       cwd: ROOT,
       env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
       stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
     });
+    if (child.pid !== undefined) running.add(child.pid);
     let output = "";
+    let settled = false;
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
-    const timer = setTimeout(() => {
-      output += `\n[runner] ${file} exceeded ${FILE_TIMEOUT_MS} ms and was killed\n`;
-      child.kill("SIGKILL");
-    }, FILE_TIMEOUT_MS);
-    child.on("close", (code) => {
+    const finish = (code: number | null) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
+      if (child.pid !== undefined) running.delete(child.pid);
       const total = _count(output, "Total");
       const passed = _count(output, "Passed");
       const skipped = _count(output, "Skipped");
@@ -90,8 +107,28 @@ function _runFile(file: string): Promise<FileResult> {
       const summaries = /^\s*Total:/m.test(output);
       if (!summaries || (total === 0 && skipped === 0) || (code !== 0 && failed === 0)) failed += 1;
       resolve({ file, passed, failed, skipped, output, ms: Date.now() - started });
+    };
+    const timer = setTimeout(() => {
+      output += `\n[runner] ${file} exceeded ${FILE_TIMEOUT_MS} ms and was killed\n`;
+      _killGroup(child.pid);
+      // Whatever still holds the pipes (a process that left the group) no longer holds the runner.
+      setTimeout(() => finish(null), KILL_GRACE_MS).unref();
+    }, FILE_TIMEOUT_MS);
+    child.on("close", (code) => finish(code));
+    child.on("error", (err) => {
+      output += `\n[runner] ${file} could not start: ${err.message}\n`;
+      finish(null);
     });
   });
+}
+
+function _killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // The group is gone already.
+  }
 }
 
 function _count(output: string, label: string): number {
