@@ -4,11 +4,14 @@
  * `base/<collection>/<id>`, which the store loads at start-up).
  *
  * - `persist(change)` queues a document's new state (null = deleted). Every change queued in the
- *   same turn of the event loop, and every change queued while a journal write is in flight, goes
- *   into ONE append to the current journal file (`base/@journal-<n>`, one JSON line
- *   `[collection, id, document | null]` per change, the latest state of a document only); each
- *   waiter resolves once that append is written. One write call per batch instead of one file
- *   write per change: measured on this machine, ~1.5 µs of CPU per change instead of 26–30 µs.
+ *   same turn of the event loop goes into ONE append to the current journal file
+ *   (`base/@journal-<n>`, one JSON line `[collection, id, document | null]` per change, the latest
+ *   state of a document only); each waiter resolves once that append is written. One write call
+ *   per batch instead of one file write per change: measured on this machine, ~1.5 µs of CPU per
+ *   change instead of 26–30 µs. The write is synchronous (into the page cache, no fsync, like the
+ *   checkpoint's file writes): through the thread pool, its hand-over, the wake-ups and its
+ *   contention with the checkpoint's writes cost the gateway more CPU than the write itself
+ *   (docs/bench.md, "Cutting CPU per sign (second round)").
  * - A checkpoint (every `checkpointMs`, and at `close()`) switches appends to a new journal file,
  *   then writes the latest state of every document changed since the previous checkpoint to its own
  *   file (or deletes the file), then deletes the older journal files. A document changed several
@@ -26,7 +29,7 @@
  *   checkpoint keeps the journals and is retried by the next checkpoint.
  * - No fsync, as before: an acknowledged change survives a process crash, not necessarily a power cut.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, write, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DependencyUnavailableError, type Doc } from "../ports.ts";
 
@@ -303,15 +306,12 @@ function _open(base: string, seq: number, journals: string[]): number {
 
 function _writeAll(fd: number, buf: Buffer, done: (e: NodeJS.ErrnoException | null) => void): void {
   let offset = 0;
-  const step = (): void => {
-    write(fd, buf, offset, buf.length - offset, null, (e, written) => {
-      if (e) return done(e);
-      offset += written;
-      if (offset < buf.length) step();
-      else done(null);
-    });
-  };
-  step();
+  try {
+    while (offset < buf.length) offset += writeSync(fd, buf, offset, buf.length - offset, null);
+  } catch (e) {
+    return done(e as NodeJS.ErrnoException);
+  }
+  done(null);
 }
 
 function _closeQuietly(fd: number): void {
