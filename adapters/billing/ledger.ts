@@ -53,7 +53,7 @@
  * Store outages surface as DependencyUnavailableError("billing", …); an entry left pending by one is
  * finished by the next call for the same identity.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { hash, randomUUID } from "node:crypto";
 import {
   BillingError,
   DependencyUnavailableError,
@@ -557,7 +557,7 @@ function _settle(item: _Item, outcome: _Outcome | null, error?: unknown): void {
 }
 
 function _sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return hash("sha256", text, "hex");
 }
 
 function _identity(i: BillingIdentity): BillingIdentity {

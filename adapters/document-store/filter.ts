@@ -33,14 +33,15 @@ const UPDATE_OPS = new Set(["$set", "$unset", "$inc", "$setOnInsert"]);
 /** Throws InvalidQueryError unless `filter` only uses the port's operators with well-typed operands. */
 export function validateFilter(filter: Filter): void {
   if (!_isPlainObject(filter)) throw new InvalidQueryError("filter must be an object");
-  for (const [key, cond] of Object.entries(filter)) {
+  for (const key in filter) {
+    const cond = filter[key];
     if (key === "$or") {
       if (!Array.isArray(cond) || cond.length === 0) throw new InvalidQueryError("$or takes a non-empty array of filters");
       for (const sub of cond) validateFilter(sub as Filter);
       continue;
     }
     if (key.startsWith("$")) throw new InvalidQueryError(`unsupported top-level operator ${key}`);
-    if (key === "" || key.split(".").some((s) => s === "")) throw new InvalidQueryError(`invalid field path "${key}"`);
+    if (key === "" || (key.includes(".") && key.split(".").some((s) => s === ""))) throw new InvalidQueryError(`invalid field path "${key}"`);
     _validateCondition(key, cond);
   }
 }
@@ -48,7 +49,8 @@ export function validateFilter(filter: Filter): void {
 /** Throws InvalidQueryError unless `update` only uses the port's operators and leaves `_id` alone. */
 export function validateUpdate(update: Update): void {
   if (!_isPlainObject(update)) throw new InvalidQueryError("update must be an object");
-  for (const [op, arg] of Object.entries(update)) {
+  for (const op in update) {
+    const arg = (update as Record<string, unknown>)[op];
     if (!UPDATE_OPS.has(op)) throw new InvalidQueryError(`unsupported update operator ${op}`);
     if (arg === undefined) continue;
     if (op === "$unset") {
@@ -57,7 +59,8 @@ export function validateUpdate(update: Update): void {
       continue;
     }
     if (!_isPlainObject(arg)) throw new InvalidQueryError(`${op} takes an object of path → value`);
-    for (const [p, v] of Object.entries(arg)) {
+    for (const p in arg) {
+      const v = arg[p];
       if (op === "$setOnInsert" && p === "_id") {
         if (typeof v !== "string") throw new InvalidQueryError("_id must be a string");
         continue;
@@ -455,7 +458,8 @@ function _validateCondition(field: string, cond: unknown): void {
 }
 
 function _validateUpdatePath(op: string, path: string): void {
-  if (path === "" || path.split(".").some((s) => s === "" || s.startsWith("$"))) throw new InvalidQueryError(`invalid path "${path}" in ${op}`);
+  const bad = path.includes(".") ? path.split(".").some((s) => s === "" || s.startsWith("$")) : path === "" || path.charCodeAt(0) === 36; /* $ */
+  if (bad) throw new InvalidQueryError(`invalid path "${path}" in ${op}`);
   if (path === "_id" || path.startsWith("_id.")) throw new InvalidQueryError(`${op} cannot change _id`);
 }
 

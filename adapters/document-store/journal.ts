@@ -4,11 +4,14 @@
  * `base/<collection>/<id>`, which the store loads at start-up).
  *
  * - `persist(change)` queues a document's new state (null = deleted). Every change queued in the
- *   same turn of the event loop, and every change queued while a journal write is in flight, goes
- *   into ONE append to the current journal file (`base/@journal-<n>`, one JSON line
- *   `[collection, id, document | null]` per change, the latest state of a document only); each
- *   waiter resolves once that append is written. One write call per batch instead of one file
- *   write per change: measured on this machine, ~1.5 µs of CPU per change instead of 26–30 µs.
+ *   same turn of the event loop goes into ONE append to the current journal file
+ *   (`base/@journal-<n>`, one JSON line `[collection, id, document | null]` per change, the latest
+ *   state of a document only); each waiter resolves once that append is written. One write call
+ *   per batch instead of one file write per change: measured on this machine, ~1.5 µs of CPU per
+ *   change instead of 26–30 µs. The write is synchronous (into the page cache, no fsync, like the
+ *   checkpoint's file writes): through the thread pool, its hand-over, the wake-ups and its
+ *   contention with the checkpoint's writes cost the gateway more CPU than the write itself
+ *   (docs/bench.md, "Cutting CPU per sign (second round)").
  * - A checkpoint (every `checkpointMs`, and at `close()`) switches appends to a new journal file,
  *   then writes the latest state of every document changed since the previous checkpoint to its own
  *   file (or deletes the file), then deletes the older journal files. A document changed several
@@ -26,7 +29,7 @@
  *   checkpoint keeps the journals and is retried by the next checkpoint.
  * - No fsync, as before: an acknowledged change survives a process crash, not necessarily a power cut.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, write, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DependencyUnavailableError, type Doc } from "../ports.ts";
 
@@ -73,26 +76,22 @@ export function createJournal(options: JournalOptions): Journal {
   /** Changes waiting for the next append, latest state per key. */
   let queued = new Map<string, JournalChange>();
   let waiters: Array<{ resolve(): void; reject(e: unknown): void }> = [];
-  let writing = false;
   let scheduled = false;
   /** Latest journaled state (and its JSON, once serialised) of every document changed since the last checkpoint started. */
   let dirty = new Map<string, _Dirty>();
   let checkpointing: Promise<void> | null = null;
-  /** A journal switch waiting for the append in flight to finish. */
-  let rotation: (() => void) | null = null;
   const idle: Array<() => void> = [];
   let closed = false;
 
   const schedule = (): void => {
-    if (scheduled || writing) return;
+    if (scheduled) return;
     scheduled = true;
     setImmediate(append);
   };
 
   const append = (): void => {
     scheduled = false;
-    if (writing || queued.size === 0) return;
-    writing = true;
+    if (queued.size === 0) return;
     const batch = queued;
     const batchWaiters = waiters;
     queued = new Map();
@@ -104,65 +103,47 @@ export function createJournal(options: JournalOptions): Journal {
       lines.push({ change, json });
       text += `[${JSON.stringify(change.collection)},${JSON.stringify(change.id)},${json ?? "null"}]\n`;
     }
-    _writeAll(fd, Buffer.from(text, "utf8"), (error) => {
-      writing = false;
-      // Written or not, the next checkpoint writes these states to their files.
-      for (const d of lines) dirty.set(_mapKey(d.change), d);
-      if (error) {
-        // Appends go on in a fresh file: a torn line must stay the last line of its file.
-        try {
-          fd = _open(base, ++seq, journals);
-        } catch {
-          // The next append fails again and reports it.
-        }
-        const e = new DependencyUnavailableError(kind, `journal write failed: ${error.message}`, "server_error");
-        for (const w of batchWaiters) w.reject(e);
-      } else {
-        for (const w of batchWaiters) w.resolve();
+    const error = _writeAll(fd, Buffer.from(text, "utf8"));
+    // Written or not, the next checkpoint writes these states to their files.
+    for (const d of lines) dirty.set(_mapKey(d.change), d);
+    if (error) {
+      // Appends go on in a fresh file: a torn line must stay the last line of its file.
+      try {
+        fd = _open(base, ++seq, journals);
+      } catch {
+        // The next append fails again and reports it.
       }
-      if (rotation) {
-        const rotate = rotation;
-        rotation = null;
-        rotate();
-      }
-      if (queued.size > 0) schedule();
-      else for (const wake of idle.splice(0)) wake();
-    });
+      const e = new DependencyUnavailableError(kind, `journal write failed: ${error.message}`, "server_error");
+      for (const w of batchWaiters) w.reject(e);
+    } else {
+      for (const w of batchWaiters) w.resolve();
+    }
+    for (const wake of idle.splice(0)) wake();
   };
 
-  /** Resolves when no append is in flight or queued. */
-  const settled = (): Promise<void> =>
-    !writing && queued.size === 0 ? Promise.resolve() : new Promise((resolve) => idle.push(resolve));
+  /** Resolves when no append is queued. */
+  const settled = (): Promise<void> => (queued.size === 0 ? Promise.resolve() : new Promise((resolve) => idle.push(resolve)));
 
   /**
-   * Switches appends to a new journal file between two appends (never under one in flight) and
-   * hands over the older files and every change they hold.
+   * Switches appends to a new journal file (between two appends: an append is one synchronous
+   * write) and hands over the older files and every change they hold.
    */
-  const rotate = (): Promise<{ older: string[]; oldFd: number; work: Map<string, _Dirty> }> =>
-    new Promise((resolve, reject) => {
-      const switchFiles = (): void => {
-        try {
-          const next: string[] = [];
-          const nextFd = _open(base, seq + 1, next);
-          seq += 1;
-          const older = journals;
-          const oldFd = fd;
-          journals = next;
-          fd = nextFd;
-          const work = dirty;
-          dirty = new Map();
-          resolve({ older, oldFd, work });
-        } catch (e) {
-          reject(e);
-        }
-      };
-      if (writing) rotation = switchFiles;
-      else switchFiles();
-    });
+  const rotate = (): { older: string[]; oldFd: number; work: Map<string, _Dirty> } => {
+    const next: string[] = [];
+    const nextFd = _open(base, seq + 1, next);
+    seq += 1;
+    const older = journals;
+    const oldFd = fd;
+    journals = next;
+    fd = nextFd;
+    const work = dirty;
+    dirty = new Map();
+    return { older, oldFd, work };
+  };
 
   const checkpoint = async (): Promise<void> => {
     if (dirty.size === 0 && journals.length <= 1) return;
-    const { older, oldFd, work } = await rotate();
+    const { older, oldFd, work } = rotate();
     const failed: _Dirty[] = [];
     let n = 0;
     for (const d of work.values()) {
@@ -301,17 +282,15 @@ function _open(base: string, seq: number, journals: string[]): number {
   return fd;
 }
 
-function _writeAll(fd: number, buf: Buffer, done: (e: NodeJS.ErrnoException | null) => void): void {
+/** Writes all of `buf` at the end of the journal; the error, if any. */
+function _writeAll(fd: number, buf: Buffer): NodeJS.ErrnoException | null {
   let offset = 0;
-  const step = (): void => {
-    write(fd, buf, offset, buf.length - offset, null, (e, written) => {
-      if (e) return done(e);
-      offset += written;
-      if (offset < buf.length) step();
-      else done(null);
-    });
-  };
-  step();
+  try {
+    while (offset < buf.length) offset += writeSync(fd, buf, offset, buf.length - offset, null);
+  } catch (e) {
+    return e as NodeJS.ErrnoException;
+  }
+  return null;
 }
 
 function _closeQuietly(fd: number): void {

@@ -299,18 +299,20 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
     return persist(doc._id, null);
   };
 
+  /** Removes an expired document that blocks a write; the caller observes the write through `pending`. */
+  const purge = (expired: Doc, pending: Promise<void>[]): void => {
+    const p = remove(expired);
+    p.catch(_ignore); // observed by the caller through `pending`, unless a later clash throws first
+    pending.push(p);
+  };
+
   /** Throws DuplicateKeyError when `doc` clashes with another visible document; purges expired blockers. */
   const checkUnique = (doc: Doc, selfId: string | null, now: number, pending: Promise<void>[]): void => {
-    const purge = (expired: Doc): void => {
-      const p = remove(expired);
-      p.catch(() => {}); // observed by the caller through `pending`, unless a later clash throws first
-      pending.push(p);
-    };
     if (selfId === null) {
       const existing = st.docs.get(doc._id);
       if (existing) {
         if (!_expired(st, existing, now)) throw new DuplicateKeyError(st.name, "_id_");
-        purge(existing);
+        purge(existing, pending);
       }
     }
     for (const idx of st.unique) {
@@ -320,7 +322,7 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
       if (ownerId === undefined || ownerId === selfId) continue;
       const owner = st.docs.get(ownerId);
       if (owner && !_expired(st, owner, now)) throw new DuplicateKeyError(st.name, idx.name);
-      if (owner) purge(owner);
+      if (owner) purge(owner, pending);
       else idx.map.delete(key);
     }
   };
@@ -337,16 +339,29 @@ function _createCollection(st: _CollectionState, deps: _Deps): Collection<Doc> {
   const replaceNow = (prev: Doc, next: Doc, now: number): Promise<void> => {
     const pending: Promise<void>[] = [];
     checkUnique(next, prev._id, now, pending);
-    _indexRemove(st, prev);
+    _indexReplace(st, prev, next);
     st.docs.set(next._id, next);
-    _indexAdd(st, next);
     pending.push(persist(next._id, next));
     return _all(pending);
   };
 
   const firstMatch = (filter: Filter, now: number): Doc | null => {
+    const candidates = _candidates(st, filter);
+    if (Array.isArray(candidates)) {
+      // A point lookup (`_id`, a unique key): a filter of plain scalar equalities is tested as is.
+      let simple = true;
+      for (const doc of candidates) {
+        const match = matchesScalarEquality(doc, filter);
+        if (match === undefined) {
+          simple = false;
+          break;
+        }
+        if (match && !_expired(st, doc, now)) return doc;
+      }
+      if (simple) return null;
+    }
     const matches = compileFilter(filter);
-    for (const doc of _candidates(st, filter)) {
+    for (const doc of candidates) {
       if (!_expired(st, doc, now) && matches(doc)) return doc;
     }
     return null;
@@ -607,6 +622,34 @@ function _indexAdd(st: _CollectionState, doc: Doc): void {
   }
 }
 
+/**
+ * `prev` replaced by `next` (same `_id`) in the indexes: what `_indexRemove(prev)` then
+ * `_indexAdd(next)` leave, but a sorted index whose field the update left alone takes `next` in
+ * `prev`'s place (same field value and `_id`, so the same position) instead of a remove and an
+ * insert that each move the rest of the array.
+ */
+function _indexReplace(st: _CollectionState, prev: Doc, next: Doc): void {
+  for (const idx of st.unique) {
+    const before = uniqueKey(prev, idx.fields, idx.sparse);
+    const after = uniqueKey(next, idx.fields, idx.sparse);
+    if (before !== null && before !== after && idx.map.get(before) === prev._id) idx.map.delete(before);
+    if (after !== null) idx.map.set(after, next._id);
+  }
+  if (st.sorted) {
+    for (const idx of st.sorted.values()) {
+      const at = _lowerBound(idx, prev);
+      if (idx.docs[at] === prev && idx.compare(prev, next) === 0) {
+        idx.docs[at] = next;
+        continue;
+      }
+      if (idx.docs[at] === prev) idx.docs.splice(at, 1);
+      const last = idx.docs[idx.docs.length - 1];
+      if (last === undefined || idx.compare(last, next) < 0) idx.docs.push(next);
+      else idx.docs.splice(_lowerBound(idx, next), 0, next);
+    }
+  }
+}
+
 function _indexRemove(st: _CollectionState, doc: Doc): void {
   for (const idx of st.unique) {
     const key = uniqueKey(doc, idx.fields, idx.sparse);
@@ -803,3 +846,5 @@ async function _all(pending: Promise<void>[]): Promise<void> {
   if (pending.length === 1) return pending[0];
   await Promise.all(pending);
 }
+
+function _ignore(): void {}

@@ -181,6 +181,20 @@ test("lists sorted by one field (the sorted index: ties, skip, cursor, both dire
     await col.findOneAndUpdate({ _id: moved._id }, { $set: { day: 3 } });
     docs[1500] = moved;
     await check("after an update");
+    // Updates that leave the day alone (the sorted index keeps the position and takes the new
+    // version): lists see the new values.
+    for (const i of [0, 700, 1999]) {
+      await col.updateOne({ _id: docs[i]!._id }, { $set: { odd: !docs[i]!.odd, seq: -i } });
+      docs[i] = { ...docs[i]!, odd: !docs[i]!.odd, seq: -i };
+    }
+    await check("after updates that keep the day");
+    const listed = new Map<string, unknown>();
+    for (let cursor: string | null = null, first = true; first || cursor; first = false) {
+      const page: { items: Doc[]; nextCursor: string | null } = await col.find({}, { sort: [{ field: "day", direction: 1 }], limit: 1000, cursor });
+      for (const d of page.items) listed.set(d._id, d.seq);
+      cursor = page.nextCursor;
+    }
+    for (const i of [0, 700, 1999]) assert.is(listed.get(docs[i]!._id), -i, "the sorted list holds the new version");
     await col.delete(docs[10]!._id);
     docs.splice(10, 1);
     await col.updateOne({ _id: docs[20]!._id }, { $unset: ["day"] });
