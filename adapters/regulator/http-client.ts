@@ -26,7 +26,7 @@ import { Pool, type Dispatcher } from "undici";
 import type { CallDeadline, CallReport, DependencyPolicy, PolicyRegistry, ResultVerdict } from "../policies.ts";
 import { isDependencyUnavailableError, type AlertChannel } from "../ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
-import type { Logger, LogFields } from "../../core/log.ts";
+import type { EventShape, Logger } from "../../core/log.ts";
 import { HOP_HEADER } from "../../pipeline/routing-loop.ts";
 import { serviceIdOfTemplate } from "./irn.ts";
 import {
@@ -140,6 +140,7 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
   });
   /** The credential pairs: [current, next?]. */
   const credentialHeaders = [headersOf(apiKey, apiSecret), ...(next ? [headersOf(next.apiKey, next.apiSecret)] : [])];
+  const callEvent = log.shape("gateway_dependency_call", CALL_FIELDS, CALL_REPEATING);
   const pools = new Map<string, Pool>();
   const targets = new Map<RegulatorState, Target>();
   for (const state of ["TEST", "LIVE"] as const) {
@@ -185,7 +186,7 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     const target = targets.get(state);
     if (!target) {
       const result: Interpreted<T> = { ok: false, failure: { kind: "not_configured" } };
-      _logCall(log, { dependency: _dependencyName(state), operation: logOperation, ctx, latencyMs: 0, result, mutation: _isMutation(operation) });
+      _logCall(callEvent, { dependency: _dependencyName(state), operation: logOperation, ctx, latencyMs: 0, result, mutation: _isMutation(operation) });
       return result;
     }
     const first = target.slot;
@@ -247,7 +248,7 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     } catch (error) {
       result = { ok: false, failure: _failureOf(error) };
     }
-    const outcome = _logCall(log, {
+    const outcome = _logCall(callEvent, {
       dependency: target.dependency,
       operation: logOperation,
       ctx,
@@ -934,33 +935,41 @@ interface CallLog<T> {
   credentials?: string;
 }
 
+/** The fields of `gateway_dependency_call`, in order (spec §6; `_logCall` leaves out those that do not apply). */
+const CALL_FIELDS = [
+  "requestId", "dependency", "operation", "latencyMs", "upstreamStatus", "outcome", "contractVersion", "adapterVersion",
+  "stagedPair", "failureClass", "rejectionReason", "invalidReason", "result", "providerCorrelationId", "circuitState",
+] as const;
+/** Its fields that take few values (their JSON is remembered by the logger). */
+const CALL_REPEATING = ["dependency", "operation", "outcome", "contractVersion", "adapterVersion", "failureClass", "circuitState"];
+
 /** One `gateway_dependency_call` (spec §6): no body, path, query, credential or upstream message. Returns the outcome. */
-function _logCall<T>(log: Logger, c: CallLog<T>): CallReport["outcome"] {
+function _logCall<T>(event: EventShape, c: CallLog<T>): CallReport["outcome"] {
   const { result } = c;
   const failure = result.ok ? undefined : result.failure;
   const outcome = c.outcome ?? (failure ? "refused" : "success");
-  const fields: LogFields = {
-    requestId: c.ctx?.requestId,
-    dependency: c.dependency,
-    operation: c.operation,
-    latencyMs: Math.round(c.latencyMs * 10) / 10,
-    upstreamStatus: c.raw?.status ?? null,
-    outcome,
-    contractVersion: REGULATOR_ADAPTERS[c.contractVersion ?? "v1"]?.interfaceVersion ?? null,
-    adapterVersion: c.contractVersion ?? "v1",
-  };
-  if (c.credentials !== undefined) fields.stagedPair = c.credentials;
-  if (failure) fields.failureClass = regulatorFailureClass(failure);
-  if (failure?.kind === "rejected") fields.rejectionReason = failure.reason;
-  if (failure?.kind === "invalid_response") fields.invalidReason = failure.reason;
-  if (c.mutation) fields.result = failure ? _disposition(failure).kind : "succeeded";
   // The regulator's per-request error.id when it sent one, else its x-request-id header.
   const correlation = failure?.kind === "rejected" && failure.errorId !== null ? failure.errorId : c.raw?.headers["x-request-id"];
-  if (typeof correlation === "string" && REQUEST_ID.test(correlation)) fields.providerCorrelationId = correlation;
-  if (c.circuitState !== undefined) fields.circuitState = c.circuitState;
+  const values = [
+    c.ctx?.requestId,
+    c.dependency,
+    c.operation,
+    Math.round(c.latencyMs * 10) / 10,
+    c.raw?.status ?? null,
+    outcome,
+    REGULATOR_ADAPTERS[c.contractVersion ?? "v1"]?.interfaceVersion ?? null,
+    c.contractVersion ?? "v1",
+    c.credentials,
+    failure ? regulatorFailureClass(failure) : undefined,
+    failure?.kind === "rejected" ? failure.reason : undefined,
+    failure?.kind === "invalid_response" ? failure.reason : undefined,
+    c.mutation ? (failure ? _disposition(failure).kind : "succeeded") : undefined,
+    typeof correlation === "string" && REQUEST_ID.test(correlation) ? correlation : undefined,
+    c.circuitState,
+  ];
   try {
-    if (outcome === "failure" || outcome === "refused") log.warn("gateway_dependency_call", fields);
-    else log.event("gateway_dependency_call", fields);
+    if (outcome === "failure" || outcome === "refused") event.warn(values);
+    else event.event(values);
   } catch {
     // Logging must not change the call's outcome.
   }
