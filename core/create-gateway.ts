@@ -1,13 +1,13 @@
 /**
  * createGateway: the only wiring of the core. Checks the plugins' declarations at boot, builds the
- * route table, the OpenAPI document and the compiled pipeline, and returns an h3 app whose single
- * middleware runs a request through: stages → the route's own checks (headers, body, query,
+ * route table, the OpenAPI document and the compiled pipeline, and returns an h3 app whose one
+ * handler runs a request through: stages → the route's own checks (headers, body, query,
  * params) → a check that the domain's mode version has not moved since authorization → handler,
  * rendering any thrown error in the request's service shape and writing one
  * `gateway_request_completed` event per request.
  */
 import { randomUUID } from "node:crypto";
-import { H3, type H3Event } from "h3";
+import { H3Core, type H3CoreConfig, type H3Event } from "h3";
 import type { ServerRequest } from "srvx";
 import type { Config } from "../config/schema.ts";
 import type { PolicyRegistry } from "../adapters/policies.ts";
@@ -55,7 +55,7 @@ export interface GatewayOptions {
 }
 
 export interface Gateway {
-  readonly app: H3;
+  readonly app: H3Core;
   readonly fetch: (req: Request) => Promise<Response>;
   readonly routes: RouteTable;
   readonly pipeline: CompiledPipeline;
@@ -216,7 +216,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ]);
   }
 
-  const app = new H3({
+  const app = new _GatewayApp(dispatch, {
     allowMalformedURL: true,
     onError: (error, event) => {
       // Reached only if something fails outside dispatch (h3 internals): still the contract's shape.
@@ -226,7 +226,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       return res;
     },
   });
-  app.use(dispatch);
 
   return {
     app,
@@ -255,6 +254,24 @@ export function createGateway(options: GatewayOptions): Gateway {
 }
 
 // --- Internal helpers ---
+
+/**
+ * The h3 app of the gateway: every request goes to the dispatcher, which routes it itself (the
+ * route stage). h3's core without its router and middleware layer: no route lookup that always
+ * misses and no `next` closure per request.
+ */
+class _GatewayApp extends H3Core {
+  readonly #dispatch: (event: H3Event) => Response | Promise<Response>;
+
+  constructor(dispatch: (event: H3Event) => Response | Promise<Response>, config: H3CoreConfig) {
+    super(config);
+    this.#dispatch = dispatch;
+  }
+
+  override handler(event: H3Event): Response | Promise<Response> {
+    return this.#dispatch(event);
+  }
+}
 
 const UTF8 = new TextDecoder();
 
