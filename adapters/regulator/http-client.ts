@@ -263,13 +263,10 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     });
     if (options.onCall) {
       try {
-        options.onCall({
-          dependency: target.dependency,
-          operation: logOperation,
-          outcome,
-          ...(result.ok ? {} : { failureClass: regulatorFailureClass(result.failure) }),
-          ...(typeof ctx?.requestId === "string" ? { requestId: ctx.requestId } : {}),
-        });
+        const event: RegulatorCallEvent = { dependency: target.dependency, operation: logOperation, outcome };
+        if (!result.ok) event.failureClass = regulatorFailureClass(result.failure);
+        if (typeof ctx?.requestId === "string") event.requestId = ctx.requestId;
+        options.onCall(event);
       } catch {
         // metrics and alerts must not change the call's outcome
       }
