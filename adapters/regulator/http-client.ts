@@ -132,12 +132,8 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
   const next = options.next;
   if (next) _check(typeof next.apiKey === "string" && next.apiKey !== "" && typeof next.apiSecret === "string" && next.apiSecret !== "", "next credentials must be non-empty strings");
 
-  const headersOf = (key: string, secret: string): Record<string, string> => ({
-    "x-api-key": key,
-    "x-api-secret": secret,
-    [HOP_HEADER]: "1",
-    accept: "application/json",
-  });
+  /** One credential pair's request headers as undici's flat [name, value, …] list (built once). */
+  const headersOf = (key: string, secret: string): readonly string[] => ["x-api-key", key, "x-api-secret", secret, HOP_HEADER, "1", "accept", "application/json"];
   /** The credential pairs: [current, next?]. */
   const credentialHeaders = [headersOf(apiKey, apiSecret), ...(next ? [headersOf(next.apiKey, next.apiSecret)] : [])];
   const callEvent = log.shape("gateway_dependency_call", CALL_FIELDS, CALL_REPEATING);
@@ -233,12 +229,9 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     let result: Interpreted<T>;
     try {
       exchange = await target.policy.execute(
-        async (deadline) => {
-          const raw = await _exchange(target, credentialHeaders[slot]!, wire, ctx, deadline, maxResponseBytes);
-          return { raw, interpreted: interpret(raw) };
-        },
+        (deadline) => _exchange(target, credentialHeaders[slot]!, wire, ctx, deadline, maxResponseBytes).then((raw) => ({ raw, interpreted: interpret(raw) })),
         {
-          classify: (x): ResultVerdict => _verdict(x.interpreted),
+          classify: _classifyExchange<T>,
           observe: (r) => {
             report = r;
           },
@@ -440,15 +433,15 @@ interface Exchange<T> {
  */
 function _exchange(
   target: Target,
-  baseHeaders: Record<string, string>,
+  baseHeaders: readonly string[],
   wire: Wire,
   ctx: RegulatorCallContext,
   deadline: CallDeadline,
   maxBytes: number,
 ): Promise<RawResponse> {
-  const headers: Record<string, string> = { ...baseHeaders };
-  if (typeof ctx?.requestId === "string" && REQUEST_ID.test(ctx.requestId)) headers["x-request-id"] = ctx.requestId;
-  if (wire.body !== undefined) headers["content-type"] = wire.contentType ?? JSON_TYPE;
+  const headers = baseHeaders.slice();
+  if (typeof ctx?.requestId === "string" && REQUEST_ID.test(ctx.requestId)) headers.push("x-request-id", ctx.requestId);
+  if (wire.body !== undefined) headers.push("content-type", wire.contentType ?? JSON_TYPE);
   return new Promise<RawResponse>((resolve, reject) => {
     target.pool.dispatch(
       { method: wire.method as Dispatcher.HttpMethod, path: target.basePath + wire.path, headers, body: wire.body ?? null },
@@ -523,6 +516,11 @@ class _ExchangeHandler implements Dispatcher.DispatchHandler {
 /** Why an exchange was cut (never seen by a caller: its answer is settled before the abort). */
 const DEADLINE_ABORT = Object.assign(new Error("the regulator call's deadline passed"), { name: "AbortError" });
 const TOO_LARGE_ABORT = new Error("the regulator's answer is larger than the limit");
+
+/** How the policy counts an exchange: by its interpreted answer. */
+function _classifyExchange<T>(x: Exchange<T>): ResultVerdict {
+  return _verdict(x.interpreted);
+}
 
 /** A thrown error → the failure: the policy's timeout and refusal, or a transport error. */
 function _failureOf(error: unknown): RegulatorFailure {
