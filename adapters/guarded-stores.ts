@@ -216,14 +216,11 @@ function _guardCollection<T extends Doc>(inner: Collection<T>, call: _Call, now:
 
 function _toEvent(report: CallReport, operation: string): DependencyCallEvent {
   const failed = report.outcome === "failure" || report.outcome === "refused";
-  return {
-    dependency: report.dependency,
-    operation,
-    latencyMs: report.latencyMs,
-    outcome: failed ? "failure" : "ok",
-    ...(failed && report.failureClass !== undefined ? { failureClass: report.failureClass } : {}),
-    circuitState: report.circuitState,
-  };
+  const { dependency, latencyMs, failureClass, circuitState } = report;
+  if (!failed) return { dependency, operation, latencyMs, outcome: "ok", circuitState };
+  return failureClass === undefined
+    ? { dependency, operation, latencyMs, outcome: "failure", circuitState }
+    : { dependency, operation, latencyMs, outcome: "failure", failureClass, circuitState };
 }
 
 const PORT_FAILURE_CLASSES = new Set<string>(["timeout", "transport", "circuit_open", "server_error", "invalid_response"]);

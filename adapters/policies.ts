@@ -243,6 +243,8 @@ export class SlidingWindowCircuit {
   private epoch = 0;
   private probeInFlight = false;
   private openedAtMs = 0;
+  /** Bucket index of the last failure recorded (the window holds none once it is a window behind). */
+  private lastFailureIndex = -Infinity;
   /** The admission of every call while closed in this epoch (shared: admissions are read-only). */
   private closedAdmission: Admission = { epoch: 0, probe: false };
 
@@ -317,7 +319,13 @@ export class SlidingWindowCircuit {
       bucket.failures = 0;
     }
     bucket.calls += 1;
-    if (verdict === "failure") bucket.failures += 1;
+    if (verdict === "failure") {
+      bucket.failures += 1;
+      this.lastFailureIndex = index;
+    }
+    // Without a failure in the window the ratio is 0 and cannot reach failureRatio (> 0): the
+    // window is summed only when one could (most calls succeed, and this runs on every call).
+    if (this.lastFailureIndex <= index - this.ring.length) return;
     const { calls, failures } = this.window();
     if (calls >= this.minimumCalls && failures >= this.failureRatio * calls) this.transition("open");
   }
@@ -329,6 +337,7 @@ export class SlidingWindowCircuit {
     this.probeInFlight = false;
     if (next === "open") this.openedAtMs = this.clock.now();
     if (next === "closed") {
+      this.lastFailureIndex = -Infinity;
       for (const b of this.ring) {
         b.index = -1;
         b.calls = 0;
@@ -397,13 +406,13 @@ export function createDependencyPolicy(options: DependencyPolicyOptions): Depend
   ): void {
     if (!observe) return;
     try {
-      observe({
-        dependency,
-        outcome,
-        ...(failureClass === undefined ? {} : { failureClass }),
-        latencyMs: Math.max(0, clock.now() - startedAt),
-        circuitState: circuit.state,
-      });
+      const latencyMs = Math.max(0, clock.now() - startedAt);
+      const circuitState = circuit.state;
+      observe(
+        failureClass === undefined
+          ? { dependency, outcome, latencyMs, circuitState }
+          : { dependency, outcome, failureClass, latencyMs, circuitState },
+      );
     } catch {
       // Logging must not change the call's outcome.
     }

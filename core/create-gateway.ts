@@ -1,13 +1,13 @@
 /**
  * createGateway: the only wiring of the core. Checks the plugins' declarations at boot, builds the
- * route table, the OpenAPI document and the compiled pipeline, and returns an h3 app whose single
- * middleware runs a request through: stages → the route's own checks (headers, body, query,
+ * route table, the OpenAPI document and the compiled pipeline, and returns an h3 app whose one
+ * handler runs a request through: stages → the route's own checks (headers, body, query,
  * params) → a check that the domain's mode version has not moved since authorization → handler,
  * rendering any thrown error in the request's service shape and writing one
  * `gateway_request_completed` event per request.
  */
 import { randomUUID } from "node:crypto";
-import { H3, type H3Event } from "h3";
+import { H3Core, type H3CoreConfig, type H3Event } from "h3";
 import type { ServerRequest } from "srvx";
 import type { Config } from "../config/schema.ts";
 import type { PolicyRegistry } from "../adapters/policies.ts";
@@ -29,6 +29,13 @@ import { isStageName, type StageName } from "../pipeline/stage-names.ts";
 
 import { VERSION } from "./version.ts";
 
+/** The fields of `gateway_request_completed`, in order (the values of `_logCompletion` follow it). */
+const COMPLETION_FIELDS = [
+  "requestId", "callerRequestId", "method", "route", "host", "businessId", "credentialId", "state", "mode", "status", "code", "durationMs", "responseSize",
+] as const;
+/** Its fields that take few values (their JSON is remembered by the logger). */
+const COMPLETION_REPEATING = ["method", "route", "host", "businessId", "credentialId", "state", "mode", "code"];
+
 /** performance.now() 0 as epoch milliseconds (read once: the getter is not free). */
 const TIME_ORIGIN = performance.timeOrigin;
 
@@ -48,7 +55,7 @@ export interface GatewayOptions {
 }
 
 export interface Gateway {
-  readonly app: H3;
+  readonly app: H3Core;
   readonly fetch: (req: Request) => Promise<Response>;
   readonly routes: RouteTable;
   readonly pipeline: CompiledPipeline;
@@ -132,6 +139,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     disabled,
   );
   const recordRequest = _requestRecorder(metrics, routes);
+  const completed = log.shape("gateway_request_completed", COMPLETION_FIELDS, COMPLETION_REPEATING);
   const bodyTimeout = config.server.bodyReadTimeoutMs;
   const checkJson = createJsonLimitCheck(config.limits.json);
 
@@ -191,24 +199,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     // Epoch ms from the request's own clock readings (no further clock read on the request path).
     const endedAt = TIME_ORIGIN + ctx.startedAt + durationMs;
     runtime.observeServices(ctx.errorCode, ctx.domain !== null, ctx.principal?.scheme ?? null, ctx.route?.decl.auth === "admin", res.status, endedAt);
-    log.event("gateway_request_completed", {
-      requestId: ctx.requestId,
-      callerRequestId: ctx.callerRequestId,
-      method: ctx.method,
-      route: ctx.route?.id ?? null,
-      host: ctx.host,
-      businessId: ctx.businessId,
-      credentialId: ctx.principal?.credentialId ?? null,
-      state: ctx.state,
-      mode: ctx.mode,
-      status: res.status,
-      code: ctx.errorCode,
-      durationMs: Math.round(durationMs * 1000) / 1000,
-      responseSize: size ?? Number(res.headers.get("content-length") ?? 0),
-    });
+    completed.event([
+      ctx.requestId,
+      ctx.callerRequestId,
+      ctx.method,
+      ctx.route?.id ?? null,
+      ctx.host,
+      ctx.businessId,
+      ctx.principal?.credentialId ?? null,
+      ctx.state,
+      ctx.mode,
+      res.status,
+      ctx.errorCode,
+      Math.round(durationMs * 1000) / 1000,
+      size ?? Number(res.headers.get("content-length") ?? 0),
+    ]);
   }
 
-  const app = new H3({
+  const app = new _GatewayApp(dispatch, {
     allowMalformedURL: true,
     onError: (error, event) => {
       // Reached only if something fails outside dispatch (h3 internals): still the contract's shape.
@@ -218,7 +226,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       return res;
     },
   });
-  app.use(dispatch);
 
   return {
     app,
@@ -247,6 +254,24 @@ export function createGateway(options: GatewayOptions): Gateway {
 }
 
 // --- Internal helpers ---
+
+/**
+ * The h3 app of the gateway: every request goes to the dispatcher, which routes it itself (the
+ * route stage). h3's core without its router and middleware layer: no route lookup that always
+ * misses and no `next` closure per request.
+ */
+class _GatewayApp extends H3Core {
+  readonly #dispatch: (event: H3Event) => Response | Promise<Response>;
+
+  constructor(dispatch: (event: H3Event) => Response | Promise<Response>, config: H3CoreConfig) {
+    super(config);
+    this.#dispatch = dispatch;
+  }
+
+  override handler(event: H3Event): Response | Promise<Response> {
+    return this.#dispatch(event);
+  }
+}
 
 const UTF8 = new TextDecoder();
 

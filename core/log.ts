@@ -23,6 +23,20 @@ export interface Logger {
   debug(name: string, fields?: LogFields): void;
   /** Waits until everything written so far has left the process. */
   flush(): Promise<void>;
+  /**
+   * An event of fixed shape, compiled once (the request path's completion and dependency-call
+   * events): its field names in order, and those whose values repeat (a route id, a host: their
+   * JSON is remembered). `shape.event(values)` logs what `event(name, record)` logs for the record
+   * of `fields[i]: values[i]`, redaction included; a value left undefined leaves its field out (as
+   * the JSON line always did).
+   */
+  shape(name: string, fields: readonly string[], repeating?: readonly string[]): EventShape;
+}
+
+/** A compiled event (`Logger.shape`): the values in the order of its fields. */
+export interface EventShape {
+  event(values: readonly unknown[]): void;
+  warn(values: readonly unknown[]): void;
 }
 
 export interface LoggerOptions {
@@ -65,11 +79,15 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const threshold = LEVELS[options.level ?? "info"];
   const KIND_LEVEL = { error: 0, warn: 1, info: 3, debug: 4 } as const;
   let write: (kind: LogKind, name: string, fields: LogFields | undefined) => void;
+  /** How a compiled event is written (the JSON line built from the values, or the record). */
+  let writeShaped: (kind: LogKind, shape: CompiledShape, values: readonly unknown[]) => void = (kind, shape, values) =>
+    write(kind, shape.name, _record(shape, values));
   if (sink) {
     write = (kind, name, fields) => sink({ time: _isoNow(), level: kind, event: name, ...(fields ? redact(fields) : {}) });
   } else if (format === "json") {
     // One JSON line per event, written to stdout in one batch per event-loop turn (stdoutLines).
     write = (kind, name, fields) => stdoutLines().write(jsonLine(kind, name, fields));
+    writeShaped = (kind, shape, values) => stdoutLines().write(shapedLine(shape, kind, values));
   } else {
     // "pretty": consola's human output (the CLI, a developer's terminal).
     const consola: ConsolaInstance = createConsola({ level: threshold, fancy: false });
@@ -79,6 +97,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const emit = (kind: LogKind) => {
     if (KIND_LEVEL[kind] > threshold) return () => {};
     return (name: string, fields?: LogFields) => write(kind, name, fields);
+  };
+  const emitShaped = (kind: LogKind, shape: CompiledShape) => {
+    if (KIND_LEVEL[kind] > threshold) return () => {};
+    return (values: readonly unknown[]) => writeShaped(kind, shape, values);
   };
   return {
     event: emit("info"),
@@ -91,6 +113,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         stdoutLines().flush();
         process.stdout.write("", () => resolve());
       }),
+    shape(name, fields, repeating = []) {
+      const shape = compileShape(name, fields, repeating);
+      return { event: emitShaped("info", shape), warn: emitShaped("warn", shape) };
+    },
   };
 }
 
@@ -162,18 +188,95 @@ export function jsonLine(level: string, name: string, fields: LogFields | undefi
         out += field.prefix + REDACTED_JSON;
         continue;
       }
-      const v = fields[k];
-      let text: string | undefined;
-      if (typeof v === "string") text = PLAIN_TEXT.test(v) ? `"${v}"` : _jsonString(sanitizeText(v));
-      else if (typeof v === "number") text = Number.isFinite(v) ? String(v) : "null";
-      else if (typeof v === "boolean") text = v ? "true" : "false";
-      else if (v === null) text = "null";
-      else if (typeof v === "object") text = JSON.stringify(_redactObject(v, 1));
-      else text = JSON.stringify(v); // undefined, functions and symbols give undefined (left out); bigint throws, as before
+      const text = _valueJson(fields[k]);
       if (text !== undefined) out += field.prefix + text;
     }
   }
   return out + "}\n";
+}
+
+/** A compiled event shape (`compileShape`): per field its `,"name":` prefix, whether it is secret, and its memo. */
+export interface CompiledShape {
+  readonly name: string;
+  readonly fields: readonly string[];
+  /** `"event":"<name>"` preceded by the level, per level: the line's fixed head after its time. */
+  readonly heads: Readonly<Record<string, string>>;
+  readonly prefixes: readonly string[];
+  readonly secret: readonly boolean[];
+  /** For the repeating fields: the JSON of each string value seen (bounded), else null. */
+  readonly memos: ReadonlyArray<Map<string, string> | null>;
+  /** Per field, the last value remembered and its JSON (most requests repeat the one before). */
+  readonly last: Array<string | undefined>;
+  readonly lastJson: Array<string | undefined>;
+}
+
+/** Compiles an event shape (Logger.shape). Fields named `time`, `level` or `event` are refused. */
+export function compileShape(name: string, fields: readonly string[], repeating: readonly string[] = []): CompiledShape {
+  for (const f of fields)
+    if (f === "time" || f === "level" || f === "event") throw new RangeError(`[log] a compiled event cannot have a field named "${f}"`);
+  const heads: Record<string, string> = {};
+  for (const level of ["error", "warn", "info", "debug"]) heads[level] = `","level":${JSON.stringify(level)},"event":${JSON.stringify(name)}`;
+  return {
+    name,
+    fields,
+    heads,
+    prefixes: fields.map((f) => `,${JSON.stringify(f)}:`),
+    secret: fields.map((f) => isSecretFieldName(f)),
+    memos: fields.map((f) => (repeating.includes(f) ? new Map<string, string>() : null)),
+    last: fields.map(() => undefined),
+    lastJson: fields.map(() => undefined),
+  };
+}
+
+/**
+ * The JSON line of a compiled event: byte for byte `jsonLine(level, shape.name, record)` of the
+ * record its values make (undefined values left out), without building the record; the JSON of a
+ * repeating field's string value is remembered (bounded per field).
+ */
+export function shapedLine(shape: CompiledShape, level: string, values: readonly unknown[]): string {
+  let out = `{"time":"${_isoNow()}${shape.heads[level]}`;
+  const { prefixes, secret, memos, last, lastJson } = shape;
+  for (let i = 0; i < prefixes.length; i++) {
+    const v = values[i];
+    if (v === undefined) continue;
+    if (secret[i]) {
+      out += prefixes[i]! + REDACTED_JSON;
+      continue;
+    }
+    const memo = memos[i]!;
+    let text: string | undefined;
+    if (memo !== null && typeof v === "string") {
+      text = v === last[i] ? lastJson[i] : memo.get(v);
+      if (text === undefined) {
+        text = _valueJson(v)!;
+        if (memo.size >= SHAPE_MEMO_SIZE) memo.clear();
+        memo.set(v, text);
+      }
+      last[i] = v;
+      lastJson[i] = text;
+    } else text = _valueJson(v);
+    if (text !== undefined) out += prefixes[i]! + text;
+  }
+  return out + "}\n";
+}
+
+const SHAPE_MEMO_SIZE = 1024;
+
+/** The record of a compiled event's values (for a sink, or the pretty output): undefined values left out. */
+function _record(shape: CompiledShape, values: readonly unknown[]): LogFields {
+  const record: LogFields = {};
+  for (let i = 0; i < shape.fields.length; i++) if (values[i] !== undefined) record[shape.fields[i]!] = values[i];
+  return record;
+}
+
+/** The JSON of one redacted field value, as `JSON.stringify` writes it in a record (undefined: left out). */
+function _valueJson(v: unknown): string | undefined {
+  if (typeof v === "string") return PLAIN_TEXT.test(v) ? `"${v}"` : _jsonString(sanitizeText(v));
+  if (typeof v === "number") return Number.isFinite(v) ? String(v) : "null";
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (v === null) return "null";
+  if (typeof v === "object") return JSON.stringify(_redactObject(v, 1));
+  return JSON.stringify(v); // undefined, functions and symbols give undefined (left out); bigint throws, as before
 }
 
 /** Returns a copy of `fields` that is safe to log. */

@@ -38,6 +38,7 @@ import { CATALOG } from "./errors/catalog.ts";
 import { renderError } from "./errors/render.ts";
 import type { Gateway } from "./create-gateway.ts";
 import { describeError, type Logger } from "./log.ts";
+import { builtSize } from "./respond.ts";
 import { resolveHostKind } from "../pipeline/canonical-host.ts";
 import { failBody } from "../pipeline/protocol.ts";
 
@@ -150,21 +151,36 @@ export function createEdge(gateway: Gateway, log: Logger): Edge {
    * srvx's Node bridge (its request wrapper and FastResponse writer), as srvx's own server uses it,
    * but quiet: a response that cannot be sent (the client is gone) is logged without a stack and
    * its connection closed; a failure before any byte was sent is still answered in the contract's
-   * shape.
+   * shape. A request the gateway answers synchronously (the in-process stores let most do) is sent
+   * without a promise, as srvx's server does.
    */
   function dispatch(req: IncomingMessage, res: ServerResponse): void {
-    gateway
-      .fetch(new NodeRequest({ req, res }) as unknown as Request)
-      .then((response) => {
-        // While draining, every answer closes its connection: the edge opens a new one elsewhere.
-        if (gateway.runtime.isDraining()) res.shouldKeepAlive = false;
-        return sendNodeResponse(res, response);
-      })
-      .catch((e: unknown) => {
-        log.warn("gateway_response_not_sent", { error: describeError(e), headersSent: res.headersSent });
-        if (res.headersSent) res.destroy();
-        else void _sendResponse(res, answer(req.headers.host ?? null, "/", req.method ?? null, gwError("GW_INTERNAL_ERROR"), null));
-      });
+    let answer: Response | Promise<Response>;
+    try {
+      answer = gateway.app.fetch(new NodeRequest({ req, res }) as unknown as ServerRequest);
+    } catch (e) {
+      notSent(req, res, e);
+      return;
+    }
+    if (answer instanceof Promise) answer.then((response) => send(req, res, response), (e: unknown) => notSent(req, res, e));
+    else send(req, res, answer);
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, response: Response): void {
+    // While draining, every answer closes its connection: the edge opens a new one elsewhere.
+    if (gateway.runtime.isDraining()) res.shouldKeepAlive = false;
+    try {
+      const sending = _sendBuilt(res, response) ? undefined : sendNodeResponse(res, response);
+      sending?.catch((e: unknown) => notSent(req, res, e));
+    } catch (e) {
+      notSent(req, res, e);
+    }
+  }
+
+  function notSent(req: IncomingMessage, res: ServerResponse, e: unknown): void {
+    log.warn("gateway_response_not_sent", { error: describeError(e), headersSent: res.headersSent });
+    if (res.headersSent) res.destroy();
+    else void _sendResponse(res, answer(req.headers.host ?? null, "/", req.method ?? null, gwError("GW_INTERNAL_ERROR"), null));
   }
   const { headerReadTimeoutMs, maxHeaderBytes, maxUriLength } = gateway.kit.config.server;
   const directory = gateway.kit.directory;
@@ -393,6 +409,38 @@ function _connectContext(req: IncomingMessage): RequestContext {
   const target = req.url ?? "";
   const path = target.startsWith("/") ? target.split("?")[0]! : target.slice(0, 2048);
   return _edgeContext("CONNECT", path, headers, req);
+}
+
+/**
+ * A response built by core (core/respond.ts, the error renderer: srvx FastResponses whose body is a
+ * string or bytes) is written as srvx's `sendNodeResponse` writes it, head then body, but ended
+ * without the promise and `finish` listener that function adds per response. False for any other
+ * response, which srvx sends.
+ */
+function _sendBuilt(res: ServerResponse, response: Response): boolean {
+  if (builtSize(response) === undefined) return false;
+  const { status, headers, body } = (response as Response & { _toNodeResponse(): NodeAnswer })._toNodeResponse();
+  if (body != null && typeof body !== "string" && !(body instanceof Uint8Array)) {
+    // Not what core builds; sent by srvx as a plain Response.
+    void sendNodeResponse(res, new Response(body as BodyInit, { status, headers: _pairs(headers) }));
+    return true;
+  }
+  if (!res.headersSent) res.writeHead(status, headers);
+  if (body != null) res.write(body);
+  res.end();
+  return true;
+}
+
+interface NodeAnswer {
+  status: number;
+  headers: string[];
+  body: unknown;
+}
+
+function _pairs(flat: readonly string[]): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
+  return pairs;
 }
 
 /** An answer through the request's own response (the connection closes after it). */

@@ -26,7 +26,7 @@ import { Pool, type Dispatcher } from "undici";
 import type { CallDeadline, CallReport, DependencyPolicy, PolicyRegistry, ResultVerdict } from "../policies.ts";
 import { isDependencyUnavailableError, type AlertChannel } from "../ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
-import type { Logger, LogFields } from "../../core/log.ts";
+import type { EventShape, Logger } from "../../core/log.ts";
 import { HOP_HEADER } from "../../pipeline/routing-loop.ts";
 import { serviceIdOfTemplate } from "./irn.ts";
 import {
@@ -132,14 +132,11 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
   const next = options.next;
   if (next) _check(typeof next.apiKey === "string" && next.apiKey !== "" && typeof next.apiSecret === "string" && next.apiSecret !== "", "next credentials must be non-empty strings");
 
-  const headersOf = (key: string, secret: string): Record<string, string> => ({
-    "x-api-key": key,
-    "x-api-secret": secret,
-    [HOP_HEADER]: "1",
-    accept: "application/json",
-  });
+  /** One credential pair's request headers as undici's flat [name, value, …] list (built once). */
+  const headersOf = (key: string, secret: string): readonly string[] => ["x-api-key", key, "x-api-secret", secret, HOP_HEADER, "1", "accept", "application/json"];
   /** The credential pairs: [current, next?]. */
   const credentialHeaders = [headersOf(apiKey, apiSecret), ...(next ? [headersOf(next.apiKey, next.apiSecret)] : [])];
+  const callEvent = log.shape("gateway_dependency_call", CALL_FIELDS, CALL_REPEATING);
   const pools = new Map<string, Pool>();
   const targets = new Map<RegulatorState, Target>();
   for (const state of ["TEST", "LIVE"] as const) {
@@ -185,7 +182,7 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     const target = targets.get(state);
     if (!target) {
       const result: Interpreted<T> = { ok: false, failure: { kind: "not_configured" } };
-      _logCall(log, { dependency: _dependencyName(state), operation: logOperation, ctx, latencyMs: 0, result, mutation: _isMutation(operation) });
+      _logCall(callEvent, { dependency: _dependencyName(state), operation: logOperation, ctx, latencyMs: 0, result, mutation: _isMutation(operation) });
       return result;
     }
     const first = target.slot;
@@ -232,12 +229,9 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     let result: Interpreted<T>;
     try {
       exchange = await target.policy.execute(
-        async (deadline) => {
-          const raw = await _exchange(target, credentialHeaders[slot]!, wire, ctx, deadline, maxResponseBytes);
-          return { raw, interpreted: interpret(raw) };
-        },
+        (deadline) => _exchange(target, credentialHeaders[slot]!, wire, ctx, deadline, maxResponseBytes).then((raw) => ({ raw, interpreted: interpret(raw) })),
         {
-          classify: (x): ResultVerdict => _verdict(x.interpreted),
+          classify: _classifyExchange<T>,
           observe: (r) => {
             report = r;
           },
@@ -247,7 +241,7 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     } catch (error) {
       result = { ok: false, failure: _failureOf(error) };
     }
-    const outcome = _logCall(log, {
+    const outcome = _logCall(callEvent, {
       dependency: target.dependency,
       operation: logOperation,
       ctx,
@@ -262,13 +256,10 @@ export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): 
     });
     if (options.onCall) {
       try {
-        options.onCall({
-          dependency: target.dependency,
-          operation: logOperation,
-          outcome,
-          ...(result.ok ? {} : { failureClass: regulatorFailureClass(result.failure) }),
-          ...(typeof ctx?.requestId === "string" ? { requestId: ctx.requestId } : {}),
-        });
+        const event: RegulatorCallEvent = { dependency: target.dependency, operation: logOperation, outcome };
+        if (!result.ok) event.failureClass = regulatorFailureClass(result.failure);
+        if (typeof ctx?.requestId === "string") event.requestId = ctx.requestId;
+        options.onCall(event);
       } catch {
         // metrics and alerts must not change the call's outcome
       }
@@ -442,15 +433,15 @@ interface Exchange<T> {
  */
 function _exchange(
   target: Target,
-  baseHeaders: Record<string, string>,
+  baseHeaders: readonly string[],
   wire: Wire,
   ctx: RegulatorCallContext,
   deadline: CallDeadline,
   maxBytes: number,
 ): Promise<RawResponse> {
-  const headers: Record<string, string> = { ...baseHeaders };
-  if (typeof ctx?.requestId === "string" && REQUEST_ID.test(ctx.requestId)) headers["x-request-id"] = ctx.requestId;
-  if (wire.body !== undefined) headers["content-type"] = wire.contentType ?? JSON_TYPE;
+  const headers = baseHeaders.slice();
+  if (typeof ctx?.requestId === "string" && REQUEST_ID.test(ctx.requestId)) headers.push("x-request-id", ctx.requestId);
+  if (wire.body !== undefined) headers.push("content-type", wire.contentType ?? JSON_TYPE);
   return new Promise<RawResponse>((resolve, reject) => {
     target.pool.dispatch(
       { method: wire.method as Dispatcher.HttpMethod, path: target.basePath + wire.path, headers, body: wire.body ?? null },
@@ -525,6 +516,11 @@ class _ExchangeHandler implements Dispatcher.DispatchHandler {
 /** Why an exchange was cut (never seen by a caller: its answer is settled before the abort). */
 const DEADLINE_ABORT = Object.assign(new Error("the regulator call's deadline passed"), { name: "AbortError" });
 const TOO_LARGE_ABORT = new Error("the regulator's answer is larger than the limit");
+
+/** How the policy counts an exchange: by its interpreted answer. */
+function _classifyExchange<T>(x: Exchange<T>): ResultVerdict {
+  return _verdict(x.interpreted);
+}
 
 /** A thrown error → the failure: the policy's timeout and refusal, or a transport error. */
 function _failureOf(error: unknown): RegulatorFailure {
@@ -934,33 +930,41 @@ interface CallLog<T> {
   credentials?: string;
 }
 
+/** The fields of `gateway_dependency_call`, in order (spec §6; `_logCall` leaves out those that do not apply). */
+const CALL_FIELDS = [
+  "requestId", "dependency", "operation", "latencyMs", "upstreamStatus", "outcome", "contractVersion", "adapterVersion",
+  "stagedPair", "failureClass", "rejectionReason", "invalidReason", "result", "providerCorrelationId", "circuitState",
+] as const;
+/** Its fields that take few values (their JSON is remembered by the logger). */
+const CALL_REPEATING = ["dependency", "operation", "outcome", "contractVersion", "adapterVersion", "failureClass", "circuitState"];
+
 /** One `gateway_dependency_call` (spec §6): no body, path, query, credential or upstream message. Returns the outcome. */
-function _logCall<T>(log: Logger, c: CallLog<T>): CallReport["outcome"] {
+function _logCall<T>(event: EventShape, c: CallLog<T>): CallReport["outcome"] {
   const { result } = c;
   const failure = result.ok ? undefined : result.failure;
   const outcome = c.outcome ?? (failure ? "refused" : "success");
-  const fields: LogFields = {
-    requestId: c.ctx?.requestId,
-    dependency: c.dependency,
-    operation: c.operation,
-    latencyMs: Math.round(c.latencyMs * 10) / 10,
-    upstreamStatus: c.raw?.status ?? null,
-    outcome,
-    contractVersion: REGULATOR_ADAPTERS[c.contractVersion ?? "v1"]?.interfaceVersion ?? null,
-    adapterVersion: c.contractVersion ?? "v1",
-  };
-  if (c.credentials !== undefined) fields.stagedPair = c.credentials;
-  if (failure) fields.failureClass = regulatorFailureClass(failure);
-  if (failure?.kind === "rejected") fields.rejectionReason = failure.reason;
-  if (failure?.kind === "invalid_response") fields.invalidReason = failure.reason;
-  if (c.mutation) fields.result = failure ? _disposition(failure).kind : "succeeded";
   // The regulator's per-request error.id when it sent one, else its x-request-id header.
   const correlation = failure?.kind === "rejected" && failure.errorId !== null ? failure.errorId : c.raw?.headers["x-request-id"];
-  if (typeof correlation === "string" && REQUEST_ID.test(correlation)) fields.providerCorrelationId = correlation;
-  if (c.circuitState !== undefined) fields.circuitState = c.circuitState;
+  const values = [
+    c.ctx?.requestId,
+    c.dependency,
+    c.operation,
+    Math.round(c.latencyMs * 10) / 10,
+    c.raw?.status ?? null,
+    outcome,
+    REGULATOR_ADAPTERS[c.contractVersion ?? "v1"]?.interfaceVersion ?? null,
+    c.contractVersion ?? "v1",
+    c.credentials,
+    failure ? regulatorFailureClass(failure) : undefined,
+    failure?.kind === "rejected" ? failure.reason : undefined,
+    failure?.kind === "invalid_response" ? failure.reason : undefined,
+    c.mutation ? (failure ? _disposition(failure).kind : "succeeded") : undefined,
+    typeof correlation === "string" && REQUEST_ID.test(correlation) ? correlation : undefined,
+    c.circuitState,
+  ];
   try {
-    if (outcome === "failure" || outcome === "refused") log.warn("gateway_dependency_call", fields);
-    else log.event("gateway_dependency_call", fields);
+    if (outcome === "failure" || outcome === "refused") event.warn(values);
+    else event.event(values);
   } catch {
     // Logging must not change the call's outcome.
   }

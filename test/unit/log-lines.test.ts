@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createLineWriter, jsonLine, redact, type LogFields } from "../../core/log.ts";
+import { compileShape, createLineWriter, createLogger, jsonLine, redact, shapedLine, type LogFields } from "../../core/log.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -65,6 +65,45 @@ test("jsonLine is the JSON of the redacted record, for every kind of field", () 
   }
   const secret = jsonLine("info", "e", { apiKey: "gw_demo_key_0001", note: "key gw_demo_key_0001 rejected" });
   assert.not.ok(secret.includes("gw_demo_key_0001"), "redacted");
+});
+
+test("a compiled event (Logger.shape) writes the line jsonLine writes for its record, repeating values included", () => {
+  const fields = ["requestId", "route", "host", "status", "apiKey", "note", "nested", "gone", "durationMs"];
+  const shape = compileShape("gateway_request_completed", fields, ["route", "host", "note"]);
+  const rows: unknown[][] = [
+    ["1b4e28ba-2fa1-11d2-883f-0016d3cca427", "GET /api/v1/invoice/resources/:name", "passthrough.demo.localhost", 200, "gw_demo_key_0001", "plain", { token: "t1", ok: 1 }, undefined, 1.234],
+    ["id-2", "GET /api/v1/invoice/resources/:name", "passthrough.demo.localhost", 404, undefined, "key gw_demo_key_0001 rejected", null, "back", Number.NaN],
+    ["id-3", null, 'say "hi"\\ok', -0, null, "password=hunter2", [1, "two"], 3, 0.5],
+    // the same repeating values again: remembered, and still the same bytes
+    ["id-4", "GET /api/v1/invoice/resources/:name", "passthrough.demo.localhost", 200, "x", "key gw_demo_key_0001 rejected", undefined, undefined, 7],
+  ];
+  for (const values of rows) {
+    const record: LogFields = {};
+    fields.forEach((f, i) => {
+      if (values[i] !== undefined) record[f] = values[i];
+    });
+    for (const level of ["info", "warn"]) {
+      const line = shapedLine(shape, level, values);
+      assert.is(withoutTime(line), reference(level, "gateway_request_completed", record), JSON.stringify(values));
+      assert.not.ok(line.includes("gw_demo_key_0001"), "redacted");
+    }
+  }
+  assert.throws(() => compileShape("e", ["level"]), /cannot have a field named "level"/);
+  // Through a sink: the record of the values, undefined ones left out, redacted.
+  const records: LogFields[] = [];
+  const log = createLogger({ level: "info", sink: (r) => records.push(r) });
+  const e = log.shape("probe", ["a", "b", "apiKey"], ["a"]);
+  e.event(["x", undefined, "gw_demo_key_0001"]);
+  e.warn(["y", 2, undefined]);
+  log.shape("quiet", ["a"]).event(["z"]);
+  assert.equal(records.map(({ time: _, ...r }) => r), [
+    { level: "info", event: "probe", a: "x", apiKey: "[redacted]" },
+    { level: "warn", event: "probe", a: "y", b: 2 },
+    { level: "info", event: "quiet", a: "z" },
+  ]);
+  const warnOnly: LogFields[] = [];
+  createLogger({ level: "warn", sink: (r) => warnOnly.push(r) }).shape("p", ["a"]).event(["x"]);
+  assert.is(warnOnly.length, 0, "a disabled level writes nothing");
 });
 
 test("the line writer: one write per event-loop turn, every line, in order; flush writes at once", async () => {
