@@ -394,7 +394,7 @@ function _mainThreadWriter(): _FileWriter {
  */
 function _workerWriter(source: string): _FileWriter {
   let worker: Worker | null = null;
-  let failedToRun = false;
+  let onMainThread = false;
   let reply: ((failed: number[] | null) => void) | null = null;
   const settle = (failed: number[] | null): void => {
     const r = reply;
@@ -411,19 +411,19 @@ function _workerWriter(source: string): _FileWriter {
       w.on("error", () => {});
       w.on("exit", () => {
         worker = null;
-        failedToRun = true;
+        onMainThread = true;
         settle(null);
       });
       return w;
     } catch {
-      failedToRun = true;
+      onMainThread = true;
       return null;
     }
   };
   const writer: _FileWriter = {
     lastThread: null,
     async write(paths, texts) {
-      if (!failedToRun) {
+      if (!onMainThread) {
         worker ??= start();
         const w = worker;
         if (w) {
@@ -446,7 +446,7 @@ function _workerWriter(source: string): _FileWriter {
       return _writeOnMainThread(paths, texts);
     },
     async close() {
-      failedToRun = true;
+      onMainThread = true;
       const w = worker;
       worker = null;
       if (w) await w.terminate();
