@@ -16,10 +16,15 @@
  *   then writes the latest state of every document changed since the previous checkpoint to its own
  *   file (or deletes the file), then deletes the older journal files. A document changed several
  *   times between checkpoints (a sign record: claimed, dispatching, done) is written once, with the
- *   JSON its last journal line already holds. The files are written synchronously, CHECKPOINT_CHUNK
- *   at a time with a turn of the event loop in between: measured under load, the thread-pool round
- *   trips of asynchronous writes (open, write, close per file) cost the event loop more than the
- *   writes themselves.
+ *   JSON its last journal line already holds. The files are written by a worker thread (one
+ *   message per checkpoint: the paths and their texts, already serialised; the reply lists the ones
+ *   that failed), so the kernel's file creation — the largest single item of the gateway's fs
+ *   profile when it ran on the main thread — no longer takes the event loop's time (docs/bench.md,
+ *   "Cutting CPU per sign (second round)"). Inside the worker the writes are synchronous, one after
+ *   the other. If the worker cannot start or dies, the checkpoint (and every later one) is written
+ *   on the main thread instead, synchronously, CHECKPOINT_CHUNK files at a time with a turn of the
+ *   event loop in between (the thread-pool round trips of asynchronous writes, open, write, close
+ *   per file, cost the event loop more than the writes themselves).
  * - Start-up (`replay`): after the per-document files are loaded, the journal files are replayed in
  *   order, so a crash anywhere (mid-append, mid-checkpoint) loses nothing that was acknowledged. A
  *   torn last line (a crash mid-append) is skipped and counted; appends after a failed write go to
@@ -31,6 +36,7 @@
  */
 import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { Worker } from "node:worker_threads";
 import { DependencyUnavailableError, type Doc } from "../ports.ts";
 
 export interface JournalChange {
@@ -49,6 +55,8 @@ export interface Journal {
   replay(apply: (change: JournalChange) => void): { changes: number; skipped: string[] };
   /** Waits for queued appends, checkpoints everything, deletes the journal files (a clean shutdown). */
   close(): Promise<void>;
+  /** Which thread wrote the files of the last checkpoint that had any (null: none yet). */
+  checkpointThread(): "worker" | "main" | null;
 }
 
 export interface JournalOptions {
@@ -59,10 +67,48 @@ export interface JournalOptions {
   kind: string;
   /** Checkpoint interval. Default 1000 ms. */
   checkpointMs?: number;
+  /** Write the checkpoint's files in a worker thread. Default true; false writes them on the calling thread. */
+  checkpointWorker?: boolean;
+  /** Tests only: the worker's source instead of CHECKPOINT_WORKER_SOURCE (e.g. one that dies). */
+  checkpointWorkerSource?: string;
 }
 
 const JOURNAL_PREFIX = "@journal-";
+/** Files written between two turns of the event loop when the checkpoint runs on the main thread. */
 const CHECKPOINT_CHUNK = 64;
+
+/**
+ * The checkpoint worker (plain CommonJS, run with `eval`: no file to find under tsx or in a bundle).
+ * A message is one checkpoint: `paths[i]` gets `texts[i]`, or is deleted when it is null. The reply
+ * lists the indexes that failed. A write whose directory is missing creates it and writes again; a
+ * delete of a file that is not there is done.
+ */
+const CHECKPOINT_WORKER_SOURCE = `
+const { parentPort } = require("node:worker_threads");
+const { mkdirSync, unlinkSync, writeFileSync } = require("node:fs");
+const { dirname } = require("node:path");
+parentPort.on("message", ({ paths, texts }) => {
+  const failed = [];
+  for (let i = 0; i < paths.length; i++) {
+    const path = paths[i];
+    const text = texts[i];
+    try {
+      if (text === null) {
+        try { unlinkSync(path); } catch (e) { if (e.code !== "ENOENT") throw e; }
+      } else {
+        try { writeFileSync(path, text, "utf8"); } catch (e) {
+          if (e.code !== "ENOENT") throw e;
+          mkdirSync(dirname(path), { recursive: true });
+          writeFileSync(path, text, "utf8");
+        }
+      }
+    } catch {
+      failed.push(i);
+    }
+  }
+  parentPort.postMessage(failed);
+});
+`;
 
 export function createJournal(options: JournalOptions): Journal {
   const { base, kind, keyOf } = options;
@@ -82,6 +128,7 @@ export function createJournal(options: JournalOptions): Journal {
   let checkpointing: Promise<void> | null = null;
   const idle: Array<() => void> = [];
   let closed = false;
+  const files = options.checkpointWorker === false ? _mainThreadWriter() : _workerWriter(options.checkpointWorkerSource ?? CHECKPOINT_WORKER_SOURCE);
 
   const schedule = (): void => {
     if (scheduled) return;
@@ -144,23 +191,22 @@ export function createJournal(options: JournalOptions): Journal {
   const checkpoint = async (): Promise<void> => {
     if (dirty.size === 0 && journals.length <= 1) return;
     const { older, oldFd, work } = rotate();
-    const failed: _Dirty[] = [];
-    let n = 0;
-    for (const d of work.values()) {
-      const { collection, id, doc } = d.change;
-      const path = join(base, keyOf(collection, id).replace(/:/g, "/"));
-      try {
-        if (doc === null) _unlinkSync(path);
-        else _writeFileSync(path, d.json ?? JSON.stringify(doc));
-      } catch {
-        failed.push(d);
-      }
-      if (++n % CHECKPOINT_CHUNK === 0) await new Promise((r) => setImmediate(r));
+    const items = [...work.values()];
+    const paths: string[] = new Array(items.length);
+    const texts: Array<string | null> = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const { change, json } = items[i]!;
+      paths[i] = join(base, keyOf(change.collection, change.id).replace(/:/g, "/"));
+      texts[i] = change.doc === null ? null : (json ?? JSON.stringify(change.doc));
     }
+    const failed = await files.write(paths, texts);
     _closeQuietly(oldFd);
     if (failed.length > 0) {
       // Keep every older journal until a checkpoint writes all of its changes.
-      for (const d of failed) if (!dirty.has(_mapKey(d.change))) dirty.set(_mapKey(d.change), d);
+      for (const i of failed) {
+        const d = items[i]!;
+        if (!dirty.has(_mapKey(d.change))) dirty.set(_mapKey(d.change), d);
+      }
       journals = [...older, ...journals];
       return;
     }
@@ -226,6 +272,8 @@ export function createJournal(options: JournalOptions): Journal {
       return { changes, skipped };
     },
 
+    checkpointThread: () => files.lastThread,
+
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
@@ -233,6 +281,7 @@ export function createJournal(options: JournalOptions): Journal {
       await settled();
       if (checkpointing) await checkpointing.catch(() => {});
       await runCheckpoint();
+      await files.close();
       _closeQuietly(fd);
       if (dirty.size === 0) {
         for (const path of journals) {
@@ -299,6 +348,111 @@ function _closeQuietly(fd: number): void {
   } catch {
     // already closed
   }
+}
+
+/** Writes (text) or deletes (null) the files of one checkpoint; resolves with the indexes that failed. */
+interface _FileWriter {
+  write(paths: string[], texts: Array<string | null>): Promise<number[]>;
+  close(): Promise<void>;
+  lastThread: "worker" | "main" | null;
+}
+
+/** The files written on the main thread, CHECKPOINT_CHUNK at a time with a turn of the event loop in between. */
+async function _writeOnMainThread(paths: string[], texts: Array<string | null>): Promise<number[]> {
+  const failed: number[] = [];
+  for (let i = 0; i < paths.length; i++) {
+    const text = texts[i]!;
+    try {
+      if (text === null) _unlinkSync(paths[i]!);
+      else _writeFileSync(paths[i]!, text);
+    } catch {
+      failed.push(i);
+    }
+    if ((i + 1) % CHECKPOINT_CHUNK === 0) await new Promise((r) => setImmediate(r));
+  }
+  return failed;
+}
+
+function _mainThreadWriter(): _FileWriter {
+  const writer: _FileWriter = {
+    lastThread: null,
+    write(paths, texts) {
+      writer.lastThread = "main";
+      return _writeOnMainThread(paths, texts);
+    },
+    close: () => Promise.resolve(),
+  };
+  return writer;
+}
+
+/**
+ * The files written by a worker thread, started at the first checkpoint. The worker is ref()'d only
+ * while it writes (a checkpoint in progress keeps the process alive, as the main-thread writes do;
+ * an idle worker never does). One checkpoint at a time (`runCheckpoint`), so one request at most is
+ * in flight. If the worker cannot start or exits, that checkpoint and every later one are written
+ * on the main thread: the dead worker writes nothing more, so no stale write can land after them.
+ */
+function _workerWriter(source: string): _FileWriter {
+  let worker: Worker | null = null;
+  let onMainThread = false;
+  let reply: ((failed: number[] | null) => void) | null = null;
+  const settle = (failed: number[] | null): void => {
+    const r = reply;
+    reply = null;
+    worker?.unref();
+    r?.(failed);
+  };
+  const start = (): Worker | null => {
+    try {
+      const w = new Worker(source, { eval: true, execArgv: [] });
+      w.unref();
+      w.on("message", (failed: number[]) => settle(failed));
+      // An uncaught error ends the thread; 'exit' follows and hands the batch back.
+      w.on("error", () => {});
+      w.on("exit", () => {
+        worker = null;
+        onMainThread = true;
+        settle(null);
+      });
+      return w;
+    } catch {
+      onMainThread = true;
+      return null;
+    }
+  };
+  const writer: _FileWriter = {
+    lastThread: null,
+    async write(paths, texts) {
+      if (!onMainThread) {
+        worker ??= start();
+        const w = worker;
+        if (w) {
+          const failed = await new Promise<number[] | null>((resolve) => {
+            reply = resolve;
+            w.ref();
+            try {
+              w.postMessage({ paths, texts });
+            } catch {
+              settle(null);
+            }
+          });
+          if (failed) {
+            writer.lastThread = "worker";
+            return failed;
+          }
+        }
+      }
+      writer.lastThread = "main";
+      return _writeOnMainThread(paths, texts);
+    },
+    async close() {
+      onMainThread = true;
+      const w = worker;
+      worker = null;
+      if (w) await w.terminate();
+    },
+  };
+  return writer;
 }
 
 function _writeFileSync(path: string, text: string): void {

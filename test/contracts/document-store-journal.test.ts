@@ -1,0 +1,149 @@
+/**
+ * The fs store's journal checkpoint (adapters/document-store/journal.ts): the files of a checkpoint
+ * are written by a worker thread, and on the main thread when the worker cannot run. Real files,
+ * real failures (a path under a regular file cannot be written, even by root), a real worker.
+ */
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { createJournal, type Journal, type JournalOptions } from "../../adapters/document-store/journal.ts";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const tempDir = (): string => mkdtempSync(join(tmpdir(), "gatehouse-journal-"));
+const journalsIn = (dir: string): string[] => readdirSync(dir).filter((f) => f.startsWith("@journal-"));
+/** Plain ids and collection names only: their storage key is the store's (`<collection>:<id>`). */
+const open = (dir: string, extra: Partial<JournalOptions> = {}): Journal =>
+  createJournal({ base: dir, kind: "unstorage-fs", keyOf: (c, id) => `${c}:${id}`, checkpointMs: 20, ...extra });
+const doc = (c: string, id: string, v: number) => ({ collection: c, id, doc: { _id: id, v } });
+
+/** Waits (polling) until `ok()` holds; fails the test if it never does. */
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (ok()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.unreachable(`never happened: ${what}`);
+}
+
+const readDoc = (dir: string, c: string, id: string): unknown => JSON.parse(readFileSync(join(dir, c, id), "utf8"));
+
+const checkpoint = suite("journal checkpoint");
+
+checkpoint("the worker writes and deletes a checkpoint's files; a restart from those files alone loads every document", async () => {
+  const dir = tempDir();
+  const copy = tempDir();
+  try {
+    const journal = open(dir);
+    await Promise.all(Array.from({ length: 200 }, (_, i) => journal.persist(doc(i % 2 ? "odd" : "even", `d${i}`, 0))));
+    await until("the inserts are in their files", () => existsSync(join(dir, "odd", "d199")) && journalsIn(dir).length === 1);
+    assert.is(journal.checkpointThread(), "worker");
+    await Promise.all(Array.from({ length: 50 }, (_, i) => journal.persist(doc(i % 2 ? "odd" : "even", `d${i}`, 1))));
+    await Promise.all(Array.from({ length: 50 }, (_, i) => journal.persist({ collection: (150 + i) % 2 ? "odd" : "even", id: `d${150 + i}`, doc: null })));
+    await until("the updates and deletes are in the files", () => !existsSync(join(dir, "odd", "d199")) && journalsIn(dir).length === 1);
+    assert.is(journal.checkpointThread(), "worker");
+    assert.equal(readDoc(dir, "odd", "d49"), { _id: "d49", v: 1 });
+
+    // Only the checkpointed files, no journal: they hold every acknowledged change.
+    cpSync(dir, copy, { recursive: true, filter: (src) => !src.slice(dir.length + 1).startsWith("@journal-") });
+    assert.equal(journalsIn(copy), []);
+    const store = await createUnstorageDocumentStore({ driver: "fs", dir: copy });
+    assert.equal(store.loadReport(), { documents: 150, skipped: [] });
+    const all = [...(await store.collection("odd").find({}, { limit: 500 })).items, ...(await store.collection("even").find({}, { limit: 500 })).items];
+    assert.is(all.length, 150);
+    assert.ok(all.every((d) => d.v === (Number(String(d._id).slice(1)) < 50 ? 1 : 0)), "each document's last state");
+    await store.close();
+
+    await journal.close();
+    assert.equal(journalsIn(dir), [], "a clean close drops the journals");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(copy, { recursive: true, force: true });
+  }
+});
+
+for (const thread of ["worker", "main"] as const) {
+  checkpoint(`a failed file write (${thread} thread) keeps the journals; a later checkpoint writes the file and drops them`, async () => {
+    const dir = tempDir();
+    try {
+      // A regular file where the collection's directory should be: its documents cannot be written.
+      writeFileSync(join(dir, "blocked"), "not a directory");
+      const journal = open(dir, { checkpointWorker: thread === "worker" });
+      await journal.persist(doc("ok", "a", 1));
+      await journal.persist(doc("blocked", "b", 2));
+      await until("the writable document is checkpointed", () => existsSync(join(dir, "ok", "a")));
+      await until("another checkpoint has failed", () => journalsIn(dir).length >= 3);
+      assert.is(journal.checkpointThread(), thread);
+      assert.ok(journalsIn(dir).length >= 3, "the journals holding the unwritten change are kept");
+
+      // A restart now (a copy of the folder without the blocking file) gets the document from the journals.
+      const copy = tempDir();
+      try {
+        cpSync(dir, copy, { recursive: true, filter: (src) => src !== join(dir, "blocked") });
+        const store = await createUnstorageDocumentStore({ driver: "fs", dir: copy });
+        assert.equal(await store.collection("blocked").get("b"), { _id: "b", v: 2 });
+        assert.equal(await store.collection("ok").get("a"), { _id: "a", v: 1 });
+        await store.close();
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+
+      rmSync(join(dir, "blocked"));
+      await until("a later checkpoint writes the file and drops the older journals", () => existsSync(join(dir, "blocked", "b")) && journalsIn(dir).length === 1);
+      assert.equal(readDoc(dir, "blocked", "b"), { _id: "b", v: 2 });
+      assert.is(journal.checkpointThread(), thread);
+      await journal.close();
+      assert.equal(journalsIn(dir), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+const broken = {
+  "dies on its first checkpoint": `require("node:worker_threads").parentPort.on("message", () => process.exit(3));`,
+  "cannot start (its source does not parse)": `this is not JavaScript (`,
+};
+for (const [what, source] of Object.entries(broken)) {
+  checkpoint(`a worker that ${what}: the checkpoints are written on the main thread`, async () => {
+    const dir = tempDir();
+    try {
+      const journal = open(dir, { checkpointWorkerSource: source });
+      await Promise.all(Array.from({ length: 100 }, (_, i) => journal.persist(doc("c", `d${i}`, i))));
+      await until("the files are written", () => readdirSync(dir).includes("c") && readdirSync(join(dir, "c")).length === 100 && journalsIn(dir).length === 1);
+      assert.is(journal.checkpointThread(), "main");
+      assert.equal(readDoc(dir, "c", "d42"), { _id: "d42", v: 42 });
+      await journal.persist({ collection: "c", id: "d42", doc: null });
+      await until("a later checkpoint deletes the file", () => !existsSync(join(dir, "c", "d42")) && journalsIn(dir).length === 1);
+      assert.is(journal.checkpointThread(), "main");
+      await journal.close();
+      assert.equal(journalsIn(dir), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+checkpoint("an idle checkpoint worker does not keep the process alive", () => {
+  const dir = tempDir();
+  try {
+    const script = `
+      import { createUnstorageDocumentStore } from "./adapters/document-store/unstorage.ts";
+      const store = await createUnstorageDocumentStore({ driver: "fs", dir: ${JSON.stringify(dir)}, checkpointMs: 20 });
+      await store.collection("c").insert({ _id: "a", v: 1 });
+      await new Promise((r) => setTimeout(r, 300));
+      process.stdout.write("DONE\\n");`;
+    const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    assert.is(child.signal, null, "the process ended by itself");
+    assert.is(child.status, 0, child.stderr);
+    assert.match(child.stdout, /DONE/);
+    assert.equal(JSON.parse(readFileSync(join(dir, "c", "a"), "utf8")), { _id: "a", v: 1 }, "the worker wrote the file");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+checkpoint.run();
