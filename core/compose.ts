@@ -64,7 +64,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
   // Remote engines get the configured deadline; in-process ones (the embedded default) cannot
   // hang on a network and skip the per-call timer (their outcomes still feed the circuit).
   const deadlineFor = (kind: string) => (IN_PROCESS_KINDS.has(kind) ? Infinity : config.dependencies.storeTimeoutMs);
-  const rawStore = options.ports?.documentStore ?? (await openDocumentStore(config));
+  const rawStore = options.ports?.documentStore ?? (await openDocumentStore(config, log));
   const documentStore = guardDocumentStore(
     rawStore,
     policies.create({ dependency: "documentStore", timeoutMs: deadlineFor(rawStore.kind) }),
@@ -202,13 +202,18 @@ export function instrumentLedger(ledger: BillingLedger, metrics: GatewayMetrics)
   };
 }
 
-export async function openDocumentStore(config: Config): Promise<DocumentStore> {
+export async function openDocumentStore(config: Config, log?: Logger): Promise<DocumentStore> {
   const s = config.storage;
   switch (s.driver) {
     case "memory":
       return createUnstorageDocumentStore({ driver: "memory" });
     case "fs":
-      return createUnstorageDocumentStore({ driver: "fs", dir: s.dir });
+      return createUnstorageDocumentStore({
+        driver: "fs",
+        dir: s.dir,
+        // Nothing is lost when the worker is gone; the operator learns the main thread writes the files again.
+        onCheckpointFallback: (reason) => log?.warn("document_store_checkpoint_on_main_thread", { reason }),
+      });
     case "mongodb": {
       // Loaded only when configured: the embedded default never loads the MongoDB driver.
       const { createMongoDocumentStore } = await import("../adapters/document-store/mongodb.ts");

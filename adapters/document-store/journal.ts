@@ -71,6 +71,12 @@ export interface JournalOptions {
   checkpointWorker?: boolean;
   /** Tests only: the worker's source instead of CHECKPOINT_WORKER_SOURCE (e.g. one that dies). */
   checkpointWorkerSource?: string;
+  /**
+   * Called once when the checkpoint worker could not start or died, so checkpoints moved to the
+   * main thread for the rest of the process's life (nothing is lost; the main thread pays the file
+   * writes again). Not called when `close()` ends the worker.
+   */
+  onCheckpointFallback?: (reason: string) => void;
 }
 
 const JOURNAL_PREFIX = "@journal-";
@@ -128,7 +134,7 @@ export function createJournal(options: JournalOptions): Journal {
   let checkpointing: Promise<void> | null = null;
   const idle: Array<() => void> = [];
   let closed = false;
-  const files = options.checkpointWorker === false ? _mainThreadWriter() : _workerWriter(options.checkpointWorkerSource ?? CHECKPOINT_WORKER_SOURCE);
+  const files = options.checkpointWorker === false ? _mainThreadWriter() : _workerWriter(options.checkpointWorkerSource ?? CHECKPOINT_WORKER_SOURCE, options.onCheckpointFallback);
 
   const schedule = (): void => {
     if (scheduled) return;
@@ -392,9 +398,19 @@ function _mainThreadWriter(): _FileWriter {
  * in flight. If the worker cannot start or exits, that checkpoint and every later one are written
  * on the main thread: the dead worker writes nothing more, so no stale write can land after them.
  */
-function _workerWriter(source: string): _FileWriter {
+function _workerWriter(source: string, onFallback?: (reason: string) => void): _FileWriter {
   let worker: Worker | null = null;
   let onMainThread = false;
+  let lastError: string | null = null;
+  const fallBack = (reason: string): void => {
+    if (onMainThread) return;
+    onMainThread = true;
+    try {
+      onFallback?.(reason);
+    } catch {
+      // A failing observer changes nothing here.
+    }
+  };
   let reply: ((failed: number[] | null) => void) | null = null;
   const settle = (failed: number[] | null): void => {
     const r = reply;
@@ -408,15 +424,17 @@ function _workerWriter(source: string): _FileWriter {
       w.unref();
       w.on("message", (failed: number[]) => settle(failed));
       // An uncaught error ends the thread; 'exit' follows and hands the batch back.
-      w.on("error", () => {});
-      w.on("exit", () => {
+      w.on("error", (e: Error) => {
+        lastError = e.message;
+      });
+      w.on("exit", (code) => {
         worker = null;
-        onMainThread = true;
+        fallBack(lastError ?? `the worker exited with code ${code}`);
         settle(null);
       });
       return w;
-    } catch {
-      onMainThread = true;
+    } catch (e) {
+      fallBack(`the worker could not start: ${(e as Error).message}`);
       return null;
     }
   };

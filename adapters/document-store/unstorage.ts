@@ -86,6 +86,8 @@ export interface UnstorageDocumentStoreOptions {
   sweepIntervalMs?: number;
   /** fs driver: how often the journal is checkpointed into the per-document files. Default 1000 ms. */
   checkpointMs?: number;
+  /** fs driver: told once if the checkpoint's worker thread could not start or died (checkpoints then run on the main thread). */
+  onCheckpointFallback?: (reason: string) => void;
 }
 
 export interface UnstorageDocumentStore extends DocumentStore {
@@ -120,6 +122,7 @@ export async function createUnstorageDocumentStore(options: UnstorageDocumentSto
       kind,
       keyOf: (collection, id) => `${_encodeSegment(collection)}:${_encodeSegment(id)}`,
       ...(options.checkpointMs !== undefined ? { checkpointMs: options.checkpointMs } : {}),
+      ...(options.onCheckpointFallback ? { onCheckpointFallback: options.onCheckpointFallback } : {}),
     });
     const replayed = journal.replay((c) => {
       let st = states.get(c.collection);

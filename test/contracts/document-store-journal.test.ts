@@ -37,7 +37,8 @@ checkpoint("the worker writes and deletes a checkpoint's files; a restart from t
   const dir = tempDir();
   const copy = tempDir();
   try {
-    const journal = open(dir);
+    const fallbacks: string[] = [];
+    const journal = open(dir, { onCheckpointFallback: (reason) => fallbacks.push(reason) });
     await Promise.all(Array.from({ length: 200 }, (_, i) => journal.persist(doc(i % 2 ? "odd" : "even", `d${i}`, 0))));
     await until("the inserts are in their files", () => existsSync(join(dir, "odd", "d199")) && journalsIn(dir).length === 1);
     assert.is(journal.checkpointThread(), "worker");
@@ -58,6 +59,7 @@ checkpoint("the worker writes and deletes a checkpoint's files; a restart from t
     await store.close();
 
     await journal.close();
+    assert.equal(fallbacks, [], "a worker that works, and its end at close(), report no fallback");
     assert.equal(journalsIn(dir), [], "a clean close drops the journals");
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -111,15 +113,19 @@ for (const [what, source] of Object.entries(broken)) {
   checkpoint(`a worker that ${what}: the checkpoints are written on the main thread`, async () => {
     const dir = tempDir();
     try {
-      const journal = open(dir, { checkpointWorkerSource: source });
+      const fallbacks: string[] = [];
+      const journal = open(dir, { checkpointWorkerSource: source, onCheckpointFallback: (reason) => fallbacks.push(reason) });
       await Promise.all(Array.from({ length: 100 }, (_, i) => journal.persist(doc("c", `d${i}`, i))));
       await until("the files are written", () => readdirSync(dir).includes("c") && readdirSync(join(dir, "c")).length === 100 && journalsIn(dir).length === 1);
       assert.is(journal.checkpointThread(), "main");
+      assert.is(fallbacks.length, 1, "the move to the main thread is reported once");
+      assert.ok(fallbacks[0]!.length > 0);
       assert.equal(readDoc(dir, "c", "d42"), { _id: "d42", v: 42 });
       await journal.persist({ collection: "c", id: "d42", doc: null });
       await until("a later checkpoint deletes the file", () => !existsSync(join(dir, "c", "d42")) && journalsIn(dir).length === 1);
       assert.is(journal.checkpointThread(), "main");
       await journal.close();
+      assert.is(fallbacks.length, 1, "reported once, whatever the later checkpoints and close() do");
       assert.equal(journalsIn(dir), []);
     } finally {
       rmSync(dir, { recursive: true, force: true });
