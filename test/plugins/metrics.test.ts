@@ -14,9 +14,10 @@ import { createMemoryCoordination } from "../../adapters/coordination/memory.ts"
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { startTestGateway } from "../support/gateway.ts";
 
+const SIGN_WINDOW_MS = 60_000;
 const h = await startSigningHarness({
   patch: {
-    limits: { quotas: { sign: { limit: 3, windowSeconds: 60 }, management: { limit: 100_000, windowSeconds: 60 }, default: { limit: 100_000, windowSeconds: 60 } } },
+    limits: { quotas: { sign: { limit: 3, windowSeconds: SIGN_WINDOW_MS / 1000 }, management: { limit: 100_000, windowSeconds: 60 }, default: { limit: 100_000, windowSeconds: 60 } } },
     // The snapshot is refreshed once at start only: nothing in the background calls a store meanwhile.
     dependencies: { healthRefreshMs: 600_000 },
   },
@@ -95,6 +96,10 @@ test("traffic moves the series: requests by route and code with latency buckets,
   const SIGN = "POST /api/v1/invoice/sign";
   const signedBefore = requests(before, SIGN, "OK")?.count ?? 0;
 
+  // The sign quota (3 per 60 s) is a fixed window on the wall clock: the four signs below must fall
+  // in one window, or the fourth starts a new one and is answered 201 (a CI run once crossed a minute).
+  const leftInWindow = SIGN_WINDOW_MS - (Date.now() % SIGN_WINDOW_MS);
+  if (leftInWindow < 10_000) await new Promise((r) => setTimeout(r, leftInWindow + 50));
   assert.is((await h.sign(invoice("MT1"), { key: "metrics-key-0001" })).status, 201);
   assert.is((await h.sign(invoice("MT2"), { key: "metrics-key-0002" })).status, 201);
   h.sim.faults.set("sign", { kind: "status", status: 400, times: 1 });
