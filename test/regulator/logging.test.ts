@@ -23,7 +23,8 @@ test.after(async () => {
 });
 test.before.each(() => {
   sim.reset();
-  h = makeClient({ TEST: sim.url }, { timeoutMs: 200 });
+  // Long enough for a first call on a loaded machine (200 ms once was not); only the timeout fault waits for it.
+  h = makeClient({ TEST: sim.url }, { timeoutMs: 1_500 });
 });
 test.after.each(async () => {
   await h.close();
