@@ -7,9 +7,9 @@
  *   npm test -- pipeline quota    only files whose path contains one of the words
  */
 import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { availableParallelism } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 /** Where the suites are; `TEST_RUNNER_DIR` points the runner elsewhere (the runner's own test). */
@@ -33,6 +33,11 @@ const files = _listTests(TEST_DIR)
   .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))
   .sort();
 
+/**
+ * Each file gets its own TMPDIR under this folder, removed when the file ends however it ended: a
+ * suite killed at its deadline (or a server it started) cannot run its own clean-up at exit.
+ */
+const RUN_TMP = mkdtempSync(join(tmpdir(), "gatehouse-run-"));
 const results: FileResult[] = [];
 /** Process groups of the files running now: the suites are detached, so a Ctrl-C or a TERM of the
  * runner does not reach them by itself. */
@@ -40,6 +45,7 @@ const running = new Set<number>();
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
     for (const pid of running) _killGroup(pid);
+    rmSync(RUN_TMP, { recursive: true, force: true });
     process.exit(signal === "SIGINT" ? 130 : 143);
   });
 }
@@ -63,6 +69,7 @@ for (const r of results) {
 }
 process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
 process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;
+rmSync(RUN_TMP, { recursive: true, force: true });
 
 // --- Internal helpers ---
 
@@ -82,9 +89,10 @@ function _runFile(file: string): Promise<FileResult> {
     // a wrapper process between the runner and the suite. The file leads its own process group so a
     // timeout kills the suite and every server it started (a child holding the output pipe open
     // would otherwise keep the runner waiting forever).
+    const fileTmp = mkdtempSync(join(RUN_TMP, "f-"));
     const child = spawn(process.execPath, ["--import", "tsx", file], {
       cwd: ROOT,
-      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0", TMPDIR: fileTmp },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
@@ -98,6 +106,7 @@ function _runFile(file: string): Promise<FileResult> {
       settled = true;
       clearTimeout(timer);
       if (child.pid !== undefined) running.delete(child.pid);
+      rmSync(fileTmp, { recursive: true, force: true });
       const total = _count(output, "Total");
       const passed = _count(output, "Passed");
       const skipped = _count(output, "Skipped");

@@ -3,10 +3,11 @@
  * - it counts uvu's summaries and ends with the `N passed, N failed, N skipped` line;
  * - a suite past the per-file deadline is a failure, and the kill reaches the suite's whole process
  *   group: a server the suite started that still holds the output pipe does not hang the run and
- *   does not outlive it.
+ *   does not outlive it; the temporary folders of a killed suite are removed (each file runs with a
+ *   TMPDIR of its own).
  */
 import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -29,13 +30,17 @@ test("a suite past its deadline fails, and its process group dies with it (a chi
   {
     const dir = tempDir("runner");
     const pidFile = join(dir, "child.pid");
+    const tmpFile = join(dir, "tmp.path");
     // The suite starts a child that inherits its stdout (as a server started by a test would) and
     // then never ends.
     writeFileSync(
       join(dir, "hang.test.ts"),
       [
         `import { spawn } from "node:child_process";`,
-        `import { writeFileSync } from "node:fs";`,
+        `import { mkdtempSync, writeFileSync } from "node:fs";`,
+        `import { tmpdir } from "node:os";`,
+        `import { join } from "node:path";`,
+        `writeFileSync(${JSON.stringify(tmpFile)}, mkdtempSync(join(tmpdir(), "gatehouse-left-")));`,
         `const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "inherit" });`,
         `writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));`,
         `setInterval(() => {}, 1000);`,
@@ -50,6 +55,9 @@ test("a suite past its deadline fails, and its process group dies with it (a chi
     const childPid = Number(readFileSync(pidFile, "utf8"));
     assert.ok(childPid > 0);
     assert.ok(await _gone(childPid), `the suite's child ${childPid} outlived the run`);
+    const leftDir = readFileSync(tmpFile, "utf8");
+    assert.ok(leftDir.length > 0);
+    assert.not.ok(existsSync(leftDir), `the killed suite's temporary folder ${leftDir} was left behind`);
   }
 });
 
