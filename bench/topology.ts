@@ -44,7 +44,7 @@ import { isTopologySkip, SCALE_OUT_EDGE, startTopology, type Topology } from "..
 import { DEMO, demoInvoice } from "../test/simulator/simulator-helpers.ts";
 import { gitShortSha, RESULTS_DIR, summarizeCannon } from "./report.ts";
 import { benchSettings, type BenchSettings, type ScenarioResult } from "./run.ts";
-import { BENCH_LIMIT } from "./servers/common.ts";
+import { benchLimits } from "./servers/common.ts";
 import { intakeTemplate } from "./scenarios/stored.ts";
 
 const SIGN_PATH = "/api/v1/invoice/sign";
@@ -185,14 +185,7 @@ function _describe(kind: "sign" | "intake", gateways: number): string {
 }
 
 function _benchLimits(raw: Record<string, any>): void {
-  raw.limits = {
-    admission: { perClient: BENCH_LIMIT, windowSeconds: 1 },
-    quotas: {
-      sign: { limit: BENCH_LIMIT, windowSeconds: 60 },
-      management: { limit: BENCH_LIMIT, windowSeconds: 60 },
-      default: { limit: BENCH_LIMIT, windowSeconds: 60 },
-    },
-  };
+  raw.limits = benchLimits();
 }
 
 /** The represented business both domains use, and a wallet that covers every sign of the run. */

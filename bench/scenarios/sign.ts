@@ -47,6 +47,7 @@ import { demoInvoice } from "../../test/simulator/simulator-helpers.ts";
 import { processCpuMs, processRss, ROOT, spawnListening, stopProcess } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioOutcome, ScenarioResult } from "../run.ts";
+import { benchLimits } from "../servers/common.ts";
 
 export type SignStore = "memory" | "fs" | "mongodb-redis";
 
@@ -110,7 +111,6 @@ const HOST = "passthrough.demo.localhost";
 const API_KEY = "gw_demo_key_0001";
 const ADMIN_KEY = "admin_demo_key_0001";
 const FEE_KOBO = 5_000;
-const HUGE = 100_000_000;
 
 /** The sign settings from the environment (defaults: 100 000 signs, 2 000 warm-up, 64 connections). */
 export function signBenchSettings(env: Record<string, string | undefined> = process.env): SignBenchSettings {
@@ -300,10 +300,7 @@ function _config(storage: Record<string, unknown>, coordination: Record<string, 
   raw.coordination = coordination;
   raw.regulator = { ...raw.regulator, simulator: { enabled: false }, baseUrls: { TEST: simUrl, LIVE: simUrl } };
   raw.email = { driver: "folder", dir: join(dir, "mail") };
-  raw.limits = {
-    admission: { perClient: HUGE, windowSeconds: 1 },
-    quotas: { sign: { limit: HUGE, windowSeconds: 60 }, management: { limit: HUGE, windowSeconds: 60 }, default: { limit: HUGE, windowSeconds: 60 } },
-  };
+  raw.limits = benchLimits();
   return raw;
 }
 

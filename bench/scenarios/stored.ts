@@ -28,7 +28,7 @@ import { DEMO, demoInvoice } from "../../test/simulator/simulator-helpers.ts";
 import { summarizeCannon } from "../report.ts";
 import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
 import { problemsOf } from "./load.ts";
-import { BENCH_LIMIT } from "../servers/common.ts";
+import { benchLimits } from "../servers/common.ts";
 import { spawnListening, stopProcess, type Listening } from "../processes.ts";
 
 const SETUP_REQUEST = fileURLToPath(new URL("./stored-intake-request.cjs", import.meta.url));
@@ -82,14 +82,7 @@ async function _gateway(simUrl: string): Promise<Running> {
   const config = testConfig({
     storage: { driver: "fs", dir },
     log: { level: "silent", format: "json" },
-    limits: {
-      admission: { perClient: BENCH_LIMIT, windowSeconds: 1 },
-      quotas: {
-        sign: { limit: BENCH_LIMIT, windowSeconds: 60 },
-        management: { limit: BENCH_LIMIT, windowSeconds: 60 },
-        default: { limit: BENCH_LIMIT, windowSeconds: 60 },
-      },
-    },
+    limits: benchLimits(),
     stored: { processor: { enabled: false } },
   });
   const log = createLogger({ level: "silent", sink: () => {} });

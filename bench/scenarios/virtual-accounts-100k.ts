@@ -54,11 +54,11 @@ import { BEARER_DEMO, testConfig } from "../../test/support/gateway.ts";
 import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
 import { RESULTS_DIR, gitShortSha } from "../report.ts";
 import type { BenchScenario, ScenarioResult } from "../run.ts";
+import { benchLimits } from "../servers/common.ts";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const BUSINESS = "demo";
-const LIMIT = 100_000_000;
 const BULK_BATCH = 1000;
 
 export interface QueryResult {
@@ -211,10 +211,7 @@ async function _runOnStore(
 
   const config = testConfig({
     log: { level: "silent", format: "json" },
-    limits: {
-      admission: { perClient: LIMIT, windowSeconds: 1 },
-      quotas: { default: { limit: LIMIT, windowSeconds: 60 }, management: { limit: LIMIT, windowSeconds: 60 } },
-    },
+    limits: benchLimits(),
   });
   const log = createLogger({ level: "silent", sink: () => {} });
   const payments = createSandboxPaymentProcessor();

@@ -23,6 +23,12 @@ export const BENCH_API_KEY = "gw_demo_key_0001";
 export const BENCH_HOST = "passthrough.demo.localhost";
 /** Limits far above anything a bench sends (admission, quotas, the peers' rate limits): never a 429. */
 export const BENCH_LIMIT = 100_000_000;
+
+/** The gateway config's `limits` for a bench: admission and every quota class at BENCH_LIMIT (a bench of 429s measures nothing). */
+export function benchLimits() {
+  const quota = { limit: BENCH_LIMIT, windowSeconds: 60 };
+  return { admission: { perClient: BENCH_LIMIT, windowSeconds: 1 }, quotas: { sign: quota, management: quota, default: quota } };
+}
 /** The rate-limit window of the peers (the gateway's quota windows are 60 s too). */
 export const BENCH_WINDOW_MS = 60_000;
 

@@ -15,7 +15,7 @@ import { definePlugin } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
 import { plugins as defaultPlugins } from "../../plugins/index.ts";
 import { STAGE_NAMES } from "../../pipeline/stage-names.ts";
-import { BENCH_BODY, BENCH_LIMIT, BENCH_PATH } from "./common.ts";
+import { BENCH_BODY, BENCH_PATH, benchLimits } from "./common.ts";
 
 export const benchPlugin = definePlugin({
   name: "bench",
@@ -44,14 +44,7 @@ export function benchGatewayConfig(upstream: string | null, level: "info" | "sil
   raw.coordination = { driver: "memory" };
   raw.regulator = { ...raw.regulator, simulator: { enabled: false }, ...(upstream ? { baseUrls: { TEST: upstream, LIVE: upstream } } : {}) };
   raw.log = { level, format: "json" };
-  raw.limits = {
-    admission: { perClient: BENCH_LIMIT, windowSeconds: 1 },
-    quotas: {
-      sign: { limit: BENCH_LIMIT, windowSeconds: 60 },
-      management: { limit: BENCH_LIMIT, windowSeconds: 60 },
-      default: { limit: BENCH_LIMIT, windowSeconds: 60 },
-    },
-  };
+  raw.limits = benchLimits();
   return loadConfig({ raw, env: {} });
 }
 
