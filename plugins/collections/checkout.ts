@@ -292,11 +292,58 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
     return total;
   };
 
+  /**
+   * Asks the processor to pay a pending session and applies its answer; answers the stored state.
+   * Also run for a resubmitted form whose session is still pending: the processor charges once per
+   * session id (a repeated call returns the first outcome), so a session whose first submission
+   * stored it but never reached the processor (a store hiccup, a gateway that died) is paid now, and
+   * one whose report was not taken is settled now, instead of waiting to be abandoned.
+   */
+  const pay = async (session: CheckoutSession, business: Business): Promise<CheckoutSession> => {
+    log.event("collections_payment_requested", { sessionId: session._id, businessId: session.businessId });
+    const paying = payments.pay({
+      sessionId: session._id,
+      businessId: session.businessId,
+      businessState: business.state,
+      amountKobo: session.chargeKobo,
+      currency: CURRENCY,
+      customerEmail: session.customerEmail,
+      ...(session.simulate ? { simulate: session.simulate } : {}),
+    });
+    let report: PaymentReport;
+    try {
+      report = await _within(paying, options.payTimeoutMs);
+    } catch (e) {
+      if (e === _TIMEOUT) {
+        // The processor is slow: the session stays pending; its report settles it later, or the
+        // sweep abandons it after 30 minutes.
+        settleInBackground(paying, session._id);
+        return (await sessions.get(session._id)) ?? session;
+      }
+      log.warn("collections_payment_processor_refused", { sessionId: session._id, error: describeError(e) });
+      const failed = await transition(session, {
+        status: "failed",
+        failureReason: "The payment processor did not accept the payment.",
+        completedAt: clock(),
+      });
+      if (failed) await effects(failed);
+      return (await sessions.get(session._id)) ?? session;
+    }
+    try {
+      await applyReport(report);
+    } catch (e) {
+      // The state change is stored before its effects; unfinished effects are re-driven by the
+      // next report and by the worker. The customer sees the session's stored state.
+      log.warn("collections_checkout_effects_deferred", { sessionId: session._id, error: describeError(e) });
+    }
+    return (await sessions.get(session._id)) ?? session;
+  };
+
   return {
     async start(link, business, input) {
       if (input.token) {
         const existing = await sessions.findOne({ linkId: link._id, formToken: input.token });
-        if (existing) return existing;
+        if (existing) return existing.status === "pending" ? pay(existing, business) : existing;
       }
       const now = clock();
       const parts = split(input.amountKobo, link.feeBearer, fee);
@@ -336,47 +383,11 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
       } catch (e) {
         // The same form submitted twice at once: answer the session the other submission created.
         const existing = input.token ? await sessions.findOne({ linkId: link._id, formToken: input.token }) : null;
-        if (existing) return existing;
+        if (existing) return existing.status === "pending" ? pay(existing, business) : existing;
         throw e;
       }
       log.event("collections_checkout_started", { sessionId: session._id, businessId: session.businessId, linkReference: link.reference });
-
-      const paying = payments.pay({
-        sessionId: session._id,
-        businessId: session.businessId,
-        businessState: business.state,
-        amountKobo: session.chargeKobo,
-        currency: CURRENCY,
-        customerEmail: session.customerEmail,
-        ...(session.simulate ? { simulate: session.simulate } : {}),
-      });
-      let report: PaymentReport;
-      try {
-        report = await _within(paying, options.payTimeoutMs);
-      } catch (e) {
-        if (e === _TIMEOUT) {
-          // The processor is slow: the session stays pending; its report settles it later, or the
-          // sweep abandons it after 30 minutes.
-          settleInBackground(paying, session._id);
-          return (await sessions.get(session._id)) ?? session;
-        }
-        log.warn("collections_payment_processor_refused", { sessionId: session._id, error: describeError(e) });
-        const failed = await transition(session, {
-          status: "failed",
-          failureReason: "The payment processor did not accept the payment.",
-          completedAt: clock(),
-        });
-        if (failed) await effects(failed);
-        return (await sessions.get(session._id)) ?? session;
-      }
-      try {
-        await applyReport(report);
-      } catch (e) {
-        // The state change is stored before its effects; unfinished effects are re-driven by the
-        // next report and by the worker. The customer sees the session's stored state.
-        log.warn("collections_checkout_effects_deferred", { sessionId: session._id, error: describeError(e) });
-      }
-      return (await sessions.get(session._id)) ?? session;
+      return pay(session, business);
     },
 
     applyReport,

@@ -118,6 +118,29 @@ export function heldCheckout(records: OpRecord[], died: Set<string>): (c: Checko
   return (c) => records.some((r) => r.kind === "checkout" && r.facts.token === c.formToken && died.has(r.callerRequestId));
 }
 
+/**
+ * A checkout the hung store wrote too late for its request: created while the store hung, and its
+ * payer was never shown it (every send answered 5xx or nothing, so the payer gave up). Its insert
+ * failed in the request, which never asks the processor after a failed insert; a resubmission that
+ * found it would have paid it (and shown it). Nothing was charged: it waits for the 30-minute
+ * abandonment like any session its payer left.
+ */
+export function strandedByStoreHang(records: OpRecord[], faults: Faults): (c: CheckoutSession) => boolean {
+  const hang = faults.store;
+  return (c) =>
+    hang !== null &&
+    c.createdAt >= hang.pausedAt &&
+    c.createdAt <= hang.resumedAt &&
+    records.some((r) => r.kind === "checkout" && r.facts.token === c.formToken && !r.ok && r.attempts.every((a) => a.status === null || a.status >= 500));
+}
+
+/** A pending checkout the faults legitimately left pending: held by the killed gateway, or stranded by the hung store. */
+export function excusedCheckout(records: OpRecord[], edge: EdgeLogLine[], faults: Faults): (c: CheckoutSession) => boolean {
+  const held = heldCheckout(records, diedOps(edge, faults));
+  const stranded = strandedByStoreHang(records, faults);
+  return (c) => held(c) || stranded(c);
+}
+
 // ---------------------------------------------------------------------------
 // The edge and the clients
 // ---------------------------------------------------------------------------
@@ -423,7 +446,8 @@ export function checkDeposits(s: StoresSnapshot): { settled: number; refunded: n
  * Checkouts: a successful session credited the wallet once with its net amount and has one
  * CHECKOUT_COMPLETED; no other session is credited. A session still pending is one whose payment
  * the killed gateway was processing (the sandbox processor runs in the gateway that took the form;
- * the worker abandons it after 30 minutes).
+ * the worker abandons it after 30 minutes), or one the hung store wrote after its payer gave up
+ * (`strandedByStoreHang`: never sent to the processor).
  */
 export function checkCheckouts(s: StoresSnapshot, records: OpRecord[], edge: EdgeLogLine[], faults: Faults, gatewayLogs: string) {
   const credits = new Map(s.credits.map((c) => [c._id, c]));
@@ -441,13 +465,14 @@ export function checkCheckouts(s: StoresSnapshot, records: OpRecord[], edge: Edg
   }
   assert.equal(wrong, [], "every successful checkout credited once with one CHECKOUT_COMPLETED; no other session credited");
   const held = heldCheckout(records, diedOps(edge, faults));
+  const stranded = strandedByStoreHang(records, faults);
   const pending = s.sessions.filter((c) => c.status === "pending");
   assert.equal(
-    pending.filter((c) => !held(c)).map((c) => ({ session: c._id, createdAt: c.createdAt, logged: _linesWith(gatewayLogs, c._id).slice(0, 2_000) })),
+    pending.filter((c) => !held(c) && !stranded(c)).map((c) => ({ session: c._id, createdAt: c.createdAt, logged: _linesWith(gatewayLogs, c._id).slice(0, 2_000) })),
     [],
-    "a checkout still pending was being paid on the killed gateway when it died",
+    "a checkout still pending was being paid on the killed gateway when it died, or written by the hung store after its payer gave up",
   );
-  return { sessions: s.sessions.length, successful, pending: pending.length };
+  return { sessions: s.sessions.length, successful, pending: pending.length, held: pending.filter(held).length, stranded: pending.filter((c) => !held(c) && stranded(c)).length };
 }
 
 /** The collection wallet: its credits are exactly one per settled deposit and successful checkout, with that amount. */
