@@ -103,7 +103,7 @@ function _label(rows: readonly ScenarioResult[], r: ScenarioResult): string {
   const parts = [`${Math.round(r.requestsPerSec).toLocaleString("en-US")} req/s`, `p99 ${_ms(r.latency.p99)} ms`];
   if (r.cpuUsPerRequest !== undefined && Number.isFinite(r.cpuUsPerRequest)) parts.push(`${r.cpuUsPerRequest.toFixed(0)} µs CPU/req`);
   if (r.rssMiB !== undefined) parts.push(`${r.rssMiB.toFixed(0)} MiB`);
-  if (r.role === "ceiling") return parts.join(" · "); // the upstream itself: no ratio means anything
+  if (r.role === "ceiling") return parts.join(" · "); // node:http alone or the upstream itself: no ratio means anything
   const bare = baselineOf(rows, r);
   const peer = bestPeerOf(rows, r);
   if (bare && bare !== r) parts.push(`${(r.requestsPerSec / bare.requestsPerSec).toFixed(2)}x bare`);
@@ -116,7 +116,7 @@ function _legend(x: number, y: number): string {
     ["subject", "Gatehouse"],
     ["baseline", "bare h3"],
     ["peer", "peer gateways"],
-    ["ceiling", "upstream direct"],
+    ["ceiling", "node:http alone / upstream direct"],
   ];
   let cx = x;
   const parts: string[] = [];

@@ -5,6 +5,7 @@
  * | server        | what it is (bench/servers/)                                                           |
  * |---------------|---------------------------------------------------------------------------------------|
  * | upstream      | plain node:http answering ~600 bytes of JSON: the relay's ceiling ("direct")          |
+ * | node-http     | plain node:http answering ping and health: the floor under every Node server (ceiling) |
  * | bare-h3       | `new H3()` + srvx, the same routes, nothing else: the baseline of every ratio         |
  * | fast-gateway  | peer: x-api-key check + rate limit + proxy (fast-gateway 3.4.7)                       |
  * | fastify       | peer: x-api-key hook + @fastify/rate-limit + @fastify/http-proxy (fastify 5)          |
@@ -12,8 +13,8 @@
  *
  * | scenario | path                                      | servers                                   |
  * |----------|-------------------------------------------|-------------------------------------------|
- * | ping     | GET /bench/ping (x-api-key)               | bare-h3, fast-gateway, fastify, gateway   |
- * | health   | GET /health/live (public)                 | bare-h3, gateway                          |
+ * | ping     | GET /bench/ping (x-api-key)               | node-http, bare-h3, fast-gateway, fastify, gateway |
+ * | health   | GET /health/live (public)                 | node-http, bare-h3, gateway               |
  * | relay    | GET /api/v1/invoice/resources/currencies  | upstream, bare-h3, fast-gateway, fastify, gateway |
  *
  * Every request carries the same headers (host of the Pass-through demo domain, the demo x-api-key),
@@ -47,10 +48,11 @@ import {
   UPSTREAM_BODY,
 } from "../servers/common.ts";
 
-export type ServerName = "upstream" | "bare-h3" | "fast-gateway" | "fastify" | "gateway";
+export type ServerName = "upstream" | "node-http" | "bare-h3" | "fast-gateway" | "fastify" | "gateway";
 
 export const SERVERS: Readonly<Record<ServerName, { role: ServerRole; description: string; checksKey: boolean }>> = {
   upstream: { role: "ceiling", description: "the upstream itself (node:http, ~600 B JSON)", checksKey: false },
+  "node-http": { role: "ceiling", description: "node:http alone, same routes and bytes: the floor under every Node server", checksKey: false },
   "bare-h3": { role: "baseline", description: "new H3() + srvx, same routes, nothing else", checksKey: false },
   "fast-gateway": { role: "peer", description: "fast-gateway 3.4.7: key check + rate limit + proxy", checksKey: true },
   fastify: { role: "peer", description: "fastify 5 + @fastify/rate-limit + @fastify/http-proxy, key hook", checksKey: true },
@@ -65,8 +67,8 @@ export interface LoadScenario {
 }
 
 export const LOAD_SCENARIOS: readonly LoadScenario[] = [
-  { name: "ping", path: BENCH_PATH, expectBody: JSON.stringify(BENCH_BODY), servers: ["bare-h3", "fast-gateway", "fastify", "gateway"] },
-  { name: "health", path: HEALTH_PATH, expectBody: JSON.stringify(HEALTH_BODY), servers: ["bare-h3", "gateway"] },
+  { name: "ping", path: BENCH_PATH, expectBody: JSON.stringify(BENCH_BODY), servers: ["node-http", "bare-h3", "fast-gateway", "fastify", "gateway"] },
+  { name: "health", path: HEALTH_PATH, expectBody: JSON.stringify(HEALTH_BODY), servers: ["node-http", "bare-h3", "gateway"] },
   { name: "relay", path: RELAY_PATH, expectBody: UPSTREAM_BODY, servers: ["upstream", "bare-h3", "fast-gateway", "fastify", "gateway"] },
 ];
 
