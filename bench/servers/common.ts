@@ -7,6 +7,8 @@
  * `node --import tsx <file> [--upstream <url>]`, so its RSS and CPU are its own.
  */
 
+import type { Server } from "node:http";
+
 /** The authenticated GET every server answers locally with BENCH_BODY. */
 export const BENCH_PATH = "/bench/ping";
 /** The body of BENCH_PATH (the same bytes from every server). */
@@ -70,6 +72,23 @@ export function limitArg(): number {
   const n = raw === null ? BENCH_LIMIT : Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new Error(`bench server: --limit must be a positive integer (got "${raw}")`);
   return n;
+}
+
+/** Listens on a free loopback port with keep-alive, announces the address, and closes on a signal. */
+export function listenAndAnnounce(server: Server, name: string): void {
+  server.keepAliveTimeout = 30_000;
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address();
+    if (typeof address !== "object" || !address) throw new Error(`${name}: no address`);
+    announce(`http://127.0.0.1:${address.port}`);
+  });
+  closeOnSignal(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
 }
 
 /** Exits cleanly on SIGTERM/SIGINT after `close` (the runner stops every server it started). */

@@ -8,7 +8,7 @@
  *   node --import tsx bench/servers/node-http.ts
  */
 import { createServer } from "node:http";
-import { announce, BENCH_BODY, BENCH_PATH, closeOnSignal, HEALTH_BODY, HEALTH_PATH } from "./common.ts";
+import { BENCH_BODY, BENCH_PATH, HEALTH_BODY, HEALTH_PATH, listenAndAnnounce } from "./common.ts";
 
 const answers = new Map<string, Buffer>([
   [BENCH_PATH, Buffer.from(JSON.stringify(BENCH_BODY))],
@@ -25,16 +25,4 @@ const server = createServer((req, res) => {
   res.writeHead(200, { "content-type": "application/json;charset=UTF-8", "content-length": String(body.length) });
   res.end(body);
 });
-server.keepAliveTimeout = 30_000;
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  if (typeof address !== "object" || !address) throw new Error("node-http: no address");
-  announce(`http://127.0.0.1:${address.port}`);
-});
-closeOnSignal(
-  () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
-);
+listenAndAnnounce(server, "node-http");

@@ -4,7 +4,7 @@
  * ("direct") is the ceiling of the relay scenario.
  */
 import { createServer } from "node:http";
-import { announce, closeOnSignal, UPSTREAM_BODY } from "./common.ts";
+import { listenAndAnnounce, UPSTREAM_BODY } from "./common.ts";
 
 const body = Buffer.from(UPSTREAM_BODY);
 const headers = { "content-type": "application/json", "content-length": String(body.length) };
@@ -14,16 +14,4 @@ const server = createServer((req, res) => {
   res.writeHead(req.method === "GET" ? 200 : 405, headers);
   res.end(body);
 });
-server.keepAliveTimeout = 30_000;
-server.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  if (typeof address !== "object" || !address) throw new Error("upstream: no address");
-  announce(`http://127.0.0.1:${address.port}`);
-});
-closeOnSignal(
-  () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
-);
+listenAndAnnounce(server, "upstream");
