@@ -331,6 +331,12 @@ export interface PaymentProcessor {
    */
   pay(request: PaymentRequest): Promise<PaymentReport>;
   onReport(listener: (report: PaymentReport) => Promise<void>): void;
+  /**
+   * What the processor knows of the session's payment (a processor's "verify by reference"): its
+   * report once the payment is decided, or null when it has none (never asked, or still processing).
+   * Asked before a session is abandoned, so a payment whose every notification was lost is settled.
+   */
+  lookup(sessionId: string): Promise<PaymentReport | null>;
   /** Refunds a settled or mismatched payment; idempotent per sessionId. */
   refund(sessionId: string, amountKobo: number, reason: string): Promise<{ refundReference: string }>;
 }

@@ -12,6 +12,7 @@
  * - A listener call that throws gets the report again after each delay of `redeliverAfterMs`, until
  *   one succeeds, as real processors retry a notification that was not taken (the gateway runs with
  *   PROCESSOR_REDELIVERY_MS; the default is no retry). `idle()` does not wait for these.
+ * - `lookup` answers the report of a decided payment (after the same delay as `pay`), else null.
  * - `refund` is idempotent per sessionId: the second call returns the first refund reference.
  * - LIVE businesses are refused (`SandboxLiveBusinessError`): the sandbox never takes real money.
  * - Processor references are kept: `payment(sessionId)` and `payments()` answer what was charged,
@@ -43,6 +44,8 @@ export interface SandboxPayment {
   report: PaymentReport;
   /** How many times the report was handed to listeners (per listener). */
   deliveries: number;
+  /** The payment is decided (the processing delay has passed): `lookup` answers its report. */
+  decided: boolean;
   refund: { refundReference: string; amountKobo: number; reason: string; refundedAt: string } | null;
 }
 
@@ -149,16 +152,24 @@ export function createSandboxPaymentProcessor(options: SandboxPaymentProcessorOp
         reportedAt: new Date(clock()).toISOString(),
         ...(simulate === "failure" ? { failureReason: "Declined by the sandbox (simulated failure)." } : {}),
       };
-      const entry: SandboxPayment = { request: { ...request }, report, deliveries: 0, refund: null };
+      const entry: SandboxPayment = { request: { ...request }, report, deliveries: 0, decided: false, refund: null };
       payments.set(request.sessionId, entry);
       deliver(entry, simulate === "duplicate_report" ? 2 : 1);
-      const outcome = later(() => ({ ...report }));
+      const outcome = later(() => {
+        entry.decided = true;
+        return { ...report };
+      });
       charging.set(request.sessionId, outcome);
       return outcome;
     },
 
     onReport(listener) {
       listeners.push(listener);
+    },
+
+    async lookup(sessionId) {
+      const entry = payments.get(sessionId);
+      return entry?.decided ? { ...entry.report } : null;
     },
 
     async refund(sessionId, amountKobo, reason) {

@@ -266,6 +266,16 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
     );
   };
 
+  /** The processor's report of a session's payment; null when it has none; undefined when it did not answer in time. */
+  const lookupPayment = async (sessionId: string): Promise<PaymentReport | null | undefined> => {
+    try {
+      return await _within(payments.lookup(sessionId), options.payTimeoutMs);
+    } catch (e) {
+      log.warn("collections_payment_lookup_failed", { sessionId, error: e === _TIMEOUT ? "timeout" : describeError(e) });
+      return undefined;
+    }
+  };
+
   const expireStale = async (scope: { linkId?: string } = {}): Promise<number> => {
     let total = 0;
     for (let round = 0; round < 20; round++) {
@@ -273,7 +283,20 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
       const filter: Filter = { status: "pending", expiresAt: { $lte: now } };
       if (scope.linkId) filter.linkId = scope.linkId;
       const { items } = await sessions.find(filter, { sort: [{ field: "expiresAt", direction: 1 }], limit: SWEEP_BATCH });
+      let unanswered = 0;
       for (const s of items) {
+        // Before abandoning, ask the processor: a payment whose every notification was lost is
+        // settled (or refunded) from its report instead of being abandoned with the payer charged.
+        const known = await lookupPayment(s._id);
+        if (known === undefined) {
+          unanswered++; // the processor did not answer: asked again on the next sweep
+          continue;
+        }
+        if (known) {
+          log.warn("collections_payment_report_recovered", { sessionId: s._id, businessId: s.businessId });
+          await applyReport(known);
+          continue;
+        }
         const updated = await transition(s, {
           status: "abandoned",
           failureReason: "No payment was completed within 30 minutes.",
@@ -287,7 +310,7 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
           log.warn("collections_checkout_effects_deferred", { sessionId: s._id, error: describeError(e) });
         }
       }
-      if (items.length < SWEEP_BATCH) break;
+      if (items.length < SWEEP_BATCH || unanswered === items.length) break;
     }
     return total;
   };

@@ -1,4 +1,4 @@
-/** The sandbox PaymentProcessor: outcomes, idempotency per session, duplicate reports, refunds, LIVE refusal. */
+/** The sandbox PaymentProcessor: outcomes, idempotency per session, duplicate reports, lookups, refunds, LIVE refusal. */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { PaymentReport, PaymentRequest } from "../../adapters/ports.ts";
@@ -32,6 +32,19 @@ test("kind is sandbox; a TEST payment succeeds at once and every listener gets t
   assert.equal(a, [report]);
   assert.equal(b, [report]);
   assert.is(sandbox.payment("s-1")!.report.processorReference, report.processorReference, "processor references are kept");
+});
+
+test("lookup: null for a session never paid and while the payment is processing; the report once decided", async () => {
+  const sandbox = createSandboxPaymentProcessor({ delayReportMs: 50 });
+  assert.is(await sandbox.lookup("s-unknown"), null, "never asked");
+  const paying = sandbox.pay(request("s-look"));
+  assert.is(await sandbox.lookup("s-look"), null, "still processing");
+  const report = await paying;
+  const known = await sandbox.lookup("s-look");
+  assert.equal(known, report, "decided: the same report");
+  known!.amountKobo = 1;
+  assert.is((await sandbox.lookup("s-look"))!.amountKobo, 150_000, "a copy each time");
+  await sandbox.idle();
 });
 
 test("simulate failure → failed report with a reason", async () => {

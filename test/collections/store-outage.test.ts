@@ -9,7 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { withStoreFaults } from "../support/store-faults.ts";
-import { startCollections, type CollectionsHarness } from "./collections-helpers.ts";
+import { MINUTE, startCollections, type CollectionsHarness } from "./collections-helpers.ts";
 import { body, createAccount, depositBody } from "../virtual-accounts/va-helpers.ts";
 
 /** Collections whose every call fails while `down` holds them. */
@@ -131,6 +131,51 @@ test("a payment whose report the store could not take is settled when the payer 
   assert.is(paid!.processorReference, charged!.report.processorReference, "settled by the first charge's report");
   assert.is(h.payments.payments().filter((p) => p.request.sessionId === stored!._id).length, 1, "no second charge");
   assert.equal(await creditsOf(stored!._id), [paid!.netKobo], "credited once");
+});
+
+test("a payment whose every report was lost is settled from the processor's answer when the session would be abandoned, not abandoned", async () => {
+  const link = await h.createLink({ link_name: "Reports lost" });
+  const form = await checkoutForm(link.reference, "1300");
+  const getFails = { collection: SESSIONS, method: "get", fault: "before" } as const;
+  once.push(getFails, getFails, getFails);
+  assert.is((await h.page(`/pay/${link.reference}`, { form })).status, 503);
+  await h.payments.idle();
+  const [stored] = await sessionsOf(link.reference);
+  assert.is(stored?.status, "pending", "charged, every report lost, the payer left");
+
+  h.clock.advance(31 * MINUTE);
+  await h.api(`/api/v1/payment-link/find-by-reference/${link.reference}/transactions`); // the lazy sweep
+  const [settled] = await sessionsOf(link.reference);
+  assert.is(settled!.status, "successful", "the processor's answer settles it");
+  assert.is(settled!.processorReference, h.payments.payment(stored!._id)!.report.processorReference);
+  assert.equal(await creditsOf(stored!._id), [settled!.netKobo], "credited once");
+  const events = (await h.outbox.list({ limit: 1000 })).filter((w) => w.idempotencyKey.endsWith(stored!._id)).map((w) => w.eventType);
+  assert.equal(events, ["CHECKOUT_COMPLETED"], "completed, never cancelled");
+  assert.ok(h.tg.logs.some((l) => l.event === "collections_payment_report_recovered" && l.sessionId === stored!._id), "operators see the recovery");
+});
+
+test("a processor that does not answer before abandonment: the session waits for the next sweep; abandoned once it says it has no payment", async () => {
+  const link = await h.createLink({ link_name: "Processor silent" });
+  const form = await checkoutForm(link.reference, "1400");
+  // The session is stored; the processor is never asked (the first look-up for the form fails after the insert).
+  once.push({ collection: SESSIONS, method: "insert", fault: "after" }, { collection: SESSIONS, method: "findOne", fault: "before" });
+  assert.is((await h.page(`/pay/${link.reference}`, { form })).status, 503);
+  const [stored] = await sessionsOf(link.reference);
+  assert.is(h.payments.payment(stored!._id), null);
+
+  const lookup = h.payments.lookup;
+  h.payments.lookup = () => Promise.reject(new Error("processor unreachable"));
+  try {
+    h.clock.advance(31 * MINUTE);
+    await h.api(`/api/v1/payment-link/find-by-reference/${link.reference}/transactions`);
+    assert.is((await sessionsOf(link.reference))[0]!.status, "pending", "not abandoned while the processor cannot say");
+    assert.ok(h.tg.logs.some((l) => l.event === "collections_payment_lookup_failed" && l.sessionId === stored!._id));
+  } finally {
+    h.payments.lookup = lookup;
+  }
+  await h.api(`/api/v1/payment-link/find-by-reference/${link.reference}/transactions`);
+  assert.is((await sessionsOf(link.reference))[0]!.status, "abandoned", "no payment at the processor: abandoned");
+  assert.equal(await creditsOf(stored!._id), []);
 });
 
 test.run();
