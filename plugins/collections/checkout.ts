@@ -429,6 +429,9 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
           done++;
         } catch (e) {
           log.warn("collections_checkout_effects_deferred", { sessionId: s._id, error: describeError(e) });
+          // To the back of the queue: a session whose effects keep failing (a refund the processor
+          // refuses) must not hold the batch's places against every session behind it.
+          await sessions.findOneAndUpdate({ _id: s._id, effectsPending: true }, { $set: { updatedAt: clock() } }).catch(() => undefined);
         }
       }
       return done;

@@ -300,6 +300,8 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
           if (out.status !== "received" && !out.effectsPending) done++;
         } catch (e) {
           log.warn("collections_deposit_redrive_failed", { sessionId: d._id, error: describeError(e) });
+          // Effects that keep failing go to the back of their queue instead of holding its places.
+          if (d.effectsPending) await deposits.findOneAndUpdate({ _id: d._id, effectsPending: true }, { $set: { updatedAt: clock() } }).catch(() => undefined);
         }
       }
       return done;

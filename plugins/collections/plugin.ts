@@ -123,12 +123,15 @@ function _unavailableAs503(kit: PluginKit, route: RouteDeclaration): RouteDeclar
 /** Abandons sessions past 30 minutes and completes unfinished effects; safe in every process. */
 function _sweeper(s: CollectionsServices, intervalMs: number): Worker {
   return intervalWorker("collections-checkout-sweeper", intervalMs, async () => {
-    try {
-      const abandoned = await s.checkout.expireStale();
-      const redriven = await s.checkout.redrive();
-      if (abandoned + redriven > 0) s.kit.log.debug("collections_checkout_swept", { abandoned, redriven });
-    } catch (e) {
-      s.kit.log.warn("collections_checkout_sweep_failed", { error: describeError(e) });
-    }
+    // Each its own failure: a sweep that fails (the processor or the store) does not skip the re-drive.
+    const abandoned = await s.checkout.expireStale().catch((e: unknown) => {
+      s.kit.log.warn("collections_checkout_sweep_failed", { step: "abandon", error: describeError(e) });
+      return 0;
+    });
+    const redriven = await s.checkout.redrive().catch((e: unknown) => {
+      s.kit.log.warn("collections_checkout_sweep_failed", { step: "redrive", error: describeError(e) });
+      return 0;
+    });
+    if (abandoned + redriven > 0) s.kit.log.debug("collections_checkout_swept", { abandoned, redriven });
   });
 }

@@ -29,7 +29,7 @@ function sessionIdOf(location: string | null): string {
 }
 
 test("a slow processor: the form answers 303 to a processing page (202) that refreshes itself", async () => {
-  const h = await startCollections({ delayReportMs: 300, payTimeoutMs: 30 });
+  const h = await startCollections({ delayReportMs: 1_500, payTimeoutMs: 30 });
   try {
     const link = await h.createLink({ link_name: "Slow" });
     const res = await h.pay(link.reference, { email: "slow@example.com", amount: "100" });
@@ -51,7 +51,9 @@ test("a slow processor: the form answers 303 to a processing page (202) that ref
 });
 
 test("no completion within 30 minutes → abandoned on read, CHECKOUT_CANCELLED once; a late payment is refunded, never credited", async () => {
-  const h = await startCollections({ delayReportMs: 1_500, payTimeoutMs: 20 });
+  // The processor decides after 5 s of real time: the session is abandoned before (the sweep's
+  // look-up finds no decided payment), and the payment arrives late.
+  const h = await startCollections({ delayReportMs: 5_000, payTimeoutMs: 20 });
   try {
     const link = await h.createLink({ link_name: "Forgotten" });
     const res = await h.pay(link.reference, { email: "late@example.com", amount: "250" });
@@ -137,6 +139,40 @@ test("the worker completes a final state's effects left unfinished (credit and w
     await h.payments.idle();
     assert.is(await credits(h, sessionId), 1);
     assert.is((await h.webhooks("demo")).filter((w) => w.idempotencyKey.endsWith(sessionId)).length, 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test("sessions whose effects keep failing do not hold the re-drive's places: a session behind 100 of them is still credited", async () => {
+  const h = await startCollections({ sweepIntervalMs: 25 });
+  try {
+    const link = await h.createLink({ link_name: "Behind a blocked queue" });
+    const res = await h.pay(link.reference, { email: "q@example.com", amount: "500" });
+    const sessionId = sessionIdOf(res.headers.get("location"));
+    await h.payments.idle();
+    const sessions = h.store.collection<Record<string, unknown> & { _id: string }>("collections_checkout_sessions");
+    const paid = (await sessions.get(sessionId))!;
+    // 100 older sessions whose refund the processor refuses for good (it never took their payment).
+    const { formToken: _token, ...template } = paid;
+    for (let i = 0; i < 100; i++)
+      await sessions.insert({
+        ...template,
+        _id: `blocked-${i}`,
+        reference: `PLT-BLOCKED-${i}`,
+        status: "refunded",
+        refund: { amountKobo: 100, reason: "test", refundReference: null },
+        effectsPending: true,
+        updatedAt: h.clock.now() - 60_000 - i,
+      });
+    // The paid session lost its credit and webhook in a crash.
+    await h.store.collection("collections_wallet_entries").deleteMany({ sourceId: sessionId });
+    await h.store.collection("webhook_outbox").deleteMany({ idempotencyKey: `CHECKOUT_COMPLETED:${sessionId}` });
+    await sessions.findOneAndUpdate({ _id: sessionId }, { $set: { effectsPending: true, updatedAt: h.clock.now() - 30_000 } });
+    h.clock.advance(1_000);
+    await eventually(async () => (await credits(h, sessionId)) === 1, 5_000, "the session behind the blocked ones is re-driven");
+    assert.equal((await h.webhooks("demo")).filter((w) => w.idempotencyKey.endsWith(sessionId)).map((w) => w.eventType), ["CHECKOUT_COMPLETED"]);
+    assert.is((await sessions.find({ effectsPending: true }, { limit: 200 })).items.length, 100, "the blocked ones are still owed (and retried)");
   } finally {
     await h.close();
   }
