@@ -58,7 +58,9 @@ test("a sign authorized under modeVersion 1 whose domain is approved in Stored m
   await new Promise<void>((resolve) => socket.on("connect", () => resolve()));
   // The head and half the body: the pipeline authorizes the request (modeVersion 1), then waits for the rest.
   socket.write(head.join("\r\n") + "\r\n\r\n" + body.slice(0, 200));
-  await new Promise((r) => setTimeout(r, 150));
+  // Until the gateway holds the request (it is in its pipeline), then a moment for the in-process stages.
+  for (const end = Date.now() + 5_000; h.tg.gateway.runtime.inFlight().total === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 100));
   await admin("POST", `/admin/domains/${PASSTHROUGH}/mode-change`, { mode: "stored" });
   const approved = await admin("POST", `/admin/domains/${PASSTHROUGH}/approval`, {});
   assert.is(approved.modeVersion, 2);

@@ -54,7 +54,7 @@ if (isRedisSkip(server)) {
       for (const [name, call] of calls) {
         const { error, ms } = await _expectUnavailable(call, `${name} (round ${round})`);
         assert.ok(["transport", "timeout"].includes(error.failureClass), error.failureClass);
-        assert.ok(ms < 1000, `${name} took ${ms} ms`);
+        assert.ok(ms < 2_000, `${name} took ${ms} ms`);
         worst = Math.max(worst, ms);
       }
       if (round === 2) {
@@ -63,7 +63,7 @@ if (isRedisSkip(server)) {
         const settled = await Promise.allSettled(Array.from({ length: 50 }, () => store.takePermit("outage", 100, 60_000)));
         const ms = performance.now() - t0;
         assert.ok(settled.every((r) => r.status === "rejected" && isDependencyUnavailableError(r.reason)), "burst: all rejected");
-        assert.ok(ms < 1000, `burst took ${ms} ms`);
+        assert.ok(ms < 2_000, `burst took ${ms} ms`);
         worst = Math.max(worst, ms);
       }
       await _sleep(100);
@@ -78,7 +78,7 @@ if (isRedisSkip(server)) {
     }, 10_000);
     const recoveryMs = performance.now() - t0;
     assert.ok(recovered, "store works again after the server restarts");
-    assert.ok(recoveryMs < 5_000, `recovered after ${recoveryMs} ms`);
+    assert.ok(recoveryMs < 15_000, `recovered after ${recoveryMs} ms`);
     _timing(`outage: usable again ${recoveryMs.toFixed(0)} ms after restart() began`);
     // The restarted server is empty (no persistence): state starts fresh, scripts are reloaded.
     assert.equal(await store.takePermit("outage", 100, 60_000), { allowed: true, remaining: 99, retryAfterMs: 0 });
@@ -125,7 +125,7 @@ if (isRedisSkip(server)) {
       ]);
       for (const { error, ms } of results) {
         assert.is(error.failureClass, "timeout");
-        assert.ok(ms >= 150 && ms < 600, `rejected after ${ms} ms (commandTimeoutMs 200)`);
+        assert.ok(ms >= 150 && ms < 1_500, `rejected after ${ms} ms (commandTimeoutMs 200)`);
       }
       _timing(`hung: rejected after ${Math.max(...results.map((r) => r.ms)).toFixed(0)} ms (commandTimeoutMs 200)`);
     } finally {

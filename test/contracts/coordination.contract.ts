@@ -323,8 +323,8 @@ export function coordinationContract(
 /** Long enough that a wall-clock window boundary during one test is practically impossible. */
 const LONG_WINDOW_MS = 3_600_000;
 const SHORT_WINDOW_MS = 250;
-const LEASE_TTL_MS = 300;
-const LEASE_STEP_MS = 200;
+const LEASE_TTL_MS = 1_500;
+const LEASE_STEP_MS = 900;
 /** Real-time waits add this much, so a real server's expiry has certainly happened. */
 const REAL_TIME_MARGIN_MS = 15;
 

@@ -131,7 +131,16 @@ persistence("a checkpoint writes each changed document once, in its own file, an
     const c = store.collection("cp");
     await c.insert({ _id: "a", n: 0 });
     for (let i = 0; i < 50; i++) await c.updateOne({ _id: "a" }, { $inc: { n: 1 } });
-    await new Promise((r) => setTimeout(r, 150));
+    // The checkpoint runs every 20 ms (its first one starts the worker thread): wait for it, up to 5 s.
+    const journals = () => readdirSync(dir).filter((f) => f.startsWith("@journal-")).length;
+    const written = (): boolean => {
+      try {
+        return (JSON.parse(readFileSync(join(dir, "cp", "a"), "utf8")) as { n: number }).n === 50;
+      } catch {
+        return false; // not written yet (or mid-write)
+      }
+    };
+    for (const end = Date.now() + 5_000; !(written() && journals() === 1) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
     assert.equal(JSON.parse(readFileSync(join(dir, "cp", "a"), "utf8")), { _id: "a", n: 50 });
     assert.is(readdirSync(dir).filter((f) => f.startsWith("@journal-")).length, 1, "only the current journal is left");
     await store.close();

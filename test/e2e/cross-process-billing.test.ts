@@ -76,7 +76,7 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xbill${process.pid}:` };
     raw.regulator = { ...raw.regulator, simulator: { enabled: false }, baseUrls: { TEST: sim.url, LIVE: sim.url }, timeoutMs: 2_000 };
     raw.email = { driver: "folder", dir: join(dir, "mail") };
-    raw.dependencies = { storeTimeoutMs: 500 };
+    raw.dependencies = { storeTimeoutMs: 1_000 };
     raw.limits = {
       admission: { perClient: 100_000, windowSeconds: 1 },
       quotas: { sign: { limit: 100_000, windowSeconds: 60 }, management: { limit: 100_000, windowSeconds: 60 }, default: { limit: 100_000, windowSeconds: 60 } },
@@ -199,7 +199,7 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
 
   // A server we did not start (MONGODB_URI) cannot be paused: that case is a visible skip.
   if (!mongoServer.owned) console.log("SKIPPED store outage case: MONGODB_URI points at a server this test cannot pause");
-  (mongoServer.owned ? test : test.skip)("the store hangs mid-burst (MongoDB-wire server paused 2 s): after retries nothing is lost or charged twice", async () => {
+  (mongoServer.owned ? test : test.skip)("the store hangs mid-burst (MongoDB-wire server paused 3 s): after retries nothing is lost or charged twice", async () => {
     const [before, signs] = [await balance(), sim.state.calls("sign")];
     // The regulator answers in 150 ms, so requests are spread over every step when the store stops:
     // reading records, debiting (inserts, wallet batches), marking dispatch, confirming, finishing.
@@ -207,7 +207,7 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     const finals = await burst("XO", () => procs!.urls, async () => {
       await _until(() => sim.state.calls("sign") > signs);
       await mongoServer.pause();
-      await new Promise((r) => setTimeout(r, 2_000));
+      await new Promise((r) => setTimeout(r, 3_000));
       await mongoServer.resume();
     });
     sim.faults.clear();

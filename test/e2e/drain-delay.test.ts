@@ -15,7 +15,7 @@ import { DEMO_KEY, PASSTHROUGH, startTestGateway } from "../support/gateway.ts";
 
 test("during drainDelayMs: 503 + Retry-After + Connection: close on old and new connections; then the listener is closed", async () => {
   const tg = await startTestGateway();
-  const server = await serveGateway(tg.gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, drainDelayMs: 600, log: createLogger({ level: "silent" }) });
+  const server = await serveGateway(tg.gateway, { host: "127.0.0.1", port: 0, graceMs: 4_000, drainDelayMs: 2_500, log: createLogger({ level: "silent" }) });
   const pool = new Pool(server.url, { connections: 1 });
   const headers = { host: PASSTHROUGH, "x-api-key": DEMO_KEY };
   try {

@@ -27,7 +27,7 @@ function run(server: RedisServerHandle): void {
   let tg: TestGateway;
 
   test.before(async () => {
-    const config = testConfig({ coordination: { driver: "redis", url: server.url, commandTimeoutMs: 200 } });
+    const config = testConfig({ coordination: { driver: "redis", url: server.url, commandTimeoutMs: 1_000 } });
     tg = await startTestGateway({ config, plugins: [...plugins, probePlugin], policies: createPolicyRegistry({ clock }) });
   });
   test.after(async () => {

@@ -19,7 +19,7 @@ let h: ClientHarness;
 
 auth.before(async () => {
   sim = await startDemoSimulator();
-  h = makeClient({ TEST: sim.url }, { timeoutMs: 300 });
+  h = makeClient({ TEST: sim.url }, { timeoutMs: 1_000 });
 });
 auth.after(async () => {
   await h.close();
@@ -29,7 +29,7 @@ auth.after(async () => {
 auth.before.each(async () => {
   sim.reset();
   await h.close();
-  h = makeClient({ TEST: sim.url }, { timeoutMs: 300 });
+  h = makeClient({ TEST: sim.url }, { timeoutMs: 1_000 });
 });
 
 const login = (email: string, password: string) => h.client.authenticate("TEST", { email, password }, CTX);
@@ -166,7 +166,7 @@ let tst: ClientHarness;
 entity.before(async () => {
   demoSim = await startDemoSimulator();
   testSim = await startTestSimulator();
-  demo = makeClient({ TEST: demoSim.url, LIVE: demoSim.url }, { timeoutMs: 300 });
+  demo = makeClient({ TEST: demoSim.url, LIVE: demoSim.url }, { timeoutMs: 1_000 });
   tst = makeClient({ TEST: testSim.url });
 });
 entity.after(async () => {
@@ -179,7 +179,7 @@ entity.before.each(async () => {
   demoSim.reset();
   testSim.reset();
   await demo.close();
-  demo = makeClient({ TEST: demoSim.url, LIVE: demoSim.url }, { timeoutMs: 300 });
+  demo = makeClient({ TEST: demoSim.url, LIVE: demoSim.url }, { timeoutMs: 1_000 });
 });
 
 entity("demo taxpayer: login then entity → one active business, only the needed fields", async () => {

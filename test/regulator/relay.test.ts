@@ -22,7 +22,7 @@ let h: ClientHarness;
 const relay = suite("regulator client: relay");
 relay.before(async () => {
   sim = await startDemoSimulator();
-  h = makeClient({ TEST: sim.url }, { timeoutMs: 250 });
+  h = makeClient({ TEST: sim.url }, { timeoutMs: 1_000 });
 });
 relay.after(async () => {
   await h.close();
@@ -31,7 +31,7 @@ relay.after(async () => {
 relay.before.each(async () => {
   sim.reset();
   await h.close();
-  h = makeClient({ TEST: sim.url }, { timeoutMs: 250 });
+  h = makeClient({ TEST: sim.url }, { timeoutMs: 1_000 });
 });
 
 const get = (path: string) => h.client.relay("TEST", { method: "GET", path }, CTX);

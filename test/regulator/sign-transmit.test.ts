@@ -22,7 +22,7 @@ const fresh = () => `S${++counter}`;
 
 async function setup(): Promise<void> {
   sim = await startDemoSimulator();
-  h = makeClient({ TEST: sim.url }, { timeoutMs: 300 });
+  h = makeClient({ TEST: sim.url }, { timeoutMs: 1_000 });
 }
 async function teardown(): Promise<void> {
   await h.close();
@@ -32,7 +32,7 @@ async function teardown(): Promise<void> {
 async function reset(): Promise<void> {
   sim.reset();
   await h.close();
-  h = makeClient({ TEST: sim.url }, { timeoutMs: 300 });
+  h = makeClient({ TEST: sim.url }, { timeoutMs: 1_000 });
 }
 
 // ---------------------------------------------------------------------------

@@ -98,7 +98,7 @@ test("staged credentials: the regulator refuses the current pair → the same ca
 
 test("an uncertain first dispatch (timeout) is never sent again with the other pair: ambiguous, one sign call", async () => {
   const sim = await startDemoSimulator({ credentials: CURRENT });
-  const h = makeClient({ TEST: sim.url }, { ...CURRENT, next: NEXT, timeoutMs: 300 });
+  const h = makeClient({ TEST: sim.url }, { ...CURRENT, next: NEXT, timeoutMs: 1_000 });
   sim.faults.set("sign", { kind: "timeout", times: 1 });
   const out = await h.client.sign("TEST", demoInvoice("VC3"), CTX);
   assert.is(out.kind, "ambiguous");

@@ -216,10 +216,13 @@ test("afterProcessing on transmit: transmitted, then 500 / renamed", async () =>
 });
 
 test("afterProcessing + latency: processed at once, answered late", async () => {
-  sim.faults.set("sign", { kind: "latency", ms: 300, afterProcessing: true });
+  sim.faults.set("sign", { kind: "latency", ms: 3_000, afterProcessing: true });
   const pending = sign("AP5");
-  await new Promise((r) => setTimeout(r, 100));
-  assert.ok(sim.state.isSigned(irnOf("AP5")), "signed before the answer left");
+  let answered = false;
+  void pending.then(() => (answered = true));
+  for (const end = Date.now() + 2_500; !sim.state.isSigned(irnOf("AP5")) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(sim.state.isSigned(irnOf("AP5")), "signed");
+  assert.not.ok(answered, "signed before the answer left");
   assert.is((await pending).status, 201);
 });
 

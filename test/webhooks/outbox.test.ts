@@ -324,12 +324,12 @@ test("receiver down: retried through the schedule, then dead and listed", async 
 test("a timeout counts as a failed attempt", async () => {
   const s = await setup();
   try {
-    const outbox = s.outbox({ timeoutMs: 150 });
+    const outbox = s.outbox({ timeoutMs: 1_000 });
     s.receiver.replies.push("hang");
     const { webhookId } = await outbox.enqueue(message(6), { url: s.receiver.url, secret: SECRET });
     const started = Date.now();
     assert.is(await outbox.deliverDue(), 1);
-    assert.ok(Date.now() - started < 2000, "the attempt was cut at its deadline");
+    assert.ok(Date.now() - started < 5_000, "the attempt was cut at its deadline");
     let rec = await outbox.get(webhookId);
     assert.is(rec?.status, "pending");
     assert.is(rec?.attempts, 1);

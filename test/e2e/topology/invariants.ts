@@ -125,11 +125,14 @@ export function heldCheckout(records: OpRecord[], died: Set<string>): (c: Checko
  * found it would have paid it (and shown it). Nothing was charged: it waits for the 30-minute
  * abandonment like any session its payer left.
  */
+/** A session created just before the pause was taken may still have been written by the hung store. */
+const STORE_HANG_SLACK_MS = 1_000;
+
 export function strandedByStoreHang(records: OpRecord[], faults: Faults): (c: CheckoutSession) => boolean {
   const hang = faults.store;
   return (c) =>
     hang !== null &&
-    c.createdAt >= hang.pausedAt &&
+    c.createdAt >= hang.pausedAt - STORE_HANG_SLACK_MS &&
     c.createdAt <= hang.resumedAt &&
     records.some((r) => r.kind === "checkout" && r.facts.token === c.formToken && !r.ok && r.attempts.every((a) => a.status === null || a.status >= 500));
 }
