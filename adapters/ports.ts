@@ -323,11 +323,30 @@ export interface PaymentReport {
   failureReason?: string;
 }
 
+/**
+ * A processor's definite "no" to `pay`: nothing was charged (declined before charging, a business or
+ * amount it does not serve). Any other rejection of `pay` leaves the outcome unknown: the payment may
+ * have been taken, so the session stays pending until a report, a resubmission or `lookup` decides.
+ */
+export class PaymentRefusedError extends Error {
+  readonly isPaymentRefusedError = true;
+  constructor(message: string) {
+    super(message);
+    this.name = "PaymentRefusedError";
+  }
+}
+
+export function isPaymentRefusedError(e: unknown): e is PaymentRefusedError {
+  return typeof e === "object" && e !== null && (e as { isPaymentRefusedError?: unknown }).isPaymentRefusedError === true;
+}
+
 export interface PaymentProcessor {
   readonly kind: string;
   /**
    * Charges once per sessionId (a repeated call returns the first outcome). The outcome is also
    * delivered to every `onReport` listener — possibly more than once, as real processors do.
+   * Rejects with PaymentRefusedError when it charged nothing for sure; any other rejection is an
+   * unknown outcome.
    */
   pay(request: PaymentRequest): Promise<PaymentReport>;
   onReport(listener: (report: PaymentReport) => Promise<void>): void;

@@ -23,7 +23,7 @@
  * the wallet in the document store are the system of record).
  */
 import { randomBytes } from "node:crypto";
-import type { PaymentProcessor, PaymentReport, PaymentRequest } from "../ports.ts";
+import { PaymentRefusedError, type PaymentProcessor, type PaymentReport, type PaymentRequest } from "../ports.ts";
 
 const PROCESSOR_KIND = "sandbox";
 
@@ -66,7 +66,7 @@ export interface SandboxPaymentProcessor extends PaymentProcessor {
 }
 
 /** Thrown by `pay` for a LIVE business: the sandbox is for TEST businesses only. */
-export class SandboxLiveBusinessError extends Error {
+export class SandboxLiveBusinessError extends PaymentRefusedError {
   readonly isSandboxLiveBusinessError = true;
   constructor() {
     super("the sandbox payment processor accepts TEST businesses only");
@@ -142,7 +142,7 @@ export function createSandboxPaymentProcessor(options: SandboxPaymentProcessorOp
       if (earlier) return earlier;
       if (request.businessState !== "TEST") return Promise.reject(new SandboxLiveBusinessError());
       if (!Number.isSafeInteger(request.amountKobo) || request.amountKobo <= 0)
-        return Promise.reject(new RangeError("amountKobo must be a positive integer"));
+        return Promise.reject(new PaymentRefusedError("amountKobo must be a positive integer"));
       const simulate = request.simulate ?? "success";
       const report: PaymentReport = {
         sessionId: request.sessionId,

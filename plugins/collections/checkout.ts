@@ -16,14 +16,15 @@
  *   enqueue is idempotent on `${eventType}:${sessionId}`.
  */
 import { randomUUID } from "node:crypto";
-import type {
-  Collection,
-  Doc,
-  DocumentStore,
-  Filter,
-  PaymentProcessor,
-  PaymentReport,
-  WebhookOutbox,
+import {
+  isPaymentRefusedError,
+  type Collection,
+  type Doc,
+  type DocumentStore,
+  type Filter,
+  type PaymentProcessor,
+  type PaymentReport,
+  type WebhookOutbox,
 } from "../../adapters/ports.ts";
 import type { TenantDirectory } from "../../core/directory.ts";
 import { describeError, type Logger } from "../../core/log.ts";
@@ -341,6 +342,13 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
         // The processor is slow: the session stays pending; its report settles it later, or the
         // sweep abandons it after 30 minutes.
         settleInBackground(paying, session._id);
+        return (await sessions.get(session._id)) ?? session;
+      }
+      if (!isPaymentRefusedError(e)) {
+        // No definite answer (the processor unreachable, an unclear error): the payment may have
+        // been taken. The session stays pending ("processing"): its report, a resubmission (which
+        // asks again with the same session id) or the look-up before abandonment decides it.
+        log.warn("collections_payment_outcome_unknown", { sessionId: session._id, error: describeError(e) });
         return (await sessions.get(session._id)) ?? session;
       }
       log.warn("collections_payment_processor_refused", { sessionId: session._id, error: describeError(e) });

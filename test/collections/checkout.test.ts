@@ -367,6 +367,37 @@ test("a LIVE business: no sandbox selector; the sandbox refuses LIVE money → f
   assert.equal(hooks.map((w) => w.eventType), ["CHECKOUT_FAILED"]);
 });
 
+test("an unclear processor error (not a refusal): the session stays pending (processing), never failed; the resubmission is charged once and settles it", async () => {
+  const link = await h.createLink({ link_name: "Flaky processor" });
+  const page = await (await h.page(`/pay/${link.reference}`)).text();
+  const token = /name="checkout_token" value="([^"]+)"/.exec(page)![1]!;
+  const form = { checkout_token: token, email: "u@example.com", amount: "800" };
+  const pay = h.payments.pay;
+  h.payments.pay = () => Promise.reject(new Error("socket hang up"));
+  let first: Response;
+  try {
+    first = await h.page(`/pay/${link.reference}`, { form });
+  } finally {
+    h.payments.pay = pay;
+  }
+  assert.is(first.status, 303);
+  const sessionId = sessionIdOf(first.headers.get("location"));
+  const processing = await h.page(first.headers.get("location")!);
+  assert.is(processing.status, 202, "the payer sees 'processing', not 'nothing was charged'");
+  assert.match(await processing.text(), /Payment processing/);
+  assert.is((await transactions(link)).data[0]!.status, "pending");
+  assert.ok(h.tg.logs.some((l) => l.event === "collections_payment_outcome_unknown" && l.sessionId === sessionId));
+
+  const again = await h.page(`/pay/${link.reference}`, { form });
+  assert.is(again.status, 303);
+  assert.is(again.headers.get("location"), first.headers.get("location"));
+  await h.payments.idle();
+  assert.is((await transactions(link)).data[0]!.status, "successful");
+  assert.is(h.payments.payments().filter((p) => p.request.sessionId === sessionId).length, 1, "charged once");
+  const hooks = (await h.webhooks("demo")).filter((w) => w.idempotencyKey.endsWith(sessionId));
+  assert.equal(hooks.map((w) => w.eventType), ["CHECKOUT_COMPLETED"], "never CHECKOUT_FAILED");
+});
+
 test("transactions: pagination, meta, status filter, search over the transaction reference, by source reference too", async () => {
   const source = sourceRef("txlist");
   const link = await h.createLink({ link_name: "Busy link", source_reference: source });

@@ -1,7 +1,7 @@
 /** The sandbox PaymentProcessor: outcomes, idempotency per session, duplicate reports, lookups, refunds, LIVE refusal. */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PaymentReport, PaymentRequest } from "../../adapters/ports.ts";
+import { isPaymentRefusedError, type PaymentReport, type PaymentRequest } from "../../adapters/ports.ts";
 import { createSandboxPaymentProcessor, isSandboxLiveBusinessError } from "../../adapters/payments/sandbox.ts";
 
 const request = (sessionId: string, extra: Partial<PaymentRequest> = {}): PaymentRequest => ({
@@ -92,18 +92,20 @@ test("LIVE businesses are refused (the sandbox never takes real money)", async (
     assert.unreachable("LIVE must be refused");
   } catch (e) {
     assert.ok(isSandboxLiveBusinessError(e));
+    assert.ok(isPaymentRefusedError(e), "a definite refusal");
   }
   assert.is(sandbox.payment("s-live"), null);
 });
 
-test("invalid amounts are refused", async () => {
+test("invalid amounts are refused: a definite refusal (PaymentRefusedError), nothing charged", async () => {
   const sandbox = createSandboxPaymentProcessor();
   for (const amountKobo of [0, -5, 1.5]) {
     try {
       await sandbox.pay(request(`s-amount-${amountKobo}`, { amountKobo }));
       assert.unreachable("must refuse");
     } catch (e) {
-      assert.instance(e, RangeError);
+      assert.ok(isPaymentRefusedError(e), String(e));
+      assert.is(sandbox.payment(`s-amount-${amountKobo}`), null);
     }
   }
 });
