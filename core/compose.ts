@@ -128,7 +128,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
       regulator,
       webhooks: options.ports?.webhooks ?? outbox!,
       email: options.ports?.email ?? (await openEmail(config)),
-      payments: options.ports?.payments ?? createSandboxPaymentProcessor({ redeliverAfterMs: PROCESSOR_REDELIVERY_MS }),
+      payments: options.ports?.payments ?? createSandboxPaymentProcessor({ redeliverAfterMs: PROCESSOR_REDELIVERY_MS, store: documentStore }),
       billing: instrumentLedger(
         options.ports?.billing ??
           createDocumentLedger({

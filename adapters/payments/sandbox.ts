@@ -19,11 +19,25 @@
  *   reported and refunded; `redeliver(sessionId, n)` re-sends a stored report (a processor's
  *   notification retry).
  *
- * State is in process memory: the sandbox is a simulator, not a ledger (the checkout session and
- * the wallet in the document store are the system of record).
+ * Without a store, state is in process memory. Given a document store (`store`, as the gateway and
+ * the worker run it), each payment is also a document of `sandbox_payments` keyed by the session id,
+ * so "once per session", `lookup` and `refund` hold across every process on that store, as they do
+ * at a real processor: a resubmission answered by another gateway gets the first charge's outcome,
+ * and a worker's sweep can look up or refund a payment another process took. Listeners, their
+ * redeliveries and the processing delay stay with the process that took the payment. The sandbox is
+ * a simulator, not a ledger (the checkout session and the wallet are the system of record).
  */
 import { randomBytes } from "node:crypto";
-import { PaymentRefusedError, type PaymentProcessor, type PaymentReport, type PaymentRequest } from "../ports.ts";
+import {
+  isDuplicateKeyError,
+  PaymentRefusedError,
+  type Collection,
+  type Doc,
+  type DocumentStore,
+  type PaymentProcessor,
+  type PaymentReport,
+  type PaymentRequest,
+} from "../ports.ts";
 
 const PROCESSOR_KIND = "sandbox";
 
@@ -34,6 +48,19 @@ export interface SandboxPaymentProcessorOptions {
   delayReportMs?: number;
   /** Delays of the redeliveries of a report a listener threw on (one delay per retry). Default none. */
   redeliverAfterMs?: readonly number[];
+  /** Keeps the payments in this store too, shared by every process on it (default: process memory only). */
+  store?: DocumentStore;
+}
+
+/** The sandbox's payments when it has a store: one document per session id. */
+export const SANDBOX_PAYMENTS_COLLECTION = "sandbox_payments";
+
+interface PaymentDoc extends Doc {
+  request: PaymentRequest;
+  report: PaymentReport;
+  /** When the simulated processing ends (epoch ms): `lookup` answers the report from then on. */
+  decidedAt: number;
+  refund: SandboxPayment["refund"];
 }
 
 /** How a processor retries a notification that was not taken: after 1 s, 5 s, 30 s, 2 min, 10 min. */
@@ -90,14 +117,43 @@ export function createSandboxPaymentProcessor(options: SandboxPaymentProcessorOp
   const timers = new Map<NodeJS.Timeout, (e: Error) => void>();
   let failures = 0;
 
-  const later = <T>(fn: () => T | Promise<T>): Promise<T> =>
+  const stored: Collection<PaymentDoc> | null = options.store ? options.store.collection<PaymentDoc>(SANDBOX_PAYMENTS_COLLECTION) : null;
+
+  const laterBy = <T>(ms: number, fn: () => T | Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         timers.delete(timer);
         Promise.resolve().then(fn).then(resolve, reject);
-      }, delay);
+      }, ms);
       timers.set(timer, reject);
     });
+  const later = <T>(fn: () => T | Promise<T>): Promise<T> => laterBy(delay, fn);
+
+  /**
+   * The store path of `pay`: the first process to write the session's payment charges it; any other
+   * call (another process, a retry after a lost answer) answers that payment's report once its
+   * processing time has passed. A store failure rejects with the store's error: the outcome is
+   * unknown to the caller, never a refusal.
+   */
+  const payStored = async (collection: Collection<PaymentDoc>, request: PaymentRequest, report: PaymentReport, times: number): Promise<PaymentReport> => {
+    const doc: PaymentDoc = { _id: request.sessionId, request: { ...request }, report, decidedAt: clock() + delay, refund: null };
+    let first = doc;
+    try {
+      await collection.insert(doc);
+    } catch (e) {
+      if (!isDuplicateKeyError(e)) throw e;
+      const existing = await collection.get(request.sessionId);
+      if (!existing) throw e;
+      first = existing;
+    }
+    const entry: SandboxPayment = { request: first.request, report: first.report, deliveries: 0, decided: false, refund: first.refund };
+    payments.set(request.sessionId, entry);
+    if (first === doc) deliver(entry, times);
+    return laterBy(Math.max(0, first.decidedAt - clock()), () => {
+      entry.decided = true;
+      return { ...entry.report };
+    });
+  };
 
   const redeliverAfter = options.redeliverAfterMs ?? [];
   /** Hands `report` to `listener`; when it throws, again after the next redelivery delay. */
@@ -152,9 +208,16 @@ export function createSandboxPaymentProcessor(options: SandboxPaymentProcessorOp
         reportedAt: new Date(clock()).toISOString(),
         ...(simulate === "failure" ? { failureReason: "Declined by the sandbox (simulated failure)." } : {}),
       };
+      const times = simulate === "duplicate_report" ? 2 : 1;
+      if (stored) {
+        const outcome = payStored(stored, request, report, times);
+        charging.set(request.sessionId, outcome);
+        outcome.catch(() => charging.delete(request.sessionId)); // a failed attempt may be made again
+        return outcome;
+      }
       const entry: SandboxPayment = { request: { ...request }, report, deliveries: 0, decided: false, refund: null };
       payments.set(request.sessionId, entry);
-      deliver(entry, simulate === "duplicate_report" ? 2 : 1);
+      deliver(entry, times);
       const outcome = later(() => {
         entry.decided = true;
         return { ...report };
@@ -169,23 +232,34 @@ export function createSandboxPaymentProcessor(options: SandboxPaymentProcessorOp
 
     async lookup(sessionId) {
       const entry = payments.get(sessionId);
-      return entry?.decided ? { ...entry.report } : null;
+      if (entry?.decided) return { ...entry.report };
+      if (!stored) return null;
+      const doc = await stored.get(sessionId);
+      return doc && clock() >= doc.decidedAt ? { ...doc.report } : null;
     },
 
     async refund(sessionId, amountKobo, reason) {
       const entry = payments.get(sessionId);
-      if (!entry) throw new Error("the sandbox has no payment for this session");
-      if (entry.refund) return { refundReference: entry.refund.refundReference };
-      if (entry.report.status !== "succeeded") throw new Error("only a succeeded payment can be refunded");
-      if (!Number.isSafeInteger(amountKobo) || amountKobo <= 0 || amountKobo > entry.report.amountKobo)
+      const payment = stored ? await stored.get(sessionId) : entry;
+      if (!payment) throw new Error("the sandbox has no payment for this session");
+      if (payment.refund) return { refundReference: payment.refund.refundReference };
+      if (payment.report.status !== "succeeded") throw new Error("only a succeeded payment can be refunded");
+      if (!Number.isSafeInteger(amountKobo) || amountKobo <= 0 || amountKobo > payment.report.amountKobo)
         throw new RangeError("refund amount must be positive and at most the charged amount");
-      entry.refund = {
+      let refund: NonNullable<SandboxPayment["refund"]> = {
         refundReference: `SBR-${randomBytes(8).toString("hex").toUpperCase()}`,
         amountKobo,
         reason,
         refundedAt: new Date(clock()).toISOString(),
       };
-      return { refundReference: entry.refund.refundReference };
+      if (stored) {
+        // One refund per session across processes: the first write wins, the others answer it.
+        const winner = (await stored.findOneAndUpdate({ _id: sessionId, refund: null }, { $set: { refund } })) ?? (await stored.get(sessionId));
+        if (!winner?.refund) throw new Error("the sandbox could not record the refund");
+        refund = winner.refund;
+      }
+      if (entry) entry.refund = refund;
+      return { refundReference: refund.refundReference };
     },
 
     redeliver(sessionId, times = 1) {

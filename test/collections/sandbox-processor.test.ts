@@ -1,8 +1,13 @@
-/** The sandbox PaymentProcessor: outcomes, idempotency per session, duplicate reports, lookups, refunds, LIVE refusal. */
+/**
+ * The sandbox PaymentProcessor: outcomes, idempotency per session, duplicate reports, lookups, refunds,
+ * LIVE refusal; with a store, the same guarantees across processes (two sandboxes on one store).
+ */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { isPaymentRefusedError, type PaymentReport, type PaymentRequest } from "../../adapters/ports.ts";
-import { createSandboxPaymentProcessor, isSandboxLiveBusinessError } from "../../adapters/payments/sandbox.ts";
+import { createSandboxPaymentProcessor, isSandboxLiveBusinessError, SANDBOX_PAYMENTS_COLLECTION } from "../../adapters/payments/sandbox.ts";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { withStoreFaults } from "../support/store-faults.ts";
 
 const request = (sessionId: string, extra: Partial<PaymentRequest> = {}): PaymentRequest => ({
   sessionId,
@@ -167,6 +172,54 @@ test("dispose cancels scheduled deliveries and idle() still resolves", async () 
   await assertRejects(paying);
   await sandbox.idle();
   assert.is(delivered, 0);
+});
+
+test("with a store, two processes: one charge per session, the first outcome answered by the other, no second delivery", async () => {
+  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const a = createSandboxPaymentProcessor({ store });
+  const b = createSandboxPaymentProcessor({ store });
+  const seenA: PaymentReport[] = [];
+  const seenB: PaymentReport[] = [];
+  a.onReport(async (r) => void seenA.push(r));
+  b.onReport(async (r) => void seenB.push(r));
+  const first = await a.pay(request("s-shared"));
+  const again = await b.pay(request("s-shared", { simulate: "failure" }));
+  assert.equal(again, first, "the other process answers the first charge's outcome");
+  await a.idle();
+  await b.idle();
+  assert.is(seenA.length, 1, "the charging process notifies");
+  assert.is(seenB.length, 0, "a repeated request is not a second notification");
+  assert.is((await store.collection(SANDBOX_PAYMENTS_COLLECTION).find({}, { limit: 10 })).items.length, 1, "one payment document");
+  await store.close();
+});
+
+test("with a store: lookup and refund work from a process that did not take the payment; the refund is one", async () => {
+  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const a = createSandboxPaymentProcessor({ store });
+  const b = createSandboxPaymentProcessor({ store });
+  assert.is(await b.lookup("s-elsewhere"), null, "never asked");
+  const report = await a.pay(request("s-elsewhere"));
+  assert.equal(await b.lookup("s-elsewhere"), report, "known to every process on the store");
+  const [r1, r2] = await Promise.all([b.refund("s-elsewhere", 150_000, "late"), a.refund("s-elsewhere", 150_000, "late")]);
+  assert.is(r1.refundReference, r2.refundReference, "one refund across processes");
+  assert.is((await b.refund("s-elsewhere", 150_000, "late")).refundReference, r1.refundReference);
+  await store.close();
+});
+
+test("with a store that cannot answer: pay rejects with an unknown outcome (not a refusal), and may be asked again", async () => {
+  let down = true;
+  const store = withStoreFaults(await createUnstorageDocumentStore({ driver: "memory" }), () => (down ? "before" : null));
+  const sandbox = createSandboxPaymentProcessor({ store });
+  try {
+    await sandbox.pay(request("s-store-down"));
+    assert.unreachable("must reject while the store is down");
+  } catch (e) {
+    assert.not.ok(isPaymentRefusedError(e), "unknown, not refused");
+  }
+  down = false;
+  const report = await sandbox.pay(request("s-store-down"));
+  assert.is(report.status, "succeeded");
+  await store.close();
 });
 
 test.run();
