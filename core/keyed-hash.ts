@@ -39,9 +39,8 @@ function _sortedCopy(value: unknown): unknown {
   switch (typeof value) {
     case "string":
     case "boolean":
+    case "number": // JSON.stringify writes non-finite numbers as null, as `_canonicalSlow` does
       return value;
-    case "number":
-      return value; // JSON.stringify writes non-finite numbers as null, as `_canonicalSlow` does
     case "object": {
       if (value === null) return null;
       if (Array.isArray(value)) {

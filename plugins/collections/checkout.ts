@@ -372,9 +372,11 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
 
   return {
     async start(link, business, input) {
+      // A resubmitted form answers its session; one still pending is paid (again: once per session id).
+      const resume = (existing: CheckoutSession) => (existing.status === "pending" ? pay(existing, business) : existing);
       if (input.token) {
         const existing = await sessions.findOne({ linkId: link._id, formToken: input.token });
-        if (existing) return existing.status === "pending" ? pay(existing, business) : existing;
+        if (existing) return resume(existing);
       }
       const now = clock();
       const parts = split(input.amountKobo, link.feeBearer, fee);
@@ -414,7 +416,7 @@ export function createCheckoutService(options: CheckoutServiceOptions): Checkout
       } catch (e) {
         // The same form submitted twice at once: answer the session the other submission created.
         const existing = input.token ? await sessions.findOne({ linkId: link._id, formToken: input.token }) : null;
-        if (existing) return existing.status === "pending" ? pay(existing, business) : existing;
+        if (existing) return resume(existing);
         throw e;
       }
       log.event("collections_checkout_started", { sessionId: session._id, businessId: session.businessId, linkReference: link.reference });
