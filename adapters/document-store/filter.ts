@@ -384,6 +384,11 @@ export function applyUpdate(doc: Doc, update: Update, inserting: boolean): Doc {
 
 /** The unique-index key of a document, or null when a sparse index does not cover it. */
 export function uniqueKey(doc: Doc, fields: readonly string[], sparse: boolean): string | null {
+  if (fields.length === 1) {
+    const v = getPath(doc, fields[0]!);
+    if (v === undefined && sparse) return null;
+    return typeof v === "string" && v.charCodeAt(0) !== _BRACKET ? v : JSON.stringify([v ?? null]);
+  }
   const values: unknown[] = [];
   for (const f of fields) {
     const v = getPath(doc, f);
@@ -392,6 +397,19 @@ export function uniqueKey(doc: Doc, fields: readonly string[], sparse: boolean):
   }
   return JSON.stringify(values);
 }
+
+/**
+ * The key `uniqueKey` gives a document whose index fields hold `values` (a lookup by equality). A
+ * single string value not starting with "[" is its own key — the document's own string, nothing
+ * allocated or kept twice (an index of 100 000 sign records holds no copy of their keys) —; every
+ * other value list is its JSON array text, which always starts with "[", so the two never meet.
+ */
+export function uniqueKeyOf(values: readonly unknown[]): string {
+  const v = values[0];
+  return values.length === 1 && typeof v === "string" && v.charCodeAt(0) !== _BRACKET ? v : JSON.stringify(values);
+}
+
+const _BRACKET = 0x5b; // "["
 
 /** MongoDB's default index name (`a_1_b.c_1`), used by both stores in DuplicateKeyError.index. */
 export function indexName(fields: readonly string[]): string {

@@ -68,6 +68,7 @@ import {
   pageLimit,
   pageSkip,
   uniqueKey,
+  uniqueKeyOf,
   upsertDocument,
   validateFilter,
   validateIndexFields,
@@ -689,7 +690,7 @@ function _candidates(st: _CollectionState, filter: Filter): Iterable<Doc> {
       else break;
     }
     if (values.length !== idx.fields.length) continue;
-    const id = idx.map.get(JSON.stringify(values));
+    const id = idx.map.get(uniqueKeyOf(values));
     const d = id === undefined ? undefined : st.docs.get(id);
     return d ? [d] : [];
   }

@@ -248,6 +248,25 @@ const CASES: Case[] = [
     },
   ],
   [
+    "single-field unique index: values of different types, and strings that look like JSON, are different keys",
+    async ({ store }) => {
+      const c = store.collection<Doc>("keys", { indexes: [{ fields: ["k"], unique: true }] });
+      // The embedded store keys a single string by itself and everything else by its JSON array text:
+      // none of these may be taken for another.
+      const values: unknown[] = ["1", 1, "[1]", '["1"]', "", "[]", true, "true", null];
+      for (const [i, k] of values.entries()) await c.insert({ _id: `k${i}`, k });
+      for (const [i, k] of values.entries()) {
+        assert.is((await c.findOne({ k }))?._id, `k${i}`, `findOne by ${JSON.stringify(k)}`);
+        await _rejectsWith(c.insert({ _id: `again${i}`, k }), isDuplicateKeyError, `DuplicateKeyError on ${JSON.stringify(k)}`);
+      }
+      assert.is(await c.count({}), values.length);
+      // A key given up by an update is free again; the new one is held.
+      assert.ok(await c.updateOne({ _id: "k2" }, { $set: { k: "[2]" } }));
+      await c.insert({ _id: "reuse", k: "[1]" });
+      await _rejectsWith(c.insert({ _id: "clash", k: "[2]" }), isDuplicateKeyError, "DuplicateKeyError on the updated key");
+    },
+  ],
+  [
     "sparse unique index: only documents having every field are constrained",
     async ({ store }) => {
       const c = store.collection<Doc>("sparse", { indexes: [{ fields: ["code"], unique: true, sparse: true }, { fields: ["a", "b"], unique: true, sparse: true }] });
