@@ -8,17 +8,21 @@
  *   (`base/@journal-<n>`, one JSON line `[collection, id, document | null]` per change, the latest
  *   state of a document only); each waiter resolves once that append is written. One write call
  *   per batch instead of one file write per change: measured on this machine, ~1.5 µs of CPU per
- *   change instead of 26–30 µs. The write is synchronous (into the page cache, no fsync, like the
+ *   change instead of 26–30 µs. Each line is encoded into one reused buffer as it is made, so no
+ *   batch-sized string is built (V8 would keep it for a full collection). The write is synchronous (into the page cache, no fsync, like the
  *   checkpoint's file writes): through the thread pool, its hand-over, the wake-ups and its
  *   contention with the checkpoint's writes cost the gateway more CPU than the write itself
  *   (docs/bench.md, "Cutting CPU per sign (second round)").
  * - A checkpoint (every `checkpointMs`, and at `close()`) switches appends to a new journal file,
  *   then writes the latest state of every document changed since the previous checkpoint to its own
  *   file (or deletes the file), then deletes the older journal files. A document changed several
- *   times between checkpoints (a sign record: claimed, dispatching, done) is written once, with the
- *   JSON its last journal line already holds. The files are written by a worker thread (one
- *   message per checkpoint: the paths and their texts, already serialised; the reply lists the ones
- *   that failed), so the kernel's file creation — the largest single item of the gateway's fs
+ *   times between checkpoints (a sign record: claimed, dispatching, done) is written once. Its text
+ *   is serialised at the checkpoint, a chunk of CHECKPOINT_MESSAGE documents at a time, and handed
+ *   over at once: keeping each journal line's text until the checkpoint kept every change of the
+ *   last second or two alive long enough for V8 to promote it, and the main thread's heap grew
+ *   with it (docs/bench.md "The fs store's memory"). The files are written by a worker thread (one
+ *   message per chunk: the paths and their texts; the reply lists the ones that failed), so the
+ *   kernel's file creation — the largest single item of the gateway's fs
  *   profile when it ran on the main thread — no longer takes the event loop's time (docs/bench.md,
  *   "Cutting CPU per sign (second round)"). Inside the worker the writes are synchronous, one after
  *   the other. If the worker cannot start or dies, the checkpoint (and every later one) is written
@@ -82,10 +86,12 @@ export interface JournalOptions {
 const JOURNAL_PREFIX = "@journal-";
 /** Files written between two turns of the event loop when the checkpoint runs on the main thread. */
 const CHECKPOINT_CHUNK = 64;
+/** Files handed to the writer at a time (one message to the worker). */
+const CHECKPOINT_MESSAGE = 512;
 
 /**
  * The checkpoint worker (plain CommonJS, run with `eval`: no file to find under tsx or in a bundle).
- * A message is one checkpoint: `paths[i]` gets `texts[i]`, or is deleted when it is null. The reply
+ * A message is one chunk of a checkpoint: `paths[i]` gets `texts[i]`, or is deleted when it is null. The reply
  * lists the indexes that failed. A write whose directory is missing creates it and writes again; a
  * delete of a file that is not there is done.
  */
@@ -130,8 +136,10 @@ export function createJournal(options: JournalOptions): Journal {
   let waiters: Array<{ resolve(): void; reject(e: unknown): void }> = [];
   let scheduled = false;
   /** Latest journaled state (and its JSON, once serialised) of every document changed since the last checkpoint started. */
-  let dirty = new Map<string, _Dirty>();
+  let dirty = new Map<string, JournalChange>();
   let checkpointing: Promise<void> | null = null;
+  /** Where an append's lines are encoded (reused; grows to the largest batch). */
+  let out: Buffer = Buffer.allocUnsafe(0);
   const idle: Array<() => void> = [];
   let closed = false;
   const files = options.checkpointWorker === false ? _mainThreadWriter() : _workerWriter(options.checkpointWorkerSource ?? CHECKPOINT_WORKER_SOURCE, options.onCheckpointFallback);
@@ -149,16 +157,17 @@ export function createJournal(options: JournalOptions): Journal {
     const batchWaiters = waiters;
     queued = new Map();
     waiters = [];
-    const lines: _Dirty[] = [];
-    let text = "";
+    // Each line is encoded into one reused buffer as it is made: no batch-sized string (which V8
+    // would put in old space, or in its large-object space, and collect only in a full GC).
+    let length = 0;
     for (const change of batch.values()) {
-      const json = change.doc === null ? null : JSON.stringify(change.doc);
-      lines.push({ change, json });
-      text += `[${JSON.stringify(change.collection)},${JSON.stringify(change.id)},${json ?? "null"}]\n`;
+      const line = `[${JSON.stringify(change.collection)},${JSON.stringify(change.id)},${change.doc === null ? "null" : JSON.stringify(change.doc)}]\n`;
+      if (out.length - length < line.length * 3) out = _grown(out, length, line.length * 3);
+      length += out.write(line, length, "utf8");
     }
-    const error = _writeAll(fd, Buffer.from(text, "utf8"));
+    const error = _writeAll(fd, out.subarray(0, length));
     // Written or not, the next checkpoint writes these states to their files.
-    for (const d of lines) dirty.set(_mapKey(d.change), d);
+    for (const [key, change] of batch) dirty.set(key, change);
     if (error) {
       // Appends go on in a fresh file: a torn line must stay the last line of its file.
       try {
@@ -181,7 +190,7 @@ export function createJournal(options: JournalOptions): Journal {
    * Switches appends to a new journal file (between two appends: an append is one synchronous
    * write) and hands over the older files and every change they hold.
    */
-  const rotate = (): { older: string[]; oldFd: number; work: Map<string, _Dirty> } => {
+  const rotate = (): { older: string[]; oldFd: number; work: Map<string, JournalChange> } => {
     const next: string[] = [];
     const nextFd = _open(base, seq + 1, next);
     seq += 1;
@@ -198,20 +207,27 @@ export function createJournal(options: JournalOptions): Journal {
     if (dirty.size === 0 && journals.length <= 1) return;
     const { older, oldFd, work } = rotate();
     const items = [...work.values()];
-    const paths: string[] = new Array(items.length);
-    const texts: Array<string | null> = new Array(items.length);
-    for (let i = 0; i < items.length; i++) {
-      const { change, json } = items[i]!;
-      paths[i] = join(base, keyOf(change.collection, change.id).replace(/:/g, "/"));
-      texts[i] = change.doc === null ? null : (json ?? JSON.stringify(change.doc));
+    // Handed to the writer a chunk at a time, each chunk's texts serialised just before: they are
+    // garbage once the chunk is handed over, so they die young instead of being kept from the
+    // journal append to the checkpoint (docs/bench.md "The fs store's memory").
+    const failed: number[] = [];
+    for (let from = 0; from < items.length; from += CHECKPOINT_MESSAGE) {
+      const to = Math.min(items.length, from + CHECKPOINT_MESSAGE);
+      const paths: string[] = new Array(to - from);
+      const texts: Array<string | null> = new Array(to - from);
+      for (let i = from; i < to; i++) {
+        const change = items[i]!;
+        paths[i - from] = join(base, keyOf(change.collection, change.id).replace(/:/g, "/"));
+        texts[i - from] = change.doc === null ? null : JSON.stringify(change.doc);
+      }
+      for (const i of await files.write(paths, texts)) failed.push(from + i);
     }
-    const failed = await files.write(paths, texts);
     _closeQuietly(oldFd);
     if (failed.length > 0) {
       // Keep every older journal until a checkpoint writes all of its changes.
       for (const i of failed) {
-        const d = items[i]!;
-        if (!dirty.has(_mapKey(d.change))) dirty.set(_mapKey(d.change), d);
+        const change = items[i]!;
+        if (!dirty.has(_mapKey(change))) dirty.set(_mapKey(change), change);
       }
       journals = [...older, ...journals];
       return;
@@ -271,7 +287,7 @@ export function createJournal(options: JournalOptions): Journal {
           }
           const change: JournalChange = { collection: parsed[0], id: parsed[1], doc: (parsed[2] ?? null) as Doc | null };
           apply(change);
-          dirty.set(_mapKey(change), { change, json: null });
+          dirty.set(_mapKey(change), change);
           changes++;
         });
       }
@@ -304,12 +320,6 @@ export function createJournal(options: JournalOptions): Journal {
 
 // --- Internal helpers ---
 
-/** A document's latest journaled state and the JSON its journal line holds (null: a delete, or not serialised yet). */
-interface _Dirty {
-  change: JournalChange;
-  json: string | null;
-}
-
 /** One map key per document. */
 function _mapKey(c: JournalChange): string {
   return `${c.collection}\u0000${c.id}`;
@@ -335,6 +345,13 @@ function _open(base: string, seq: number, journals: string[]): number {
   const fd = openSync(path, "a");
   journals.push(path);
   return fd;
+}
+
+/** A buffer of at least `used + more` bytes (doubling, 64 KiB at least) holding the first `used` bytes of `buf`. */
+function _grown(buf: Buffer, used: number, more: number): Buffer {
+  const next = Buffer.allocUnsafe(Math.max(64 * 1024, 2 * buf.length, used + more));
+  buf.copy(next, 0, 0, used);
+  return next;
 }
 
 /** Writes all of `buf` at the end of the journal; the error, if any. */
@@ -394,7 +411,7 @@ function _mainThreadWriter(): _FileWriter {
 /**
  * The files written by a worker thread, started at the first checkpoint. The worker is ref()'d only
  * while it writes (a checkpoint in progress keeps the process alive, as the main-thread writes do;
- * an idle worker never does). One checkpoint at a time (`runCheckpoint`), so one request at most is
+ * an idle worker never does). One checkpoint at a time (`runCheckpoint`), and its chunks one after the other, so one request at most is
  * in flight. If the worker cannot start or exits, that checkpoint and every later one are written
  * on the main thread: the dead worker writes nothing more, so no stale write can land after them.
  */

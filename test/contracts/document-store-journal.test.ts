@@ -105,6 +105,33 @@ for (const thread of ["worker", "main"] as const) {
   });
 }
 
+for (const thread of ["worker", "main"] as const) {
+  checkpoint(`a checkpoint larger than one message (${thread} thread): every file written; a failed file of its last chunk is written by a later checkpoint`, async () => {
+    const dir = tempDir();
+    try {
+      writeFileSync(join(dir, "blocked"), "not a directory");
+      const journal = open(dir, { checkpointWorker: thread === "worker" });
+      // 1 300 documents in one checkpoint (three messages of at most 512); the unwritable one is the last.
+      await Promise.all([...Array.from({ length: 1_300 }, (_, i) => journal.persist(doc("many", `m${i}`, i))), journal.persist(doc("blocked", "z", 1))]);
+      await until("every document of every chunk has its file", () => existsSync(join(dir, "many")) && readdirSync(join(dir, "many")).length === 1_300);
+      await until("another checkpoint has failed", () => journalsIn(dir).length >= 3);
+      assert.is(journal.checkpointThread(), thread);
+      assert.equal(readDoc(dir, "many", "m1299"), { _id: "m1299", v: 1299 });
+      // The failed document stays due: once it can be written, a later checkpoint writes it (then drops the journals).
+      rmSync(join(dir, "blocked"));
+      await until("a later checkpoint writes the last chunk's failed file and drops the older journals", () => existsSync(join(dir, "blocked", "z")) && journalsIn(dir).length === 1);
+      assert.equal(readDoc(dir, "blocked", "z"), { _id: "z", v: 1 });
+      await journal.close();
+      const store = await createUnstorageDocumentStore({ driver: "fs", dir });
+      assert.is(await store.collection("many").count({}), 1_300);
+      assert.equal(await store.collection("blocked").get("z"), { _id: "z", v: 1 });
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
 const broken = {
   "dies on its first checkpoint": `require("node:worker_threads").parentPort.on("message", () => process.exit(3));`,
   "cannot start (its source does not parse)": `this is not JavaScript (`,
