@@ -11,6 +11,7 @@
  *   /proc (Linux).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { WebSocket, type MessageEvent } from "undici";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -34,6 +35,8 @@ export interface SpawnOptions {
 export interface Listening {
   child: ChildProcess;
   url: string;
+  /** What the process printed (stdout and stderr) up to its ready line. */
+  output: string;
 }
 
 /** Spawns `node [nodeArgs] [--import tsx] <args>` and resolves once `ready` matches its output (group 1 = URL). */
@@ -65,7 +68,7 @@ export function spawnListening(what: string, args: readonly string[], ready: Reg
       stream.off("data", onData);
       stream.resume(); // later output: read and dropped
       child.off("exit", onExit);
-      resolve({ child, url: m[1]! });
+      resolve({ child, url: m[1]!, output: out });
     };
     const onExit = (code: number | null) => fail(new Error(`bench: the ${what} exited (${code}) before listening:\n${out.slice(-2000)}`));
     stream.on("data", onData);
@@ -93,6 +96,38 @@ export function processCpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14 and 15 of stat)
+}
+
+/**
+ * A full garbage collection in a process started with `--inspect=127.0.0.1:0`, through the DevTools
+ * protocol (`HeapProfiler.collectGarbage`) on the inspector address it printed (`output` of
+ * spawnListening). Resolves once the collection is done.
+ */
+export async function collectGarbage(output: string): Promise<void> {
+  const url = /Debugger listening on (ws:\/\/\S+)/.exec(output)?.[1];
+  if (!url) throw new Error("bench: the process has no inspector address (start it with --inspect=127.0.0.1:0)");
+  const ws = new WebSocket(url);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      ws.addEventListener("open", () => resolve(), { once: true });
+      ws.addEventListener("error", () => reject(new Error("bench: the inspector did not accept the connection")), { once: true });
+    });
+    // Twice: the first collection's finalizers can free more for the second.
+    for (const id of [1, 2]) {
+      await new Promise<void>((resolve, reject) => {
+        const onMessage = (e: MessageEvent): void => {
+          if ((JSON.parse(String(e.data)) as { id?: number }).id !== id) return;
+          ws.removeEventListener("message", onMessage);
+          resolve();
+        };
+        ws.addEventListener("message", onMessage);
+        ws.addEventListener("close", () => reject(new Error("bench: the inspector closed the connection")), { once: true });
+        ws.send(JSON.stringify({ id, method: "HeapProfiler.collectGarbage" }));
+      });
+    }
+  } finally {
+    ws.close();
+  }
 }
 
 /** VmRSS and its peak VmHWM in MiB. */

@@ -3,11 +3,14 @@
  * user runs it (issue 11). Every part is its own process, as after `npm start`:
  *
  * - the regulator simulator (`adapters/regulator/simulator/main.ts`) in its own process;
- * - the gateway as `npm start` runs it (`node --import tsx core/main.ts --config <file>`): the demo
- *   config with the store of the variant, the simulator switched off in-process and the regulator's
- *   base URLs pointed at the simulator process, log level `info` (one JSON line per request, as in
- *   production), and the admission and sign quota limits raised far above the load (a bench of 429s
- *   measures nothing);
+ * - the gateway's own entry point (`core/main.ts --config <file>`, what `npm start` runs) compiled by
+ *   esbuild and started with plain node and the load servers' node flags, as a deployment runs it
+ *   and as every other bench server runs (bench/build.ts; under the tsx loader, with its ~35 MiB more
+ *   RSS, with BENCH_TSX=1 or a CPU profile): the demo config with the store of the variant, the
+ *   simulator switched off in-process and the regulator's base URLs pointed at the simulator process,
+ *   log level `info` (one JSON line per request, as in production), and the admission and sign quota
+ *   limits raised far above the load (a bench of 429s measures nothing). It listens for the inspector
+ *   on a free loopback port, through which the bench asks for a full garbage collection after the run;
  * - for `sign-mongodb-redis`, a private redis-server and the MongoDB-wire server (jongodb, or
  *   MONGODB_URI / REDIS_URL when set) as the scale-out config has them.
  *
@@ -16,8 +19,10 @@
  * connections, each request with its own IRN and idempotency key, into the one wallet of `demo`.
  * Reported: signs/s over the whole run, p50/p99 latency, the throughput of the first and of the last
  * tenth (at most 10 000 signs each) and their ratio (last / first: 1.00 means the cost of a sign did
- * not grow with the wallet's history), and the gateway's RSS (VmRSS) after the run plus its peak
- * (VmHWM). Every answer must be 201, and the wallet must have given exactly one fee per 201
+ * not grow with the wallet's history), the gateway's RSS (VmRSS) after the run plus its peak (VmHWM)
+ * and its V8 heap (used / total), then RSS and the live heap after a full collection: right after a
+ * burst RSS follows how far V8 let its heap grow (±100 MiB between identical runs), after a full
+ * collection it is what the process keeps. Every answer must be 201, and the wallet must have given exactly one fee per 201
  * (nothing lost, nothing charged twice); otherwise the scenario reports a problem (a fee held by an
  * error answer after the debit is reported as such).
  *
@@ -31,8 +36,9 @@
  * (sign-mongodb-redis; default 1000 on jongodb, whose inserts slow down with every document stored
  * — docs/bench.md —, BENCH_SIGN_COUNT when MONGODB_URI names a real server), BENCH_SIGN_STORES (comma
  * list, default "memory,fs,mongodb-redis"), BENCH_CONNECTIONS (default 64), BENCH_SIGN_CPU_PROF=<dir>
- * (the gateway runs with `--cpu-prof` and writes its profile there), BENCH_SIGN_NODE_ARGS (more node
- * flags for the gateway, space-separated, e.g. `--max-semi-space-size=4`).
+ * (the gateway runs under tsx with `--cpu-prof` and writes its profile there), BENCH_SIGN_NODE_ARGS
+ * (more node flags for the gateway, space-separated, e.g. `--max-semi-space-size=4`), BENCH_TSX=1
+ * (the gateway under the tsx loader, as `npm start` runs it), BENCH_NODE_FLAGS (bench/build.ts).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -44,9 +50,10 @@ import { request } from "undici";
 import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
 import { isRedisSkip, startRedisServer } from "../../test/support/redis-server.ts";
 import { demoInvoice } from "../../test/simulator/simulator-helpers.ts";
-import { processCpuMs, processRss, ROOT, spawnListening, stopProcess } from "../processes.ts";
+import { collectGarbage, processCpuMs, processRss, ROOT, spawnListening, stopProcess } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioOutcome, ScenarioResult } from "../run.ts";
+import { buildEntry, serverNodeFlags } from "../build.ts";
 import { benchLimits } from "../servers/common.ts";
 
 export type SignStore = "memory" | "fs" | "mongodb-redis";
@@ -97,6 +104,12 @@ export interface SignBenchResult {
   rssBeforeMiB: number;
   rssMiB: number;
   peakRssMiB: number;
+  /** The main thread's V8 heap right after the run (the gateway's /metrics): used (live and not yet collected) and total (what V8 holds). */
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  /** After the run and a full garbage collection (through the inspector): RSS, and the heap still used (live data). */
+  gcRssMiB: number;
+  liveHeapMiB: number;
   /** CPU time (user + system, all threads) per measured sign: the gateway process and the simulator process, µs. */
   gatewayCpuUs: number;
   simulatorCpuUs: number;
@@ -185,12 +198,22 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
     // (docs/bench.md): a longer store deadline measures it instead of failing on the 2 s default.
     if (options.store === "mongodb-redis" && !process.env.MONGODB_URI) config.dependencies = { storeTimeoutMs: 30_000 };
     writeFileSync(configPath, JSON.stringify(config));
-    const nodeArgs = [...(options.nodeArgs ?? [])];
+    // The inspector (loopback, a free port) lets the bench ask for a full collection after the run.
+    const nodeArgs = ["--inspect=127.0.0.1:0", ...(options.nodeArgs ?? [])];
     if (options.cpuProfDir) {
       mkdirSync(options.cpuProfDir, { recursive: true });
       nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`);
     }
-    const gw = await spawnListening("gateway", [...nodeArgs, join(ROOT, "core/main.ts"), "--config", configPath], /listening on (http:\/\/\S+)/);
+    // As a deployment runs it: compiled (bench/build.ts), with the load servers' node flags; under the
+    // tsx loader (`npm start` as it is) with BENCH_TSX=1 or a CPU profile (whose frames then name the sources).
+    const tsx = !!options.cpuProfDir || process.env.BENCH_TSX === "1";
+    const entry = tsx
+      ? join(ROOT, "core/main.ts")
+      : await buildEntry(join(ROOT, "core/main.ts"), `gatehouse-${options.store}`, { embeddedOnly: options.store !== "mongodb-redis" });
+    const gw = await spawnListening("gateway", [entry, "--config", configPath], /listening on (http:\/\/\S+)/, {
+      tsx,
+      nodeArgs: tsx ? nodeArgs : [...serverNodeFlags(), ...nodeArgs],
+    });
     cleanups.push(() => stopProcess(gw.child));
     progress(`sign-${options.store}: gateway pid ${gw.child.pid} at ${gw.url}, simulator at ${sim.url}`);
 
@@ -211,7 +234,13 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
     const gatewayCpuUs = cpuUs(cpuBefore[0], gw.child.pid!);
     const simulatorCpuUs = cpuUs(cpuBefore[1], sim.child.pid!);
     const rss = processRss(gw.child.pid!);
+    const heap = await _heap(gw.url);
     const after = await _balanceKobo(gw.url);
+    // What the process keeps: RSS and the live heap after a full collection (right after a burst,
+    // RSS follows how far V8 let the heap grow, which moves by ±100 MiB between identical runs).
+    await collectGarbage(gw.output);
+    const collected = processRss(gw.child.pid!).rssMiB;
+    const collectedHeap = await _heap(gw.url);
 
     const window = Math.min(10_000, Math.floor(options.count / 10));
     const t = run.completedAt;
@@ -246,6 +275,10 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
       rssBeforeMiB: rssBefore,
       rssMiB: rss.rssMiB,
       peakRssMiB: rss.peakMiB,
+      heapUsedMiB: heap.usedMiB,
+      heapTotalMiB: heap.totalMiB,
+      gcRssMiB: collected,
+      liveHeapMiB: collectedHeap.usedMiB,
       gatewayCpuUs,
       simulatorCpuUs,
       walletExact,
@@ -264,7 +297,8 @@ export function formatSignResult(r: SignBenchResult): string {
   return (
     `sign-${r.store}: ${f(r.signsPerSec)} signs/s over ${r.count.toLocaleString("en-US")} (p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms), ` +
     `first ${r.window.toLocaleString("en-US")} ${f(r.firstPerSec)}/s, last ${f(r.lastPerSec)}/s, last/first ${Number.isFinite(r.lastVsFirst) ? r.lastVsFirst.toFixed(2) : "n/a"}, ` +
-    `gateway RSS ${r.rssBeforeMiB.toFixed(0)} → ${r.rssMiB.toFixed(0)} MiB (peak ${r.peakRssMiB.toFixed(0)} MiB), ` +
+    `gateway RSS ${r.rssBeforeMiB.toFixed(0)} → ${r.rssMiB.toFixed(0)} MiB (peak ${r.peakRssMiB.toFixed(0)} MiB; heap used ${f(r.heapUsedMiB)} of ${f(r.heapTotalMiB)} MiB), ` +
+    `after a full GC ${r.gcRssMiB.toFixed(0)} MiB (live heap ${f(r.liveHeapMiB)} MiB), ` +
     `CPU per sign: gateway ${r.gatewayCpuUs.toFixed(0)} µs, simulator ${r.simulatorCpuUs.toFixed(0)} µs, ` +
     `wallet ${r.walletExact ? (r.feesTaken === r.status2xx ? "exact" : `exact (${r.feesTaken - r.status2xx} fees held)`) : "WRONG"}`
   );
@@ -333,6 +367,17 @@ async function _credit(base: string, amountNgn: number): Promise<void> {
     body: { amount: amountNgn, reference: `sign-bench-${Date.now()}` },
   });
   if (r.status !== 201) throw new Error(`bench: top-up answered ${r.status}: ${JSON.stringify(r.json).slice(0, 300)}`);
+}
+
+/** The main thread's V8 heap, from the gateway's Prometheus metrics (prom-client's default process metrics). */
+async function _heap(base: string): Promise<{ usedMiB: number; totalMiB: number }> {
+  const res = await request(`${base}/metrics`, { headers: { host: HOST, "x-admin-api-key": ADMIN_KEY } });
+  const text = await res.body.text();
+  const value = (name: string): number => {
+    const m = new RegExp(`^gatehouse_${name} (\\S+)$`, "m").exec(text);
+    return m ? Number(m[1]) / 1048576 : Number.NaN;
+  };
+  return { usedMiB: value("nodejs_heap_size_used_bytes"), totalMiB: value("nodejs_heap_size_total_bytes") };
 }
 
 async function _balanceKobo(base: string): Promise<number> {

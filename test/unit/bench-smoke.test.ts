@@ -115,6 +115,10 @@ test("a tiny run: 2xx only, one log line per answered request, every row, goals,
   for (const s of report.scenarios) assert.match(text, new RegExp(`^${s.scenario} +${s.server} `, "m"));
   assert.match(text, /^goals \(issue 12/m);
   assert.ok(report.notes.some((line) => line.startsWith("sign-memory: ") && /signs\/s/.test(line) && /RSS/.test(line)), "sign-memory prints its line");
+  assert.ok(
+    report.notes.some((line) => line.startsWith("sign-memory: ") && /after a full GC \d+ MiB \(live heap \d+ MiB\)/.test(line)),
+    "sign-memory reports RSS and the live heap after a full collection (asked of the compiled gateway through its inspector)",
+  );
 
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-"));
   try {
