@@ -17,12 +17,12 @@
  *   then writes the latest state of every document changed since the previous checkpoint to its own
  *   file (or deletes the file), then deletes the older journal files. A document changed several
  *   times between checkpoints (a sign record: claimed, dispatching, done) is written once. Its text
- *   is serialised at the checkpoint, a chunk of CHECKPOINT_MESSAGE documents at a time, and handed
- *   over at once: keeping each journal line's text until the checkpoint kept every change of the
- *   last second or two alive long enough for V8 to promote it, and the main thread's heap grew
- *   with it (docs/bench.md "The fs store's memory"). The files are written by a worker thread (one
- *   message per chunk: the paths and their texts; the reply lists the ones that failed), so the
- *   kernel's file creation — the largest single item of the gateway's fs
+ *   is serialised at the checkpoint, in chunks of at most CHECKPOINT_MESSAGE documents (and about
+ *   CHECKPOINT_MESSAGE_CHARS of text), each handed over at once: keeping each journal line's text
+ *   until the checkpoint kept every change of the last second or two alive long enough for V8 to
+ *   promote it, and the main thread's heap grew with it (docs/bench.md "The fs store's memory").
+ *   The files are written by a worker thread (one message per chunk: the paths and their texts;
+ *   the reply lists the ones that failed), so the kernel's file creation — the largest single item of the gateway's fs
  *   profile when it ran on the main thread — no longer takes the event loop's time (docs/bench.md,
  *   "Cutting CPU per sign (second round)"). Inside the worker the writes are synchronous, one after
  *   the other. If the worker cannot start or dies, the checkpoint (and every later one) is written
@@ -86,8 +86,9 @@ export interface JournalOptions {
 const JOURNAL_PREFIX = "@journal-";
 /** Files written between two turns of the event loop when the checkpoint runs on the main thread. */
 const CHECKPOINT_CHUNK = 64;
-/** Files handed to the writer at a time (one message to the worker). */
+/** Files handed to the writer at a time (one message to the worker), at most; and their texts' length (chars), at most (a Stored invoice can be 1 MiB). */
 const CHECKPOINT_MESSAGE = 512;
+const CHECKPOINT_MESSAGE_CHARS = 4 * 1024 * 1024;
 
 /**
  * The checkpoint worker (plain CommonJS, run with `eval`: no file to find under tsx or in a bundle).
@@ -211,16 +212,19 @@ export function createJournal(options: JournalOptions): Journal {
     // garbage once the chunk is handed over, so they die young instead of being kept from the
     // journal append to the checkpoint (docs/bench.md "The fs store's memory").
     const failed: number[] = [];
-    for (let from = 0; from < items.length; from += CHECKPOINT_MESSAGE) {
-      const to = Math.min(items.length, from + CHECKPOINT_MESSAGE);
-      const paths: string[] = new Array(to - from);
-      const texts: Array<string | null> = new Array(to - from);
-      for (let i = from; i < to; i++) {
+    for (let from = 0; from < items.length; ) {
+      const paths: string[] = [];
+      const texts: Array<string | null> = [];
+      let chars = 0;
+      for (let i = from; i < items.length && paths.length < CHECKPOINT_MESSAGE && chars < CHECKPOINT_MESSAGE_CHARS; i++) {
         const change = items[i]!;
-        paths[i - from] = join(base, keyOf(change.collection, change.id).replace(/:/g, "/"));
-        texts[i - from] = change.doc === null ? null : JSON.stringify(change.doc);
+        const text = change.doc === null ? null : JSON.stringify(change.doc);
+        paths.push(join(base, keyOf(change.collection, change.id).replace(/:/g, "/")));
+        texts.push(text);
+        chars += text?.length ?? 0;
       }
       for (const i of await files.write(paths, texts)) failed.push(from + i);
+      from += paths.length;
     }
     _closeQuietly(oldFd);
     if (failed.length > 0) {
@@ -437,7 +441,9 @@ function _workerWriter(source: string, onFallback?: (reason: string) => void): _
   };
   const start = (): Worker | null => {
     try {
-      const w = new Worker(source, { eval: true, execArgv: [] });
+      // A small young generation: the worker holds one message (≤ ~4 MiB of text) at a time, and V8's
+      // default (up to 3 × 16 MiB) stayed committed after a burst (~50–65 MiB of RSS, docs/bench.md).
+      const w = new Worker(source, { eval: true, execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 4 } });
       w.unref();
       w.on("message", (failed: number[]) => settle(failed));
       // An uncaught error ends the thread; 'exit' follows and hands the batch back.

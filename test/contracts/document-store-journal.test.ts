@@ -132,6 +132,22 @@ for (const thread of ["worker", "main"] as const) {
   });
 }
 
+checkpoint("large documents go to the worker a few at a time (about 4 MiB of text a message); each file is whole", async () => {
+  const dir = tempDir();
+  try {
+    const journal = open(dir);
+    const big = (id: string, mib: number) => ({ collection: "big", id, doc: { _id: id, body: id.repeat((mib * 1024 * 1024) / id.length) } });
+    await Promise.all([journal.persist(big("a1", 3)), journal.persist(big("b2", 3)), journal.persist(big("c3", 5)), journal.persist(big("d4", 1))]);
+    await until("every large document is in its file", () => ["a1", "b2", "c3", "d4"].every((id) => existsSync(join(dir, "big", id))) && journalsIn(dir).length === 1);
+    for (const [id, mib] of [["a1", 3], ["b2", 3], ["c3", 5], ["d4", 1]] as const) {
+      assert.is((readDoc(dir, "big", id) as { body: string }).body.length, mib * 1024 * 1024, `${id} whole`);
+    }
+    await journal.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 const broken = {
   "dies on its first checkpoint": `require("node:worker_threads").parentPort.on("message", () => process.exit(3));`,
   "cannot start (its source does not parse)": `this is not JavaScript (`,
