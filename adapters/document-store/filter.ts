@@ -387,7 +387,7 @@ export function uniqueKey(doc: Doc, fields: readonly string[], sparse: boolean):
   if (fields.length === 1) {
     const v = getPath(doc, fields[0]!);
     if (v === undefined && sparse) return null;
-    return typeof v === "string" && v.charCodeAt(0) !== _BRACKET ? v : JSON.stringify([v ?? null]);
+    return _keyOfOne(v ?? null);
   }
   const values: unknown[] = [];
   for (const f of fields) {
@@ -405,11 +405,12 @@ export function uniqueKey(doc: Doc, fields: readonly string[], sparse: boolean):
  * other value list is its JSON array text, which always starts with "[", so the two never meet.
  */
 export function uniqueKeyOf(values: readonly unknown[]): string {
-  const v = values[0];
-  return values.length === 1 && typeof v === "string" && v.charCodeAt(0) !== _BRACKET ? v : JSON.stringify(values);
+  return values.length === 1 ? _keyOfOne(values[0]) : JSON.stringify(values);
 }
 
-const _BRACKET = 0x5b; // "["
+function _keyOfOne(v: unknown): string {
+  return typeof v === "string" && v.charCodeAt(0) !== 0x5b /* "[" */ ? v : JSON.stringify([v]);
+}
 
 /** MongoDB's default index name (`a_1_b.c_1`), used by both stores in DuplicateKeyError.index. */
 export function indexName(fields: readonly string[]): string {

@@ -9,10 +9,10 @@
  *   state of a document only); each waiter resolves once that append is written. One write call
  *   per batch instead of one file write per change: measured on this machine, ~1.5 µs of CPU per
  *   change instead of 26–30 µs. Each line is encoded into one reused buffer as it is made, so no
- *   batch-sized string is built (V8 would keep it for a full collection). The write is synchronous (into the page cache, no fsync, like the
- *   checkpoint's file writes): through the thread pool, its hand-over, the wake-ups and its
- *   contention with the checkpoint's writes cost the gateway more CPU than the write itself
- *   (docs/bench.md, "Cutting CPU per sign (second round)").
+ *   batch-sized string is built (V8 would keep it for a full collection). The write is synchronous
+ *   (into the page cache, no fsync, like the checkpoint's file writes): through the thread pool, its
+ *   hand-over, the wake-ups and its contention with the checkpoint's writes cost the gateway more
+ *   CPU than the write itself (docs/bench.md, "Cutting CPU per sign (second round)").
  * - A checkpoint (every `checkpointMs`, and at `close()`) switches appends to a new journal file,
  *   then writes the latest state of every document changed since the previous checkpoint to its own
  *   file (or deletes the file), then deletes the older journal files. A document changed several
@@ -20,11 +20,11 @@
  *   is serialised at the checkpoint, in chunks of at most CHECKPOINT_MESSAGE documents (and about
  *   CHECKPOINT_MESSAGE_CHARS of text), each handed over at once: keeping each journal line's text
  *   until the checkpoint kept every change of the last second or two alive long enough for V8 to
- *   promote it, and the main thread's heap grew with it (docs/bench.md "The fs store's memory").
- *   The files are written by a worker thread (one message per chunk: the paths and their texts;
- *   the reply lists the ones that failed), so the kernel's file creation — the largest single item of the gateway's fs
- *   profile when it ran on the main thread — no longer takes the event loop's time (docs/bench.md,
- *   "Cutting CPU per sign (second round)"). Inside the worker the writes are synchronous, one after
+ *   promote it, and the main thread's heap grew with it (docs/bench.md, "Third round: the fs
+ *   store's memory"). The files are written by a worker thread (one message per chunk: the paths
+ *   and their texts; the reply lists the ones that failed), so the kernel's file creation — the
+ *   largest single item of the gateway's fs profile when it ran on the main thread — no longer takes
+ *   the event loop's time (docs/bench.md, "Cutting CPU per sign (second round)"). Inside the worker the writes are synchronous, one after
  *   the other. If the worker cannot start or dies, the checkpoint (and every later one) is written
  *   on the main thread instead, synchronously, CHECKPOINT_CHUNK files at a time with a turn of the
  *   event loop in between (the thread-pool round trips of asynchronous writes, open, write, close
@@ -86,14 +86,14 @@ export interface JournalOptions {
 const JOURNAL_PREFIX = "@journal-";
 /** Files written between two turns of the event loop when the checkpoint runs on the main thread. */
 const CHECKPOINT_CHUNK = 64;
-/** Files handed to the writer at a time (one message to the worker), at most; and their texts' length (chars), at most (a Stored invoice can be 1 MiB). */
+/** At most this many files, and about this much text (chars), in one message to the worker (a Stored invoice can be 1 MiB). */
 const CHECKPOINT_MESSAGE = 512;
 const CHECKPOINT_MESSAGE_CHARS = 4 * 1024 * 1024;
 
 /**
  * The checkpoint worker (plain CommonJS, run with `eval`: no file to find under tsx or in a bundle).
- * A message is one chunk of a checkpoint: `paths[i]` gets `texts[i]`, or is deleted when it is null. The reply
- * lists the indexes that failed. A write whose directory is missing creates it and writes again; a
+ * A message is one chunk of a checkpoint: `paths[i]` gets `texts[i]`, or is deleted when it is null.
+ * The reply lists the indexes that failed. A write whose directory is missing creates it and writes again; a
  * delete of a file that is not there is done.
  */
 const CHECKPOINT_WORKER_SOURCE = `
@@ -136,7 +136,7 @@ export function createJournal(options: JournalOptions): Journal {
   let queued = new Map<string, JournalChange>();
   let waiters: Array<{ resolve(): void; reject(e: unknown): void }> = [];
   let scheduled = false;
-  /** Latest journaled state (and its JSON, once serialised) of every document changed since the last checkpoint started. */
+  /** Latest journaled state of every document changed since the last checkpoint started. */
   let dirty = new Map<string, JournalChange>();
   let checkpointing: Promise<void> | null = null;
   /** Where an append's lines are encoded (reused; grows to the largest batch). */
@@ -210,7 +210,7 @@ export function createJournal(options: JournalOptions): Journal {
     const items = [...work.values()];
     // Handed to the writer a chunk at a time, each chunk's texts serialised just before: they are
     // garbage once the chunk is handed over, so they die young instead of being kept from the
-    // journal append to the checkpoint (docs/bench.md "The fs store's memory").
+    // journal append to the checkpoint (docs/bench.md, "Third round: the fs store's memory").
     const failed: number[] = [];
     for (let from = 0; from < items.length; ) {
       const paths: string[] = [];
@@ -415,8 +415,8 @@ function _mainThreadWriter(): _FileWriter {
 /**
  * The files written by a worker thread, started at the first checkpoint. The worker is ref()'d only
  * while it writes (a checkpoint in progress keeps the process alive, as the main-thread writes do;
- * an idle worker never does). One checkpoint at a time (`runCheckpoint`), and its chunks one after the other, so one request at most is
- * in flight. If the worker cannot start or exits, that checkpoint and every later one are written
+ * an idle worker never does). One checkpoint at a time (`runCheckpoint`), its chunks one after the
+ * other, so one request at most is in flight. If the worker cannot start or exits, that checkpoint and every later one are written
  * on the main thread: the dead worker writes nothing more, so no stale write can land after them.
  */
 function _workerWriter(source: string, onFallback?: (reason: string) => void): _FileWriter {
