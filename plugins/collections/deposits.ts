@@ -138,7 +138,7 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
       { fields: ["reference"], unique: true },
       { fields: ["businessId", "receivedAt"] },
       { fields: ["virtualAccountId", "receivedAt"] },
-      { fields: ["status", "receivedAt"] },
+      { fields: ["status", "updatedAt"] },
       { fields: ["effectsPending", "updatedAt"] },
     ],
   });
@@ -289,19 +289,25 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
 
     async redrive() {
       const before = clock() - REDRIVE_AFTER_MS;
+      // Each queue in order of `updatedAt` (a received deposit's is its receivedAt until then), so
+      // that a deposit whose decision or effects keep failing goes to the back of its queue instead
+      // of holding its places: `receivedAt`, which the decision is judged at, never moves.
       const [undecided, pending] = await Promise.all([
-        deposits.find({ status: "received", receivedAt: { $lt: before } }, { sort: [{ field: "receivedAt", direction: 1 }], limit: REDRIVE_BATCH }),
+        deposits.find({ status: "received", updatedAt: { $lt: before } }, { sort: [{ field: "updatedAt", direction: 1 }], limit: REDRIVE_BATCH }),
         deposits.find({ effectsPending: true, updatedAt: { $lt: before } }, { sort: [{ field: "updatedAt", direction: 1 }], limit: REDRIVE_BATCH }),
       ]);
       let done = 0;
       for (const d of [...undecided.items, ...pending.items]) {
+        let out: Deposit | null = null;
         try {
-          const out = await finish(d);
+          out = await finish(d);
           if (out.status !== "received" && !out.effectsPending) done++;
         } catch (e) {
           log.warn("collections_deposit_redrive_failed", { sessionId: d._id, error: describeError(e) });
-          // Effects that keep failing go to the back of their queue instead of holding its places.
-          if (d.effectsPending) await deposits.findOneAndUpdate({ _id: d._id, effectsPending: true }, { $set: { updatedAt: clock() } }).catch(() => undefined);
+        }
+        if (!out || out.status === "received" || out.effectsPending) {
+          const still = d.status === "received" ? { status: "received" } : { effectsPending: true };
+          await deposits.updateOne({ _id: d._id, ...still }, { $set: { updatedAt: clock() } }).catch(() => undefined);
         }
       }
       return done;

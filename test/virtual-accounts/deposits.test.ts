@@ -330,6 +330,60 @@ test("the worker finishes deposits a crash left undecided or unsettled, exactly 
   }
 });
 
+test("deposits whose decision keeps failing do not hold the worker's places: a deposit behind 100 of them is still settled", async () => {
+  const other = await startCollections();
+  try {
+    const clock = other.clock.now;
+    const real = createVirtualAccountService({ store: other.store, clock });
+    // The account of the blocked deposits cannot be read, for good (its every read fails).
+    const worker = depositServiceOf(other, {
+      accounts: { ...real, get: async (id: string) => (id === "broken-account" ? Promise.reject(new Error("unreadable account")) : real.get(id)) },
+    });
+    const coll = other.store.collection<Deposit>("collections_va_deposits");
+    const multi = await createAccount(other, { account_type: "multi_use" });
+    const stub = (id: string, accountId: string, at: number): Deposit => ({
+      _id: id,
+      businessId: "demo",
+      reference: `VAT-TEST${id.slice(-12)}`,
+      virtualAccountId: accountId,
+      virtualAccountReference: multi.reference,
+      sourceReference: multi.sourceReference,
+      accountNumber: multi.accountNumber,
+      accountName: multi.accountName,
+      accountType: "multi_use",
+      amountKobo: 4_400,
+      currency: "NGN",
+      sender: { accountName: "Queue Test", accountNumber: "0000000002", bankName: "Test Bank" },
+      status: "received",
+      refund: null,
+      effectsPending: false,
+      receivedAt: at,
+      settledAt: null,
+      refundedAt: null,
+      updatedAt: at,
+    });
+    // 100 older deposits (a full batch of the worker) whose decision fails, then one that can be decided.
+    for (let i = 0; i < 100; i++) await coll.insert(stub(`99999930010100000000000${String(i).padStart(7, "0")}`, "broken-account", clock() - 60_000 + i));
+    const healthy = "999999300101000000000000999999";
+    await coll.insert(stub(healthy, multi.id, clock() - 30_000));
+
+    assert.is(await worker.redrive(), 0, "the first pass takes the 100 blocked ones and decides none");
+    assert.is(await worker.redrive(), 1, "the next pass reaches the deposit behind them");
+    assert.is((await coll.get(healthy))!.status, "settled");
+    assert.equal((await other.store.collection<WalletEntry>("collections_wallet_entries").find({ sourceId: healthy })).items.map((e) => e.amountKobo), [4_400]);
+    const blocked = (await coll.find({ status: "received" }, { limit: 200 })).items;
+    assert.is(blocked.length, 100, "the blocked ones are still owed a decision");
+    assert.ok(blocked.every((d) => d.receivedAt < clock() - 30_000), "their receivedAt (what the decision is judged at) never moved");
+    const movedAt = Math.min(...blocked.map((d) => d.updatedAt));
+    other.clock.advance(11_000);
+    assert.is(await worker.redrive(), 0);
+    const again = (await coll.find({ status: "received" }, { limit: 200 })).items;
+    assert.ok(again.every((d) => d.updatedAt > movedAt), "they are tried again after the re-drive delay (and go to the back again)");
+  } finally {
+    await other.close();
+  }
+});
+
 test("an account that keeps changing under the decision → the deposit stays received (never a 500); the worker decides it once", async () => {
   const other = await startCollections();
   try {
