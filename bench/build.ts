@@ -29,30 +29,24 @@ export function serverNodeFlags(env: Record<string, string | undefined> = proces
 
 /** Bundles the named servers; returns each one's entry file. */
 export async function buildServers(names: readonly string[]): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  await Promise.all(names.map(async (name) => (out[name] = await buildEntry(join(ROOT, "bench", "servers", `${name}.ts`), name))));
-  return out;
-}
-
-/**
- * Bundles one entry point (a bench server, or the product's own `core/main.ts` as `npm start` runs
- * it) into bench/.build/<name>.mjs; returns that file. `embeddedOnly: false` bundles the MongoDB,
- * Redis and SMTP adapters too (for a process configured with them: outside the bundle they would be
- * TypeScript files that plain node cannot load).
- */
-export async function buildEntry(entry: string, name: string, options: { embeddedOnly?: boolean } = {}): Promise<string> {
   mkdirSync(BUILD_DIR, { recursive: true });
-  const outfile = join(BUILD_DIR, `${name}.mjs`);
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    external: options.embeddedOnly === false ? [] : ["*/document-store/mongodb.ts", "*/coordination/redis.ts", "*/email/smtp.ts"],
-    logLevel: "warning",
-  });
-  return outfile;
+  const out: Record<string, string> = {};
+  await Promise.all(
+    names.map(async (name) => {
+      const outfile = join(BUILD_DIR, `${name}.mjs`);
+      await build({
+        entryPoints: [join(ROOT, "bench", "servers", `${name}.ts`)],
+        outfile,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        packages: "external",
+        external: ["*/document-store/mongodb.ts", "*/coordination/redis.ts", "*/email/smtp.ts"],
+        logLevel: "warning",
+      });
+      out[name] = outfile;
+    }),
+  );
+  return out;
 }

@@ -3,10 +3,10 @@
  * user runs it (issue 11). Every part is its own process, as after `npm start`:
  *
  * - the regulator simulator (`adapters/regulator/simulator/main.ts`) in its own process;
- * - the gateway's own entry point (`core/main.ts --config <file>`, what `npm start` runs) compiled by
- *   esbuild and started with plain node and the load servers' node flags, as a deployment runs it
- *   and as every other bench server runs (bench/build.ts; under the tsx loader, with its ~35 MiB more
- *   RSS, with BENCH_TSX=1 or a CPU profile): the demo config with the store of the variant, the
+ * - the gateway as `npm run build` compiles it (scripts/build.ts, into bench/.build/gatehouse/) and
+ *   `npm run start:dist` runs it: plain node with the load servers' node flags, as a deployment runs
+ *   it and as every other bench server runs (bench/build.ts); under the tsx loader as `npm start`
+ *   runs it, with its ~35–45 MiB more RSS, with BENCH_TSX=1 or a CPU profile: the demo config with the store of the variant, the
  *   simulator switched off in-process and the regulator's base URLs pointed at the simulator process,
  *   log level `info` (one JSON line per request, as in production), and the admission and sign quota
  *   limits raised far above the load (a bench of 429s measures nothing). It listens for the inspector
@@ -53,7 +53,8 @@ import { demoInvoice } from "../../test/simulator/simulator-helpers.ts";
 import { collectGarbage, processCpuMs, processRss, ROOT, spawnListening, stopProcess } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioOutcome, ScenarioResult } from "../run.ts";
-import { buildEntry, serverNodeFlags } from "../build.ts";
+import { buildDist } from "../../scripts/build.ts";
+import { BUILD_DIR, serverNodeFlags } from "../build.ts";
 import { benchLimits } from "../servers/common.ts";
 
 export type SignStore = "memory" | "fs" | "mongodb-redis";
@@ -207,9 +208,7 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
     // As a deployment runs it: compiled (bench/build.ts), with the load servers' node flags; under the
     // tsx loader (`npm start` as it is) with BENCH_TSX=1 or a CPU profile (whose frames then name the sources).
     const tsx = !!options.cpuProfDir || process.env.BENCH_TSX === "1";
-    const entry = tsx
-      ? join(ROOT, "core/main.ts")
-      : await buildEntry(join(ROOT, "core/main.ts"), `gatehouse-${options.store}`, { embeddedOnly: options.store !== "mongodb-redis" });
+    const entry = tsx ? join(ROOT, "core/main.ts") : (await buildDist(join(BUILD_DIR, "gatehouse"))).main;
     const gw = await spawnListening("gateway", [entry, "--config", configPath], /listening on (http:\/\/\S+)/, {
       tsx,
       nodeArgs: tsx ? nodeArgs : [...serverNodeFlags(), ...nodeArgs],
