@@ -213,6 +213,10 @@ export async function openDocumentStore(config: Config, log?: Logger): Promise<D
         dir: s.dir,
         // Nothing is lost when the worker is gone; the operator learns the main thread writes the files again.
         onCheckpointFallback: (reason) => log?.warn("document_store_checkpoint_on_main_thread", { reason }),
+        // Nothing is lost either while checkpoints fail (the journals keep every change), but the
+        // journals grow until the cause (a full disk, permissions) is fixed.
+        onCheckpointFailed: (info) => log?.error("document_store_checkpoint_failed", info),
+        onCheckpointRecovered: (info) => log?.event("document_store_checkpoint_recovered", info),
       });
     case "mongodb": {
       // Loaded only when configured: the embedded default never loads the MongoDB driver.

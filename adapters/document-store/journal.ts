@@ -35,7 +35,10 @@
  *   a new journal file, so a torn line is always the last of its file.
  * - A failed append rejects its waiters with DependencyUnavailableError; the in-memory state keeps
  *   the change (as before) and the next checkpoint writes it to its file. A failed file write of a
- *   checkpoint keeps the journals and is retried by the next checkpoint.
+ *   checkpoint keeps the journals and is retried by the next checkpoint; `onCheckpointFailed` is
+ *   told (at the first failure of a run, then at most once a minute) and `onCheckpointRecovered`
+ *   once one writes everything again. A checkpoint switches to a new journal file only when the
+ *   current one was appended to, so failures while nothing is written add no files.
  * - No fsync, as before: an acknowledged change survives a process crash, not necessarily a power cut.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, writeFileSync } from "node:fs";
@@ -81,9 +84,20 @@ export interface JournalOptions {
    * writes again). Not called when `close()` ends the worker.
    */
   onCheckpointFallback?: (reason: string) => void;
+  /**
+   * Called when a checkpoint could not write some of its files (the journals holding them are
+   * kept, and later checkpoints try again): at the first failed checkpoint of a run, then at most
+   * once every CHECKPOINT_REPORT_MS while they keep failing. `code` is the first failure's error
+   * code (`ENOSPC`, `EACCES`, …); no path or document is given.
+   */
+  onCheckpointFailed?: (info: { failedFiles: number; code: string; failedCheckpoints: number; journals: number }) => void;
+  /** Called when a checkpoint wrote every file after one or more failed. */
+  onCheckpointRecovered?: (info: { failedCheckpoints: number }) => void;
 }
 
 const JOURNAL_PREFIX = "@journal-";
+/** While checkpoints keep failing, how often onCheckpointFailed is called again. */
+const CHECKPOINT_REPORT_MS = 60_000;
 /** Files written between two turns of the event loop when the checkpoint runs on the main thread. */
 const CHECKPOINT_CHUNK = 64;
 /** At most this many files, and about this much text (chars), in one message to the worker (a Stored invoice can be 1 MiB). */
@@ -93,8 +107,8 @@ const CHECKPOINT_MESSAGE_CHARS = 4 * 1024 * 1024;
 /**
  * The checkpoint worker (plain CommonJS, run with `eval`: no file to find under tsx or in a bundle).
  * A message is one chunk of a checkpoint: `paths[i]` gets `texts[i]`, or is deleted when it is null.
- * The reply lists the indexes that failed. A write whose directory is missing creates it and writes again; a
- * delete of a file that is not there is done.
+ * The reply lists the indexes that failed and the first failure's error code. A write whose
+ * directory is missing creates it and writes again; a delete of a file that is not there is done.
  */
 const CHECKPOINT_WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
@@ -102,6 +116,7 @@ const { mkdirSync, unlinkSync, writeFileSync } = require("node:fs");
 const { dirname } = require("node:path");
 parentPort.on("message", ({ paths, texts }) => {
   const failed = [];
+  let code = null;
   for (let i = 0; i < paths.length; i++) {
     const path = paths[i];
     const text = texts[i];
@@ -115,11 +130,12 @@ parentPort.on("message", ({ paths, texts }) => {
           writeFileSync(path, text, "utf8");
         }
       }
-    } catch {
+    } catch (e) {
       failed.push(i);
+      code ??= String((e && e.code) || "EUNKNOWN");
     }
   }
-  parentPort.postMessage(failed);
+  parentPort.postMessage({ failed, code });
 });
 `;
 
@@ -141,6 +157,10 @@ export function createJournal(options: JournalOptions): Journal {
   let checkpointing: Promise<void> | null = null;
   /** Where an append's lines are encoded (reused; grows to the largest batch). */
   let out: Buffer = Buffer.allocUnsafe(0);
+  /** Whether anything was appended to the current journal file since it was opened. */
+  let currentUsed = false;
+  /** Checkpoints failed in a row, and when that was last reported. */
+  const failing = { checkpoints: 0, reportedAt: 0 };
   const idle: Array<() => void> = [];
   let closed = false;
   const files = options.checkpointWorker === false ? _mainThreadWriter() : _workerWriter(options.checkpointWorkerSource ?? CHECKPOINT_WORKER_SOURCE, options.onCheckpointFallback);
@@ -167,12 +187,14 @@ export function createJournal(options: JournalOptions): Journal {
       length += out.write(line, length, "utf8");
     }
     const error = _writeAll(fd, out.subarray(0, length));
+    currentUsed = true;
     // Written or not, the next checkpoint writes these states to their files.
     for (const [key, change] of batch) dirty.set(key, change);
     if (error) {
       // Appends go on in a fresh file: a torn line must stay the last line of its file.
       try {
         fd = _open(base, ++seq, journals);
+        currentUsed = false;
       } catch {
         // The next append fails again and reports it.
       }
@@ -189,9 +211,19 @@ export function createJournal(options: JournalOptions): Journal {
 
   /**
    * Switches appends to a new journal file (between two appends: an append is one synchronous
-   * write) and hands over the older files and every change they hold.
+   * write; unless nothing was appended to the current one) and hands over the older files and
+   * every change they hold.
    */
-  const rotate = (): { older: string[]; oldFd: number; work: Map<string, JournalChange> } => {
+  const rotate = (): { older: string[]; oldFd: number | null; work: Map<string, JournalChange> } => {
+    const work = dirty;
+    dirty = new Map();
+    if (!currentUsed) {
+      // Nothing appended since the current file opened: appends go on in it (a checkpoint that keeps
+      // failing while nothing is written must not leave one more empty journal every second).
+      const older = journals.slice(0, -1);
+      journals = journals.slice(-1);
+      return { older, oldFd: null, work };
+    }
     const next: string[] = [];
     const nextFd = _open(base, seq + 1, next);
     seq += 1;
@@ -199,8 +231,7 @@ export function createJournal(options: JournalOptions): Journal {
     const oldFd = fd;
     journals = next;
     fd = nextFd;
-    const work = dirty;
-    dirty = new Map();
+    currentUsed = false;
     return { older, oldFd, work };
   };
 
@@ -212,6 +243,7 @@ export function createJournal(options: JournalOptions): Journal {
     // garbage once the chunk is handed over, so they die young instead of being kept from the
     // journal append to the checkpoint (docs/bench.md, "Third round: the fs store's memory").
     const failed: number[] = [];
+    let code: string | null = null;
     for (let from = 0; from < items.length; ) {
       const paths: string[] = [];
       const texts: Array<string | null> = [];
@@ -223,10 +255,12 @@ export function createJournal(options: JournalOptions): Journal {
         texts.push(text);
         chars += text?.length ?? 0;
       }
-      for (const i of await files.write(paths, texts)) failed.push(from + i);
+      const written = await files.write(paths, texts);
+      for (const i of written.failed) failed.push(from + i);
+      code ??= written.code;
       from += paths.length;
     }
-    _closeQuietly(oldFd);
+    if (oldFd !== null) _closeQuietly(oldFd);
     if (failed.length > 0) {
       // Keep every older journal until a checkpoint writes all of its changes.
       for (const i of failed) {
@@ -234,7 +268,17 @@ export function createJournal(options: JournalOptions): Journal {
         if (!dirty.has(_mapKey(change))) dirty.set(_mapKey(change), change);
       }
       journals = [...older, ...journals];
+      failing.checkpoints++;
+      const now = Date.now();
+      if (failing.checkpoints === 1 || now - failing.reportedAt >= CHECKPOINT_REPORT_MS) {
+        failing.reportedAt = now;
+        _tell(options.onCheckpointFailed, { failedFiles: failed.length, code: code ?? "EUNKNOWN", failedCheckpoints: failing.checkpoints, journals: journals.length });
+      }
       return;
+    }
+    if (failing.checkpoints > 0) {
+      _tell(options.onCheckpointRecovered, { failedCheckpoints: failing.checkpoints });
+      failing.checkpoints = 0;
     }
     for (const path of older) {
       try {
@@ -324,6 +368,15 @@ export function createJournal(options: JournalOptions): Journal {
 
 // --- Internal helpers ---
 
+/** Calls an observer; a failing observer changes nothing here. */
+function _tell<T>(observer: ((info: T) => void) | undefined, info: T): void {
+  try {
+    observer?.(info);
+  } catch {
+    // ignored
+  }
+}
+
 /** One map key per document. */
 function _mapKey(c: JournalChange): string {
   return `${c.collection}\u0000${c.id}`;
@@ -377,27 +430,35 @@ function _closeQuietly(fd: number): void {
   }
 }
 
-/** Writes (text) or deletes (null) the files of one checkpoint; resolves with the indexes that failed. */
+/** What a write of files answers: the indexes that failed, and the first failure's error code (null: none failed). */
+interface _Written {
+  failed: number[];
+  code: string | null;
+}
+
+/** Writes (text) or deletes (null) the files of one chunk of a checkpoint. */
 interface _FileWriter {
-  write(paths: string[], texts: Array<string | null>): Promise<number[]>;
+  write(paths: string[], texts: Array<string | null>): Promise<_Written>;
   close(): Promise<void>;
   lastThread: "worker" | "main" | null;
 }
 
 /** The files written on the main thread, CHECKPOINT_CHUNK at a time with a turn of the event loop in between. */
-async function _writeOnMainThread(paths: string[], texts: Array<string | null>): Promise<number[]> {
+async function _writeOnMainThread(paths: string[], texts: Array<string | null>): Promise<_Written> {
   const failed: number[] = [];
+  let code: string | null = null;
   for (let i = 0; i < paths.length; i++) {
     const text = texts[i]!;
     try {
       if (text === null) _unlinkSync(paths[i]!);
       else _writeFileSync(paths[i]!, text);
-    } catch {
+    } catch (e) {
       failed.push(i);
+      code ??= String((e as NodeJS.ErrnoException).code ?? "EUNKNOWN");
     }
     if ((i + 1) % CHECKPOINT_CHUNK === 0) await new Promise((r) => setImmediate(r));
   }
-  return failed;
+  return { failed, code };
 }
 
 function _mainThreadWriter(): _FileWriter {
@@ -416,8 +477,9 @@ function _mainThreadWriter(): _FileWriter {
  * The files written by a worker thread, started at the first checkpoint. The worker is ref()'d only
  * while it writes (a checkpoint in progress keeps the process alive, as the main-thread writes do;
  * an idle worker never does). One checkpoint at a time (`runCheckpoint`), its chunks one after the
- * other, so one request at most is in flight. If the worker cannot start or exits, that checkpoint and every later one are written
- * on the main thread: the dead worker writes nothing more, so no stale write can land after them.
+ * other, so one request at most is in flight. If the worker cannot start or exits, that checkpoint
+ * and every later one are written on the main thread: the dead worker writes nothing more, so no
+ * stale write can land after them.
  */
 function _workerWriter(source: string, onFallback?: (reason: string) => void): _FileWriter {
   let worker: Worker | null = null;
@@ -432,12 +494,12 @@ function _workerWriter(source: string, onFallback?: (reason: string) => void): _
       // A failing observer changes nothing here.
     }
   };
-  let reply: ((failed: number[] | null) => void) | null = null;
-  const settle = (failed: number[] | null): void => {
+  let reply: ((written: _Written | null) => void) | null = null;
+  const settle = (written: _Written | null): void => {
     const r = reply;
     reply = null;
     worker?.unref();
-    r?.(failed);
+    r?.(written);
   };
   const start = (): Worker | null => {
     try {
@@ -445,7 +507,7 @@ function _workerWriter(source: string, onFallback?: (reason: string) => void): _
       // default (up to 3 × 16 MiB) stayed committed after a burst (~50–65 MiB of RSS, docs/bench.md).
       const w = new Worker(source, { eval: true, execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 4 } });
       w.unref();
-      w.on("message", (failed: number[]) => settle(failed));
+      w.on("message", (written: _Written) => settle(written));
       // An uncaught error ends the thread; 'exit' follows and hands the batch back.
       w.on("error", (e: Error) => {
         lastError = e.message;
@@ -468,7 +530,7 @@ function _workerWriter(source: string, onFallback?: (reason: string) => void): _
         worker ??= start();
         const w = worker;
         if (w) {
-          const failed = await new Promise<number[] | null>((resolve) => {
+          const written = await new Promise<_Written | null>((resolve) => {
             reply = resolve;
             w.ref();
             try {
@@ -477,9 +539,9 @@ function _workerWriter(source: string, onFallback?: (reason: string) => void): _
               settle(null);
             }
           });
-          if (failed) {
+          if (written) {
             writer.lastThread = "worker";
-            return failed;
+            return written;
           }
         }
       }

@@ -75,9 +75,18 @@ import {
   validateLease,
   validateUpdate,
 } from "./filter.ts";
-import { createJournal, type Journal } from "./journal.ts";
+import { createJournal, type Journal, type JournalOptions } from "./journal.ts";
 
-export interface UnstorageDocumentStoreOptions {
+/**
+ * The fs driver's journal settings (./journal.ts): `checkpointMs`, how often the journal is
+ * checkpointed into the per-document files (default 1000 ms); `onCheckpointFallback`, told once if
+ * the checkpoint's worker thread could not start or died (checkpoints then run on the main thread);
+ * `onCheckpointFailed` / `onCheckpointRecovered`, told when checkpoints cannot write their files and
+ * when they can again.
+ */
+type _JournalSettings = Pick<JournalOptions, "checkpointMs" | "onCheckpointFallback" | "onCheckpointFailed" | "onCheckpointRecovered">;
+
+export interface UnstorageDocumentStoreOptions extends _JournalSettings {
   driver: "memory" | "fs";
   /** Base directory of the fs driver. Default ".data". */
   dir?: string;
@@ -85,10 +94,6 @@ export interface UnstorageDocumentStoreOptions {
   clock?: () => number;
   /** How often expired documents are swept from memory and storage. Default 60 000 ms. */
   sweepIntervalMs?: number;
-  /** fs driver: how often the journal is checkpointed into the per-document files. Default 1000 ms. */
-  checkpointMs?: number;
-  /** fs driver: told once if the checkpoint's worker thread could not start or died (checkpoints then run on the main thread). */
-  onCheckpointFallback?: (reason: string) => void;
 }
 
 export interface UnstorageDocumentStore extends DocumentStore {
@@ -122,8 +127,10 @@ export async function createUnstorageDocumentStore(options: UnstorageDocumentSto
       base: fsBase,
       kind,
       keyOf: (collection, id) => `${_encodeSegment(collection)}:${_encodeSegment(id)}`,
-      ...(options.checkpointMs !== undefined ? { checkpointMs: options.checkpointMs } : {}),
-      ...(options.onCheckpointFallback ? { onCheckpointFallback: options.onCheckpointFallback } : {}),
+      checkpointMs: options.checkpointMs,
+      onCheckpointFallback: options.onCheckpointFallback,
+      onCheckpointFailed: options.onCheckpointFailed,
+      onCheckpointRecovered: options.onCheckpointRecovered,
     });
     const replayed = journal.replay((c) => {
       let st = states.get(c.collection);

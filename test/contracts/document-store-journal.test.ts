@@ -11,6 +11,9 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createJournal, type Journal, type JournalOptions } from "../../adapters/document-store/journal.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import type { Config } from "../../config/schema.ts";
+import { openDocumentStore } from "../../core/compose.ts";
+import { createLogger, type LogFields } from "../../core/log.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "gatehouse-journal-"));
@@ -68,18 +71,28 @@ checkpoint("the worker writes and deletes a checkpoint's files; a restart from t
 });
 
 for (const thread of ["worker", "main"] as const) {
-  checkpoint(`a failed file write (${thread} thread) keeps the journals; a later checkpoint writes the file and drops them`, async () => {
+  checkpoint(`a failed file write (${thread} thread) keeps the journals, is reported once, adds no journal while nothing is written; a later checkpoint writes the file and drops them`, async () => {
     const dir = tempDir();
     try {
       // A regular file where the collection's directory should be: its documents cannot be written.
       writeFileSync(join(dir, "blocked"), "not a directory");
-      const journal = open(dir, { checkpointWorker: thread === "worker" });
+      const failures: unknown[] = [];
+      const recoveries: Array<{ failedCheckpoints: number }> = [];
+      const journal = open(dir, {
+        checkpointWorker: thread === "worker",
+        onCheckpointFailed: (info) => failures.push(info),
+        onCheckpointRecovered: (info) => recoveries.push(info),
+      });
       await journal.persist(doc("ok", "a", 1));
       await journal.persist(doc("blocked", "b", 2));
       await until("the writable document is checkpointed", () => existsSync(join(dir, "ok", "a")));
-      await until("another checkpoint has failed", () => journalsIn(dir).length >= 3);
+      await until("a checkpoint has failed", () => failures.length > 0);
       assert.is(journal.checkpointThread(), thread);
-      assert.ok(journalsIn(dir).length >= 3, "the journals holding the unwritten change are kept");
+      assert.equal(failures[0], { failedFiles: 1, code: "ENOTDIR", failedCheckpoints: 1, journals: 2 }, "no path, no document: a count and an error code");
+      // More checkpoints fail (10 intervals) while nothing is written: no new journal file, no new report.
+      await new Promise((r) => setTimeout(r, 200));
+      assert.is(journalsIn(dir).length, 2, "the journal holding the unwritten change and the current one, no more");
+      assert.is(failures.length, 1, "reported at the first failure of the run (then at most once a minute)");
 
       // A restart now (a copy of the folder without the blocking file) gets the document from the journals.
       const copy = tempDir();
@@ -97,6 +110,8 @@ for (const thread of ["worker", "main"] as const) {
       await until("a later checkpoint writes the file and drops the older journals", () => existsSync(join(dir, "blocked", "b")) && journalsIn(dir).length === 1);
       assert.equal(readDoc(dir, "blocked", "b"), { _id: "b", v: 2 });
       assert.is(journal.checkpointThread(), thread);
+      await until("the recovery is reported", () => recoveries.length === 1);
+      assert.ok(recoveries[0]!.failedCheckpoints >= 3, `several checkpoints failed while the file count stayed at 2 (${recoveries[0]!.failedCheckpoints})`);
       await journal.close();
       assert.equal(journalsIn(dir), []);
     } finally {
@@ -110,11 +125,13 @@ for (const thread of ["worker", "main"] as const) {
     const dir = tempDir();
     try {
       writeFileSync(join(dir, "blocked"), "not a directory");
-      const journal = open(dir, { checkpointWorker: thread === "worker" });
+      const failures: Array<{ failedFiles: number }> = [];
+      const journal = open(dir, { checkpointWorker: thread === "worker", onCheckpointFailed: (info) => failures.push(info) });
       // 1 300 documents in one checkpoint (three messages of at most 512); the unwritable one is the last.
       await Promise.all([...Array.from({ length: 1_300 }, (_, i) => journal.persist(doc("many", `m${i}`, i))), journal.persist(doc("blocked", "z", 1))]);
       await until("every document of every chunk has its file", () => existsSync(join(dir, "many")) && readdirSync(join(dir, "many")).length === 1_300);
-      await until("another checkpoint has failed", () => journalsIn(dir).length >= 3);
+      await until("a checkpoint has failed", () => failures.length > 0);
+      assert.is(failures[0]!.failedFiles, 1, "only the blocked file of the last chunk failed");
       assert.is(journal.checkpointThread(), thread);
       assert.equal(readDoc(dir, "many", "m1299"), { _id: "m1299", v: 1299 });
       // The failed document stays due: once it can be written, a later checkpoint writes it (then drops the journals).
@@ -143,6 +160,30 @@ checkpoint("large documents go to the worker a few at a time (about 4 MiB of tex
       assert.is((readDoc(dir, "big", id) as { body: string }).body.length, mib * 1024 * 1024, `${id} whole`);
     }
     await journal.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+checkpoint("the gateway's fs store logs a checkpoint that cannot write its files (error, an error code, no path) and its recovery", async () => {
+  const dir = tempDir();
+  try {
+    const records: LogFields[] = [];
+    const log = createLogger({ level: "debug", sink: (r) => records.push(r) });
+    const store = await openDocumentStore({ storage: { driver: "fs", dir } } as Config, log);
+    writeFileSync(join(dir, "blocked"), "not a directory");
+    await store.collection("blocked").insert({ _id: "secret-id-1", v: 1 });
+    const failedLines = () => records.filter((r) => r.event === "document_store_checkpoint_failed");
+    await until("the failed checkpoint is logged", () => failedLines().length > 0);
+    const line = failedLines()[0]!;
+    assert.is(line.level, "error");
+    assert.is(line.code, "ENOTDIR");
+    assert.is(line.failedFiles, 1);
+    assert.not.ok(JSON.stringify(line).includes("secret-id-1") || JSON.stringify(line).includes(dir), "no document id, no path");
+    rmSync(join(dir, "blocked"));
+    await until("the recovery is logged", () => records.some((r) => r.event === "document_store_checkpoint_recovered"));
+    await store.close();
+    assert.equal(readDoc(dir, "blocked", "secret-id-1"), { _id: "secret-id-1", v: 1 });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
