@@ -11,6 +11,7 @@ import parsePrometheusTextFormat, { type PrometheusFamily, type PrometheusSample
 import { LATENCY_BUCKETS, serveMetrics } from "../../core/metrics.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, expectProblem, invoice, startSigningHarness } from "../signing/signing-helpers.ts";
 import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
+import { DependencyUnavailableError } from "../../adapters/ports.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { startTestGateway } from "../support/gateway.ts";
 
@@ -138,15 +139,22 @@ test("traffic moves the series: requests by route and code with latency buckets,
 
 test("a scrape never waits on a dependency: with every store call hanging, the separate listener still answers, keyless, the cached values", async () => {
   let hang = false;
-  const never = new Promise<never>(() => {});
-  /** Every method of the store (and of its collections) hangs forever once `hang` is set. */
+  /**
+   * Calls made while `hang` is set, parked until the test ends; they then fail as an outage would.
+   * (Left hanging for ever, a background loop's call made in that window — the outbox, a sweep —
+   * would keep the gateway's close() waiting, and the file would hang until the runner kills it:
+   * it did in one CI run.)
+   */
+  const parked: Array<(e: Error) => void> = [];
+  const park = (): Promise<never> => new Promise<never>((_, reject) => parked.push(reject));
+  /** Every method of the store (and of its collections) hangs once `hang` is set, until the test releases it. */
   const hanging = <T extends object>(target: T): T =>
     new Proxy(target, {
       get(t, prop, receiver) {
         const value = Reflect.get(t, prop, receiver) as unknown;
         if (typeof value !== "function") return value;
         return (...args: unknown[]) => {
-          if (hang) return never;
+          if (hang) return park();
           const out = (value as (...a: unknown[]) => unknown).apply(t, args);
           return prop === "collection" ? hanging(out as object) : out;
         };
@@ -170,6 +178,7 @@ test("a scrape never waits on a dependency: with every store call hanging, the s
     assert.is((await fetch(listener.url, { method: "POST" })).status, 404);
   } finally {
     hang = false;
+    for (const reject of parked.splice(0)) reject(new DependencyUnavailableError("test-store", "released at the end of the hang"));
     await listener.close();
     await g.close();
   }
