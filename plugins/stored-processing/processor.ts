@@ -608,9 +608,12 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
   // Heartbeat and lifecycle
   // -------------------------------------------------------------------------
 
-  async function beat(): Promise<void> {
+  /** The heartbeat write in flight: stop() waits for it, so that no beat lands after the heartbeat is removed. */
+  let lastBeat: Promise<unknown> = Promise.resolve();
+
+  function beat(): Promise<unknown> {
     const now = Date.now();
-    await store.heartbeats
+    lastBeat = store.heartbeats
       .findOneAndUpdate(
         { _id: owner },
         {
@@ -628,6 +631,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
         { upsert: true },
       )
       .catch((e) => log.warn("stored_processor_heartbeat_failed", { error: describeError(e) }));
+    return lastBeat;
   }
 
   return {
@@ -656,6 +660,7 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
       // The loop ends at its next turn (a sleeping loop was woken; a saturated one waits for a pass).
       await loop;
       await queue.onIdle();
+      await lastBeat;
       await store.heartbeats.delete(owner).catch(() => false);
       log.event("stored_processor_stopped", { owner, processed });
     },

@@ -1,15 +1,16 @@
 /**
  * A document store with a fault switch in front of every collection call: a test decides, per call,
  * whether it fails "before" (nothing written), "after" (written, then the answer is lost) or "late"
- * (the call fails at once and is performed LATE_MS later: a hung server applying its queue). The
- * gateway wraps it in its resilience guard as it does any store, so a failure reaches the code under
- * test as the DependencyUnavailableError a real outage gives. The synchronous fast path of the
+ * (the call fails at once and is performed LATE_MS later: a hung server applying its queue), or is
+ * "slow" (performed and answered LATE_MS later, no failure). The gateway wraps it in its resilience
+ * guard as it does any store, so a failure reaches the code under test as the
+ * DependencyUnavailableError a real outage gives. The synchronous fast path of the
  * embedded store (`countNow`) stays synchronous and is faulted as its operation (`count`) is.
  */
 import type { Doc, DocumentStore } from "../../adapters/ports.ts";
 
 /** Decides, per store call, whether it fails. */
-export type StoreFaultHook = (collection: string, method: string, args: unknown[]) => "before" | "after" | "late" | null;
+export type StoreFaultHook = (collection: string, method: string, args: unknown[]) => "before" | "after" | "late" | "slow" | null;
 
 /** How much later a "late" call is performed. */
 export const LATE_MS = 300;
@@ -45,6 +46,7 @@ export function withStoreFaults(raw: DocumentStore, hook: StoreFaultHook | undef
           return async (...args: unknown[]) => {
             const fault = hook?.(name, String(prop), args) ?? null;
             if (fault === "before") throw new Error("injected store failure");
+            if (fault === "slow") await new Promise((r) => setTimeout(r, LATE_MS)); // no failure: a slow answer
             if (fault === "late") {
               setTimeout(() => void (value as (...a: unknown[]) => Promise<unknown>).apply(target, args).catch(() => undefined), LATE_MS);
               throw new Error("injected store failure (the call is performed later)");
