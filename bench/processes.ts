@@ -11,9 +11,9 @@
  *   /proc (Linux).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { WebSocket, type MessageEvent } from "undici";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { WebSocket, type MessageEvent } from "undici";
 
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
 

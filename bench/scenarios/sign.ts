@@ -6,11 +6,12 @@
  * - the gateway as `npm run build` compiles it (scripts/build.ts, into bench/.build/gatehouse/) and
  *   `npm run start:dist` runs it: plain node with the load servers' node flags, as a deployment runs
  *   it and as every other bench server runs (bench/build.ts); under the tsx loader as `npm start`
- *   runs it, with its ~35–45 MiB more RSS, with BENCH_TSX=1 or a CPU profile: the demo config with the store of the variant, the
- *   simulator switched off in-process and the regulator's base URLs pointed at the simulator process,
- *   log level `info` (one JSON line per request, as in production), and the admission and sign quota
- *   limits raised far above the load (a bench of 429s measures nothing). It listens for the inspector
- *   on a free loopback port, through which the bench asks for a full garbage collection after the run;
+ *   runs it, with its ~35–45 MiB more RSS, with BENCH_TSX=1 or a CPU profile. It runs the demo
+ *   config with the store of the variant, the simulator switched off in-process and the regulator's
+ *   base URLs pointed at the simulator process, log level `info` (one JSON line per request, as in
+ *   production), and the admission and sign quota limits raised far above the load (a bench of 429s
+ *   measures nothing). It listens for the inspector on a free loopback port, through which the bench
+ *   asks for a full garbage collection after the run;
  * - for `sign-mongodb-redis`, a private redis-server and the MongoDB-wire server (jongodb, or
  *   MONGODB_URI / REDIS_URL when set) as the scale-out config has them.
  *
@@ -21,10 +22,10 @@
  * tenth (at most 10 000 signs each) and their ratio (last / first: 1.00 means the cost of a sign did
  * not grow with the wallet's history), the gateway's RSS (VmRSS) after the run plus its peak (VmHWM)
  * and its V8 heap (used / total), then RSS and the live heap after a full collection: right after a
- * burst RSS follows how far V8 let its heap grow (±100 MiB between identical runs), after a full
- * collection it is what the process keeps. Every answer must be 201, and the wallet must have given exactly one fee per 201
- * (nothing lost, nothing charged twice); otherwise the scenario reports a problem (a fee held by an
- * error answer after the debit is reported as such).
+ * burst RSS follows how far V8 let its heap grow (±100 MiB between identical runs); the live heap is
+ * what the process keeps, stable from run to run. Every answer must be 201, and the wallet must have
+ * given exactly one fee per 201 (nothing lost, nothing charged twice); otherwise the scenario reports
+ * a problem (a fee held by an error answer after the debit is reported as such).
  *
  * Also reported: the CPU time (user + system, every thread) the gateway and the simulator spent per
  * measured sign, from /proc: unlike signs/s it barely moves when other work shares the machine.
@@ -205,7 +206,7 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
       mkdirSync(options.cpuProfDir, { recursive: true });
       nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`);
     }
-    // As a deployment runs it: compiled (bench/build.ts), with the load servers' node flags; under the
+    // As a deployment runs it: compiled (scripts/build.ts), with the load servers' node flags; under the
     // tsx loader (`npm start` as it is) with BENCH_TSX=1 or a CPU profile (whose frames then name the sources).
     const tsx = !!options.cpuProfDir || process.env.BENCH_TSX === "1";
     const entry = tsx ? join(ROOT, "core/main.ts") : (await buildDist(join(BUILD_DIR, "gatehouse"))).main;
