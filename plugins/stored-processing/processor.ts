@@ -611,25 +611,29 @@ export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
   /** The heartbeat write in flight: stop() waits for it, so that no beat lands after the heartbeat is removed. */
   let lastBeat: Promise<unknown> = Promise.resolve();
 
+  /**
+   * Updates this processor's heartbeat; creates it only when the update finds none (the first beat,
+   * or one expired during a long store outage) and the processor is not stopping. A beat whose write
+   * lands late (after its deadline, after stop() removed the heartbeat) is an update: it finds
+   * nothing and recreates nothing.
+   */
   function beat(): Promise<unknown> {
     const now = Date.now();
+    const update = {
+      $set: {
+        host: hostname(),
+        pid: process.pid,
+        startedAt,
+        lastTickAt,
+        inFlight: queue.pending,
+        processed,
+        concurrency: o.concurrency,
+        expiresAtMs: now + Math.max(60_000, 10 * o.heartbeatMs),
+      },
+    };
     lastBeat = store.heartbeats
-      .findOneAndUpdate(
-        { _id: owner },
-        {
-          $set: {
-            host: hostname(),
-            pid: process.pid,
-            startedAt,
-            lastTickAt,
-            inFlight: queue.pending,
-            processed,
-            concurrency: o.concurrency,
-            expiresAtMs: now + Math.max(60_000, 10 * o.heartbeatMs),
-          },
-        },
-        { upsert: true },
-      )
+      .updateOne({ _id: owner }, update)
+      .then((found): unknown => (found || stopping ? found : store.heartbeats.findOneAndUpdate({ _id: owner }, update, { upsert: true })))
       .catch((e) => log.warn("stored_processor_heartbeat_failed", { error: describeError(e) }));
     return lastBeat;
   }
