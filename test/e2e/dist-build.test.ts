@@ -6,12 +6,13 @@
  * through the regulator simulator, then drains on SIGTERM and exits 0. The drivers the embedded
  * default never uses (MongoDB, Redis) are not loaded by the files the entry imports statically. The worker's entry runs from its bundle too (and refuses the single-process store).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { request } from "undici";
+import { spawnListening } from "../../bench/processes.ts";
 import { buildDist } from "../../scripts/build.ts";
 import { DEMO_KEY, PASSTHROUGH } from "../support/gateway.ts";
 import { tempDir } from "../support/temp.ts";
@@ -30,9 +31,9 @@ const configPath = join(dir, "config.json");
 writeFileSync(configPath, JSON.stringify(config));
 
 test("the compiled gateway starts with plain node, answers health and onboards through the simulator, and drains on SIGTERM", async () => {
-  const child = spawn(process.execPath, [built.main, "--config", configPath], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  // The bench's launcher: plain node (no tsx loader), resolves once the gateway prints its URL.
+  const { child, url } = await spawnListening("compiled gateway", [built.main, "--config", configPath], /listening on (http:\/\/\S+)/, { tsx: false });
   try {
-    const url = await _listening(child);
     const health = await request(`${url}/health`);
     assert.is(health.statusCode, 200);
     assert.equal(await health.body.json(), { status: "ok" });
@@ -79,26 +80,3 @@ test("the compiled worker runs its own entry (and refuses the single-process fs 
 });
 
 test.run();
-
-// --- Internal helpers ---
-
-function _listening(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`the compiled gateway did not start:\n${out}`)), 30_000);
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the compiled gateway exited (${code}) before listening:\n${out}`));
-    });
-  });
-}
