@@ -5,7 +5,7 @@
 import { gwError } from "../core/errors/gateway-error.ts";
 import { defineStage } from "./define-stage.ts";
 
-export const HOP_HEADER = "x-service-gateway-hop";
+import { HOP_HEADER } from "../core/http/hop.ts";
 
 export const routingLoopStage = defineStage({
   name: "routing-loop",

@@ -27,7 +27,7 @@ import type { CallDeadline, CallReport, DependencyPolicy, PolicyRegistry, Result
 import { isDependencyUnavailableError, type AlertChannel } from "../ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { EventShape, Logger } from "../../core/log.ts";
-import { HOP_HEADER } from "../../pipeline/routing-loop.ts";
+import { HOP_HEADER } from "../../core/http/hop.ts";
 import { serviceIdOfTemplate } from "./irn.ts";
 import {
   ENTITY_LIMITS,

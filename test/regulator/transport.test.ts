@@ -5,7 +5,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { HOP_HEADER } from "../../pipeline/routing-loop.ts";
+import { HOP_HEADER } from "../../core/http/hop.ts";
 import { CREDENTIALS, demoInvoice } from "../simulator/simulator-helpers.ts";
 import { assertGw, CTX, gwFailure, makeClient, startRecordingServer, type TestServer } from "./regulator-helpers.ts";
 
