@@ -3,9 +3,8 @@
  * that arrives carrying a non-zero hop marker has come back to us, and is refused at once (508).
  */
 import { gwError } from "../core/errors/gateway-error.ts";
-import { defineStage } from "./define-stage.ts";
-
 import { HOP_HEADER } from "../core/http/hop.ts";
+import { defineStage } from "./define-stage.ts";
 
 export const routingLoopStage = defineStage({
   name: "routing-loop",
