@@ -49,7 +49,12 @@ import {
   isDependencyUnavailableError,
   isDuplicateKeyError,
   isInvalidQueryError,
+  type CircuitState,
+  type DependencyHealth,
+  type DependencySnapshot,
 } from "./ports.ts";
+
+export type { CircuitState, DependencySnapshot };
 
 // ---------------------------------------------------------------------------
 // Types
@@ -61,8 +66,6 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
-
-export type CircuitState = "closed" | "open" | "half_open";
 
 /** How one call counted: "neutral" calls are not eligible (neither success nor failure). */
 export type CallVerdict = "success" | "failure" | "neutral";
@@ -121,25 +124,6 @@ export interface ExecuteOptions<T> {
   observe?: (report: CallReport) => void;
 }
 
-export interface DependencySnapshot {
-  dependency: string;
-  state: CircuitState;
-  /** Eligible (success or failure) calls in the current window. */
-  windowCalls: number;
-  windowFailures: number;
-  /** windowFailures / windowCalls, 0 when the window is empty. */
-  failureRatio: number;
-  /** ISO time the circuit last opened; present while open or half-open. */
-  openedAt?: string;
-  lastFailureClass?: string;
-  lastFailureAt?: string;
-  lastSuccessAt?: string;
-  /** Calls actually made (refusals excluded), neutral ones included. */
-  totalCalls: number;
-  totalFailures: number;
-  /** Calls refused by the circuit without being made. */
-  totalRefused: number;
-}
 
 /** What the work under `execute` gets: its call's deadline. */
 export interface CallDeadline {
@@ -170,7 +154,7 @@ export interface DependencyPolicy {
   snapshot(): DependencySnapshot;
 }
 
-export interface PolicyRegistry {
+export interface PolicyRegistry extends DependencyHealth {
   /** Creates a policy (registry defaults filled in) and registers it. */
   create(options: DependencyPolicyOptions): DependencyPolicy;
   /** Registers a policy built elsewhere; a second policy under the same name is a wiring error. */

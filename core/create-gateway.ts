@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { H3Core, type H3CoreConfig, type H3Event } from "h3";
 import type { ServerRequest } from "srvx";
 import type { Config } from "../config/schema.ts";
-import type { PolicyRegistry } from "../adapters/policies.ts";
+import type { DependencyHealth } from "../adapters/ports.ts";
 import { createRequestContext, type RequestContext } from "./context.ts";
 import type { TenantDirectory } from "./directory.ts";
 import { gwError } from "./errors/gateway-error.ts";
@@ -44,7 +44,8 @@ export interface GatewayOptions {
   ports: Ports;
   plugins: readonly GatewayPlugin[];
   log: Logger;
-  policies: PolicyRegistry;
+  /** Every dependency's circuit, read by the health plugin. */
+  policies: DependencyHealth;
   /** The tenant directory (core/directory.ts openDirectory). */
   directory: TenantDirectory;
   /** Background work of the ports themselves (webhook delivery), started and stopped with the plugins'. */
@@ -72,7 +73,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const { directory } = options;
   const runtime = new Runtime();
   const metrics = options.metrics ?? createGatewayMetrics();
-  const kit: PluginKit = { config, ports, directory, policies, log, runtime, reports: createStatusReports(), metrics };
+  const kit: PluginKit = { config, ports, directory, dependencyHealth: policies, log, runtime, reports: createStatusReports(), metrics };
   const disabled = config.pipeline.disable as readonly StageName[];
 
   // Boot checks: every problem of every plugin is collected, then reported at once.

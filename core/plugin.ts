@@ -10,13 +10,13 @@ import type {
   AlertChannel,
   BillingLedger,
   CoordinationStore,
+  DependencyHealth,
   DocumentStore,
   EmailSender,
   PaymentProcessor,
   WebhookOutbox,
 } from "../adapters/ports.ts";
 import type { RegulatorClient } from "../adapters/regulator/port.ts";
-import type { PolicyRegistry } from "../adapters/policies.ts";
 import type { RequestContext, Service } from "./context.ts";
 import type { Mode, TenantDirectory } from "./directory.ts";
 import type { Logger } from "./log.ts";
@@ -129,7 +129,8 @@ export interface PluginKit {
   config: Config;
   ports: Ports;
   directory: TenantDirectory;
-  policies: PolicyRegistry;
+  /** Every dependency's circuit (the resilience policies), for the health plugin. */
+  dependencyHealth: DependencyHealth;
   log: Logger;
   runtime: RuntimeState;
   reports: StatusReports;

@@ -12,7 +12,7 @@
  */
 import type { AlertChannelStatus } from "../../adapters/ports.ts";
 import { REGULATOR_ADAPTERS, REGULATOR_STATES } from "../../adapters/regulator/port.ts";
-import type { DependencySnapshot } from "../../adapters/policies.ts";
+import type { DependencySnapshot } from "../../adapters/ports.ts";
 import { definePlugin, type PluginKit, type RouteDeclaration, type ServiceFacet, type ServiceObservation, type Worker } from "../../core/plugin.ts";
 import type { Sample } from "../../core/metrics.ts";
 import { json } from "../../core/respond.ts";
@@ -180,7 +180,7 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
     },
     snapshot() {
       const now = Date.now();
-      const circuits = kit.policies.snapshot();
+      const circuits = kit.dependencyHealth.snapshot();
       const circuitOf = (name: string) => circuits.find((c) => c.dependency === name);
       const docStore = { kind: kit.ports.documentStore.kind, ...statuses.get("documentStore")! };
       const coord = { kind: kit.ports.coordination.kind, ...statuses.get("coordination")! };
@@ -275,7 +275,7 @@ const CIRCUIT_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
 function _registerGauges(kit: PluginKit, workers: () => Record<string, unknown>, alerts: () => AlertChannelStatus | null): void {
   const m = kit.metrics;
   m.collected("gatehouse_circuit_state", "Circuit state per dependency: 0 closed, 1 half-open, 2 open.", "gauge", () =>
-    kit.policies.snapshot().map((c) => ({ labels: { dependency: c.dependency }, value: CIRCUIT_VALUE[c.state] })),
+    kit.dependencyHealth.snapshot().map((c) => ({ labels: { dependency: c.dependency }, value: CIRCUIT_VALUE[c.state] })),
   );
   m.collected("gatehouse_inflight_requests", "Requests in flight in this process (the capacity guard's count).", "gauge", () => [
     { labels: {}, value: kit.runtime.inFlight().total },

@@ -56,7 +56,7 @@ test("list: limit must be 1 to 100; a cursor must come from nextCursor", async (
     assert.is(p.errors[0].field, "cursor");
   }
   // A bad cursor is the caller's mistake, not a store failure: the document store circuit stays closed.
-  const snapshot = h.tg.gateway.kit.policies.get("documentStore")?.snapshot();
+  const snapshot = h.tg.gateway.kit.dependencyHealth.snapshot().find((d) => d.dependency === "documentStore");
   assert.is(snapshot?.state, "closed");
   assert.is(snapshot?.windowFailures, 0);
 });
