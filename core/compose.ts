@@ -18,6 +18,7 @@ import { createSandboxPaymentProcessor, PROCESSOR_REDELIVERY_MS } from "../adapt
 import { createDocumentLedger } from "../adapters/billing/ledger.ts";
 import type { EmailSender } from "../adapters/ports.ts";
 import { plugins as defaultPlugins } from "../plugins/index.ts";
+import { STAGES } from "../pipeline/stages.ts";
 import { createGateway, type Gateway } from "./create-gateway.ts";
 import { createGatewayMetrics, type CounterSeries, type GatewayMetrics } from "./metrics.ts";
 import { openDirectory } from "./directory.ts";
@@ -122,6 +123,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
       });
   const gateway = createGateway({
     config,
+    stages: STAGES,
     ports: {
       documentStore,
       coordination,

@@ -23,9 +23,10 @@ import { PORT_NAMES, type GatewayPlugin, type PluginKit, type Ports, type RouteD
 import { BootError, buildRouteTable, type CompiledRoute, type RouteTable } from "./route-table.ts";
 import { Runtime, createStatusReports } from "./runtime.ts";
 import { createJsonLimitCheck, idempotencyKey, rejectServerManagedFields, rejectServerManagedParams, validateInput } from "./validation.ts";
-import { compilePipeline, type CompiledPipeline } from "../pipeline/stages.ts";
-import { readBody } from "../pipeline/protocol.ts";
-import { isStageName, type StageName } from "../pipeline/stage-names.ts";
+import { readBody } from "./http/body.ts";
+import { compilePipeline, stageListProblems, type CompiledPipeline } from "./stages/compile.ts";
+import type { Stage } from "./stages/define.ts";
+import { isStageName, type StageName } from "./stages/names.ts";
 
 import { VERSION } from "./version.ts";
 
@@ -41,6 +42,8 @@ const TIME_ORIGIN = performance.timeOrigin;
 
 export interface GatewayOptions {
   config: Config;
+  /** The ordered stage list (pipeline/stages.ts), compiled into the request loop. */
+  stages: readonly Stage[];
   ports: Ports;
   plugins: readonly GatewayPlugin[];
   log: Logger;
@@ -77,7 +80,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const disabled = config.pipeline.disable as readonly StageName[];
 
   // Boot checks: every problem of every plugin is collected, then reported at once.
-  const problems: string[] = [];
+  const problems: string[] = stageListProblems(options.stages);
   const names = new Set<string>();
   const entries: Array<{ plugin: GatewayPlugin; routes: RouteDeclaration[] }> = [];
   const workers: Worker[] = [...(options.workers ?? [])];
@@ -136,6 +139,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
   if (problems.length > 0) throw new BootError(problems);
   const pipeline = compilePipeline(
+    options.stages,
     { config, directory, routes, coordination: ports.coordination, runtime, log, now, alerts: ports.alerts ?? null, metrics },
     disabled,
   );

@@ -21,7 +21,7 @@ import type { RequestContext, Service } from "./context.ts";
 import type { Mode, TenantDirectory } from "./directory.ts";
 import type { Logger } from "./log.ts";
 import type { GatewayMetrics } from "./metrics.ts";
-import type { StageName } from "../pipeline/stage-names.ts";
+import type { StageName } from "./stages/names.ts";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type AuthScheme = "apiKey" | "bearer" | "admin" | "none";

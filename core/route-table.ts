@@ -16,7 +16,7 @@ import type { Config } from "../config/schema.ts";
 import type { HostKind } from "./context.ts";
 import type { Mode } from "./directory.ts";
 import type { GatewayPlugin, QuotaClass, RouteDeclaration } from "./plugin.ts";
-import { MANDATORY_STAGES, isStageName, type StageName } from "../pipeline/stage-names.ts";
+import { MANDATORY_STAGES, isStageName, type StageName } from "./stages/names.ts";
 
 export type Surface = "gateway" | "collections" | "any";
 

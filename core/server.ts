@@ -39,8 +39,8 @@ import { renderError } from "./errors/render.ts";
 import type { Gateway } from "./create-gateway.ts";
 import { describeError, type Logger } from "./log.ts";
 import { builtSize } from "./respond.ts";
-import { resolveHostKind } from "../pipeline/canonical-host.ts";
-import { failBody } from "../pipeline/protocol.ts";
+import { resolveHostKind } from "./http/host.ts";
+import { failBody } from "./http/body.ts";
 
 export interface RunningServer {
   readonly url: string;

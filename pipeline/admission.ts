@@ -5,7 +5,7 @@
  * addresses cannot grow memory without bound.
  */
 import { gwError } from "../core/errors/gateway-error.ts";
-import { defineStage } from "./define-stage.ts";
+import { defineStage } from "../core/stages/define.ts";
 
 const OVERFLOW_KEY = "\u0000overflow";
 

@@ -12,7 +12,7 @@ import type { RequestContext } from "../core/context.ts";
 import { CollectionsError, gwError } from "../core/errors/gateway-error.ts";
 import type { CredentialScheme, Principal } from "../core/directory.ts";
 import { describeError } from "../core/log.ts";
-import { defineStage } from "./define-stage.ts";
+import { defineStage } from "../core/stages/define.ts";
 
 export const authStage = defineStage({
   name: "auth",

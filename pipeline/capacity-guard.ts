@@ -4,7 +4,7 @@
  * connection). While the process drains after SIGTERM every new request gets the same 503.
  */
 import { gwError } from "../core/errors/gateway-error.ts";
-import { defineStage } from "./define-stage.ts";
+import { defineStage } from "../core/stages/define.ts";
 
 export const capacityGuardStage = defineStage({
   name: "capacity-guard",

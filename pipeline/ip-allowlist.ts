@@ -8,7 +8,7 @@
 import { BlockList, isIP } from "node:net";
 import { gwError } from "../core/errors/gateway-error.ts";
 import type { Principal } from "../core/directory.ts";
-import { defineStage } from "./define-stage.ts";
+import { defineStage } from "../core/stages/define.ts";
 
 export const ipAllowlistStage = defineStage({
   name: "ip-allowlist",

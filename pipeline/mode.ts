@@ -7,7 +7,7 @@
  * 503 GW_TENANT_MODE_UNAVAILABLE with Retry-After.
  */
 import { gwError } from "../core/errors/gateway-error.ts";
-import { defineStage } from "./define-stage.ts";
+import { defineStage } from "../core/stages/define.ts";
 
 export const modeStage = defineStage({
   name: "mode",

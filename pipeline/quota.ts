@@ -8,7 +8,7 @@ import type { PermitResult } from "../adapters/ports.ts";
 import type { RequestContext } from "../core/context.ts";
 import { gwError } from "../core/errors/gateway-error.ts";
 import { describeError } from "../core/log.ts";
-import { defineStage } from "./define-stage.ts";
+import { defineStage } from "../core/stages/define.ts";
 
 export const quotaStage = defineStage({
   name: "quota",

@@ -4,7 +4,7 @@
  * are percent-decoded here; a malformed escape is GW_REQUEST_PATH_PARAMETER_INVALID.
  */
 import { gwError } from "../core/errors/gateway-error.ts";
-import { defineStage } from "./define-stage.ts";
+import { defineStage } from "../core/stages/define.ts";
 
 export const routeStage = defineStage({
   name: "route",

@@ -4,7 +4,7 @@
  */
 import { gwError } from "../core/errors/gateway-error.ts";
 import { HOP_HEADER } from "../core/http/hop.ts";
-import { defineStage } from "./define-stage.ts";
+import { defineStage } from "../core/stages/define.ts";
 
 export const routingLoopStage = defineStage({
   name: "routing-loop",

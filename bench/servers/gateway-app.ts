@@ -14,7 +14,7 @@ import type { Logger } from "../../core/log.ts";
 import { definePlugin } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
 import { plugins as defaultPlugins } from "../../plugins/index.ts";
-import { STAGE_NAMES } from "../../pipeline/stage-names.ts";
+import { STAGE_NAMES } from "../../core/stages/names.ts";
 import { BENCH_BODY, BENCH_PATH, benchLimits } from "./common.ts";
 
 export const benchPlugin = definePlugin({

@@ -1,5 +1,5 @@
 /**
- * The body reader on the wire (pipeline/protocol.ts `readBody`): a request served by the Node
+ * The body reader on the wire (core/http/body.ts `readBody`): a request served by the Node
  * server is read from Node's IncomingMessage itself, either at once (the parser already has the
  * whole body) or as it streams in. Both must give what the stream reader gives: the body, the
  * limit (413), the deadline (408), an incomplete body (400), and nothing read across requests.

@@ -2,10 +2,10 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readdirSync } from "node:fs";
 import { STAGES } from "../../pipeline/stages.ts";
-import { STAGE_NAMES } from "../../pipeline/stage-names.ts";
+import { STAGE_NAMES } from "../../core/stages/names.ts";
 import { PASSTHROUGH, DEMO_KEY, startTestGateway } from "../support/gateway.ts";
 import { probePlugin } from "../support/probe-plugin.ts";
-import { defineStage, type Stage } from "../../pipeline/define-stage.ts";
+import { defineStage, type Stage } from "../../core/stages/define.ts";
 
 test("the pipeline order is exactly the architecture's (ARCHITECTURE.md §2, spec §8)", () => {
   assert.equal(

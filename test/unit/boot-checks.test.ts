@@ -16,7 +16,8 @@ import { createLogger } from "../../core/log.ts";
 import { definePlugin, type GatewayPlugin, type PortName, type Ports, type RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
 import { BootError } from "../../core/route-table.ts";
-import type { StageName } from "../../pipeline/stage-names.ts";
+import type { StageName } from "../../core/stages/names.ts";
+import { STAGES } from "../../pipeline/stages.ts";
 import { health } from "../../plugins/health/plugin.ts";
 import { testConfig } from "../support/gateway.ts";
 import { probePlugin } from "../support/probe-plugin.ts";
@@ -57,7 +58,7 @@ async function bootProblems(
   } as Ports;
   try {
     const directory = await directoryOn(options.patch);
-    const gw = createGateway({ config: testConfig(options.patch), ports, plugins, log, policies: createPolicyRegistry(), directory });
+    const gw = createGateway({ stages: STAGES, config: testConfig(options.patch), ports, plugins, log, policies: createPolicyRegistry(), directory });
     await gw.close();
   } catch (e) {
     await Promise.allSettled([ports.documentStore?.close(), ports.coordination?.close()]);
@@ -80,7 +81,7 @@ function one(problems: string[], ...parts: string[]): string {
 
 test("a valid set of plugins boots (guards the harness)", async () => {
   const ports: Ports = { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() };
-  const gw = createGateway({ config: testConfig(), ports, plugins: [health, probePlugin], log, policies: createPolicyRegistry(), directory: await directoryOn() });
+  const gw = createGateway({ stages: STAGES, config: testConfig(), ports, plugins: [health, probePlugin], log, policies: createPolicyRegistry(), directory: await directoryOn() });
   assert.ok(gw.routes.routes().length > 5);
   await gw.close();
 });
@@ -150,6 +151,7 @@ test("plugin stages: requiring a stage the config disables, or an unknown stage"
 test("the same plugin boots when the stage it needs is enabled", async () => {
   const ports: Ports = { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() };
   const gw = createGateway({
+    stages: STAGES,
     config: testConfig(),
     ports,
     plugins: [plugin("guarded", [route()], { stages: ["admission"] })],
@@ -271,6 +273,7 @@ test("mode variants: one method + path declared per mode boots; each mode gets i
   const pass = route({ method: "POST", path: "/v/:id", modes: ["passthrough"], summary: "pass" });
   const stored = route({ method: "POST", path: "/v/:id", modes: ["stored"], summary: "stored", idempotent: true });
   const gw = createGateway({
+    stages: STAGES,
     config: testConfig(),
     ports,
     plugins: [plugin("alpha", [pass]), plugin("beta", [stored])],
@@ -324,6 +327,21 @@ test("modes are refused on any-host routes and must name a mode", async () => {
   ]);
   one(problems, 'plugin "alpha"', "GET /h", "approved domains");
   one(problems, 'plugin "alpha"', "GET /e", "at least one mode");
+});
+
+
+test("a stage list that is not the vocabulary's order stops the boot", async () => {
+  const swapped = [STAGES[1]!, STAGES[0]!, ...STAGES.slice(2)];
+  const ports: Ports = { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() };
+  try {
+    createGateway({ stages: swapped, config: testConfig(), ports, plugins: [health], log, policies: createPolicyRegistry(), directory: await directoryOn() });
+    assert.unreachable("expected a BootError");
+  } catch (e) {
+    assert.instance(e, BootError);
+    one((e as BootError).problems, "the stage list must be canonical-host, route,", "got route, canonical-host");
+  } finally {
+    await Promise.allSettled([ports.documentStore.close(), ports.coordination.close()]);
+  }
 });
 
 test.run();

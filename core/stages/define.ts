@@ -3,15 +3,15 @@
  * A stage answers early by throwing a catalog error; returning means "continue". Stages receive
  * ports and state through StageDeps and never import an adapter.
  */
-import type { Config } from "../config/schema.ts";
-import type { AlertChannel, CoordinationStore } from "../adapters/ports.ts";
-import type { RequestContext } from "../core/context.ts";
-import type { TenantDirectory } from "../core/directory.ts";
-import type { Logger } from "../core/log.ts";
-import type { GatewayMetrics } from "../core/metrics.ts";
-import type { RouteTable } from "../core/route-table.ts";
-import type { Runtime } from "../core/runtime.ts";
-import type { StageName } from "./stage-names.ts";
+import type { Config } from "../../config/schema.ts";
+import type { AlertChannel, CoordinationStore } from "../../adapters/ports.ts";
+import type { RequestContext } from "../context.ts";
+import type { TenantDirectory } from "../directory.ts";
+import type { Logger } from "../log.ts";
+import type { GatewayMetrics } from "../metrics.ts";
+import type { RouteTable } from "../route-table.ts";
+import type { Runtime } from "../runtime.ts";
+import type { StageName } from "./names.ts";
 
 export interface StageDeps {
   config: Config;

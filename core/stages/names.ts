@@ -1,4 +1,8 @@
-/** Every stage name, in pipeline order. pipeline/stages.ts composes the stages in this order. */
+/**
+ * The stage vocabulary: every stage name, in pipeline order. The stages themselves live in
+ * pipeline/ (one file each) and pipeline/stages.ts lists them in this order; boot hands that list
+ * to the gateway, which checks it against these names.
+ */
 export const STAGE_NAMES = [
   "canonical-host",
   "route",
