@@ -16,7 +16,7 @@
  *   keys, filters, documents or messages.
  * - The in-process fast path: when the adapter answers an operation synchronously (`takePermitNow`,
  *   `countNow`: the embedded stores) and the policy has no deadline (in-process stores get none,
- *   core/compose.ts), the guarded store offers it too, through `policy.executeNow`: the same circuit,
+ *   boot/compose.ts), the guarded store offers it too, through `policy.executeNow`: the same circuit,
  *   counting and `onCall` event, without a promise. Otherwise the `…Now` member is absent and callers
  *   use the asynchronous operation.
  * - Stores do not take an AbortSignal, so a call that times out may still complete in the background;

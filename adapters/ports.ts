@@ -1,6 +1,6 @@
 /**
  * Ports: the interfaces behind which every external system sits (ARCHITECTURE.md §5).
- * Plugins and pipeline stages see only these types; the composition root (core/main.ts)
+ * Plugins and pipeline stages see only these types; the composition root (boot/main.ts)
  * picks the implementations from config.
  */
 

@@ -115,7 +115,7 @@ async function clientRole(): Promise<void> {
 }
 
 async function serverRole(): Promise<void> {
-  const { composeGateway } = await import("../core/compose.ts");
+  const { composeGateway } = await import("../boot/compose.ts");
   const { createLogger } = await import("../core/log.ts");
   const { serveGateway } = await import("../core/server.ts");
   const { DEMO_KEY, PASSTHROUGH, testConfig } = await import("../test/support/gateway.ts");

@@ -2,7 +2,7 @@
  * Micro-benchmark of the wallet ledger alone (not a test, not part of `npm run bench`): the billing
  * part of COUNT signs — `debit` then `confirm`, each its own billing identity — from CONCURRENCY
  * concurrent callers into ONE wallet, in process, on the document store wrapped in its resilience
- * policy exactly as `core/compose.ts` wraps it. It isolates the ledger's cost from HTTP, the
+ * policy exactly as `boot/compose.ts` wraps it. It isolates the ledger's cost from HTTP, the
  * pipeline and the regulator.
  *
  *   npx tsx bench/ledger-debits.ts                       memory, fs and mongodb (jongodb or MONGODB_URI)

@@ -48,27 +48,13 @@ export async function syncConfig(file: string, flags: Flags): Promise<number> {
     consola.error(e.message);
     return 1;
   }
-  // The composition root's openers: loaded only for a sync (they load every adapter).
-  const { openCoordination, openDocumentStore } = await import("../core/compose.ts");
-  const { announceChange } = await import("../core/directory.ts");
-  const { seedDirectory } = await import("../core/directory-seed.ts");
-  const { openDirectoryStore } = await import("../core/directory-store.ts");
+  // The composition root: loaded only for a sync (it loads every adapter).
+  const { syncDirectoryToConfig } = await import("../boot/sync-directory.ts");
   const { createLogger } = await import("../core/log.ts");
   const log = createLogger({ level: "warn", format: flags.json ? "json" : "pretty" });
-  const store = await openDocumentStore(config);
-  const coordination = await openCoordination(config);
-  try {
-    const report = await seedDirectory(openDirectoryStore(store), config, {
-      sync: true,
-      now: Date.now,
-      log,
-      notify: (change) => announceChange(coordination, change).catch(() => undefined),
-    });
-    await log.flush(); // the warnings first: log lines leave in batches
-    if (flags.json) process.stdout.write(JSON.stringify({ synced: true, ...report }, null, 2) + "\n");
-    else consola.success(`the directory matches ${file}: ${report.created} created, ${report.updated} updated, ${report.removed} removed`);
-    return 0;
-  } finally {
-    await Promise.allSettled([store.close(), coordination.close()]);
-  }
+  const report = await syncDirectoryToConfig(config, log);
+  await log.flush(); // the warnings first: log lines leave in batches
+  if (flags.json) process.stdout.write(JSON.stringify({ synced: true, ...report }, null, 2) + "\n");
+  else consola.success(`the directory matches ${file}: ${report.created} created, ${report.updated} updated, ${report.removed} removed`);
+  return 0;
 }

@@ -1,7 +1,7 @@
 /**
  * loadConfig: read one JSON file, apply the documented environment overrides, validate with the
  * schema and the cross-field rules, and return a frozen Config. An invalid config throws a
- * ConfigError that lists every problem; core/main.ts prints it and exits 1.
+ * ConfigError that lists every problem; boot/main.ts prints it and exits 1.
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";

@@ -1,9 +1,9 @@
 /**
- * `npm run build`: the gateway (`core/main.ts`, what `npm start` runs) and the worker
- * (`core/worker.ts`, `npm run worker`) compiled into `dist/` as ES modules for plain `node`, so a
+ * `npm run build`: the gateway (`boot/main.ts`, what `npm start` runs) and the worker
+ * (`boot/worker.ts`, `npm run worker`) compiled into `dist/` as ES modules for plain `node`, so a
  * deployment does not run the tsx loader: ~30 MiB less RSS per process and a faster start
  * (docs/deployment.md "Running compiled"). Dependencies stay in node_modules (`npm ci` first). The
- * MongoDB and Redis adapters and the SMTP sender, which `core/compose.ts` imports only when the
+ * MongoDB and Redis adapters and the SMTP sender, which `boot/compose.ts` imports only when the
  * config names them, are split into chunks of their own and still load only then. Source maps sit beside the files
  * (`node --enable-source-maps` maps stack traces to the TypeScript sources).
  *
@@ -23,7 +23,7 @@ export const DIST_DIR = join(ROOT, "dist");
 export async function buildDist(outdir = DIST_DIR): Promise<{ main: string; worker: string }> {
   rmSync(outdir, { recursive: true, force: true });
   await build({
-    entryPoints: { main: join(ROOT, "core/main.ts"), worker: join(ROOT, "core/worker.ts") },
+    entryPoints: { main: join(ROOT, "boot/main.ts"), worker: join(ROOT, "boot/worker.ts") },
     outdir,
     outExtension: { ".js": ".mjs" },
     bundle: true,

@@ -209,7 +209,7 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
     // As a deployment runs it: compiled (scripts/build.ts), with the load servers' node flags; under the
     // tsx loader (`npm start` as it is) with BENCH_TSX=1 or a CPU profile (whose frames then name the sources).
     const tsx = !!options.cpuProfDir || process.env.BENCH_TSX === "1";
-    const entry = tsx ? join(ROOT, "core/main.ts") : (await buildDist(join(BUILD_DIR, "gatehouse"))).main;
+    const entry = tsx ? join(ROOT, "boot/main.ts") : (await buildDist(join(BUILD_DIR, "gatehouse"))).main;
     const gw = await spawnListening("gateway", [entry, "--config", configPath], /listening on (http:\/\/\S+)/, {
       tsx,
       nodeArgs: tsx ? nodeArgs : [...serverNodeFlags(), ...nodeArgs],

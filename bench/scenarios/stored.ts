@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { composeGateway } from "../../core/compose.ts";
+import { composeGateway } from "../../boot/compose.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
 import { createLogger } from "../../core/log.ts";
 import { serveGateway, type RunningServer } from "../../core/server.ts";

@@ -38,7 +38,7 @@ import { createUnstorageDocumentStore } from "../../adapters/document-store/unst
 import { createSandboxPaymentProcessor } from "../../adapters/payments/sandbox.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
 import { createWebhookOutbox } from "../../adapters/webhooks/outbox.ts";
-import { composeGateway } from "../../core/compose.ts";
+import { composeGateway } from "../../boot/compose.ts";
 import { createLogger } from "../../core/log.ts";
 import { serveGateway } from "../../core/server.ts";
 import { createCollectionsPlugin } from "../../plugins/collections/plugin.ts";

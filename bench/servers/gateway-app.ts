@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
-import { composeGateway } from "../../core/compose.ts";
+import { composeGateway } from "../../boot/compose.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
 import type { Logger } from "../../core/log.ts";
 import { definePlugin } from "../../core/plugin.ts";

@@ -12,7 +12,7 @@ import * as assert from "uvu/assert";
 import { createJournal, type Journal, type JournalOptions } from "../../adapters/document-store/journal.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Config } from "../../config/schema.ts";
-import { openDocumentStore } from "../../core/compose.ts";
+import { openDocumentStore } from "../../boot/open-ports.ts";
 import { createLogger, type LogFields } from "../../core/log.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

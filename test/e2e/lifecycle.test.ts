@@ -28,7 +28,7 @@ test("npm start's entry point: prints URL and demo hosts, answers /health, exits
   raw.regulator.simulator.port = 0;
   const configPath = join(dir, "config.json");
   writeFileSync(configPath, JSON.stringify(raw));
-  const child = spawnTs("core/main.ts", ["--config", configPath], { ...process.env, PORT: "", LOG_LEVEL: "info" });
+  const child = spawnTs("boot/main.ts", ["--config", configPath], { ...process.env, PORT: "", LOG_LEVEL: "info" });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
@@ -56,7 +56,7 @@ test("npm start's entry point: prints URL and demo hosts, answers /health, exits
 
 test("npm start and npm run worker run one node process: a SIGTERM that comes while the program is busy still ends in its graceful exit", async () => {
   const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
-  for (const [script, entry] of [["start", "core/main.ts"], ["worker", "core/worker.ts"]] as const) {
+  for (const [script, entry] of [["start", "boot/main.ts"], ["worker", "boot/worker.ts"]] as const) {
     const argv = scripts[script]!.split(" ");
     assert.is(argv.at(-1), entry, script);
     // The script's own launcher, with its entry point swapped for a program that blocks its event

@@ -3,7 +3,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { CoordinationStore } from "../../adapters/ports.ts";
 import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
-import { composeGateway } from "../../core/compose.ts";
+import { composeGateway } from "../../boot/compose.ts";
 import { createLogger } from "../../core/log.ts";
 import { plugins } from "../../plugins/index.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, STORED, startTestGateway, testConfig } from "../support/gateway.ts";

@@ -5,7 +5,7 @@
  *    anything leaves the attempt in_progress with the fee debited. Another process's recovery job
  *    finds it abandoned, freezes it, asks the regulator (confirm by IRN: it did sign) and confirms
  *    the held fee — once, with an audit entry.
- * 2. A recovery worker (`npm run worker`, core/worker.ts) SIGKILLed in the middle of a run, while the
+ * 2. A recovery worker (`npm run worker`, boot/worker.ts) SIGKILLed in the middle of a run, while the
  *    regulator holds its confirm call: its run lease (Redis) keeps every other process's recovery
  *    out until the lease expires — nothing is asked or settled twice — and then another process
  *    settles the held fee, once.
@@ -188,7 +188,7 @@ function run(mongoServer: MongoServerHandle, redisServer: RedisServerHandle | st
         stored: { processor: { enabled: false } },
         recovery: { enabled: true, intervalMs: 200, settleAfterMs: 1, leaseMs: LEASE_MS },
       });
-      const worker = spawn(process.execPath, ["--import", "tsx", "core/worker.ts", "--config", workerConfig], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+      const worker = spawn(process.execPath, ["--import", "tsx", "boot/worker.ts", "--config", workerConfig], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
       trackChild(worker);
       let out = "";
       worker.stdout!.on("data", (d) => (out += d));

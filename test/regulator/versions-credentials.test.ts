@@ -45,7 +45,7 @@ test("npm start and npm run worker refuse to start on an unsupported contract ve
   raw.regulator = { ...raw.regulator, contractVersions: { TEST: "v1", LIVE: "v7" } };
   const path = join(tempDir("contract-version"), "config.json");
   writeFileSync(path, JSON.stringify(raw));
-  for (const entry of ["core/main.ts", "core/worker.ts"]) {
+  for (const entry of ["boot/main.ts", "boot/worker.ts"]) {
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, ["--import", "tsx", entry, "--config", path], {
         cwd: ROOT,

@@ -2,7 +2,7 @@
  * Stored mode across processes: one Redis and one MongoDB-wire server (jongodb, or MONGODB_URI),
  * the regulator simulator, an intake gateway in this process (the production composition on those
  * engines, processor off) called over real HTTP, and worker processes — `npm run worker`'s entry
- * (core/worker.ts) or test/support/stored-worker-process.ts (with crash points) — on the same config.
+ * (boot/worker.ts) or test/support/stored-worker-process.ts (with crash points) — on the same config.
  */
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -121,12 +121,12 @@ export interface WorkerChild {
 }
 
 /**
- * `npm run worker` (core/worker.ts) on the config, or the test entry with a crash point, run as
+ * `npm run worker` (boot/worker.ts) on the config, or the test entry with a crash point, run as
  * `npm run worker` runs it: one node process (spawnTs), so SIGTERM reaches the worker itself.
  */
 export function spawnWorker(configPath: string, crashAt?: "after-debit" | "after-sign" | "none"): WorkerChild {
   const child =
-    crashAt === undefined ? spawnTs("core/worker.ts", ["--config", configPath]) : spawnTs("test/support/stored-worker-process.ts", [configPath, crashAt]);
+    crashAt === undefined ? spawnTs("boot/worker.ts", ["--config", configPath]) : spawnTs("test/support/stored-worker-process.ts", [configPath, crashAt]);
   trackChild(child);
   let out = "";
   child.stdout.on("data", (d) => (out += d));

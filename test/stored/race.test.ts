@@ -1,5 +1,5 @@
 /**
- * Two processor processes (`npm run worker`, core/worker.ts) on Redis + the MongoDB-wire server race
+ * Two processor processes (`npm run worker`, boot/worker.ts) on Redis + the MongoDB-wire server race
  * over 200 Stored invoices with autoTransmit on (issue 10 "Bad input and faults", ARCHITECTURE.md
  * §6–§7): every invoice is billed once, signed once and transmitted once, both processes did part of
  * the work, and the ledger invariant holds. jongodb's findOneAndUpdate is not atomic; the MongoDB

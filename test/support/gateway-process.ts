@@ -8,7 +8,7 @@
  * env GATEHOUSE_TEST_SIGNING: JSON options of the signing plugin (e.g. `{"staleAfterMs":3000}`).
  */
 import { loadConfig } from "../../config/load.ts";
-import { composeGateway } from "../../core/compose.ts";
+import { composeGateway } from "../../boot/compose.ts";
 import { createLogger } from "../../core/log.ts";
 import { serveGateway } from "../../core/server.ts";
 import { plugins } from "../../plugins/index.ts";

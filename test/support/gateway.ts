@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { loadConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
-import { composeGateway, type ComposeOptions } from "../../core/compose.ts";
+import { composeGateway, type ComposeOptions } from "../../boot/compose.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
 import { createLogger, type LogFields } from "../../core/log.ts";
 import { serveGateway, type RunningServer } from "../../core/server.ts";

@@ -9,7 +9,7 @@
  */
 import { loadConfig } from "../../config/load.ts";
 import { createLogger } from "../../core/log.ts";
-import { startWorker } from "../../core/worker.ts";
+import { startWorker } from "../../boot/worker.ts";
 import { plugins } from "../../plugins/index.ts";
 import { createStoredProcessingPlugin } from "../../plugins/stored-processing/plugin.ts";
 

@@ -2,7 +2,7 @@
  * The scale-out topology of docs/deployment.md, started on this machine for the topology test and
  * the capacity bench (issue 15): Redis (Debian's redis-server) and the MongoDB-wire server
  * (jongodb), the regulator simulator in its own process, N gateway processes (`npm start`'s entry,
- * core/main.ts) and M worker processes (`npm run worker`'s entry, core/worker.ts) on one shared
+ * boot/main.ts) and M worker processes (`npm run worker`'s entry, boot/worker.ts) on one shared
  * config, and nginx in front of the gateways as the trusted edge, running the product's
  * deploy/nginx.conf rendered from that config.
  *
@@ -144,9 +144,9 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
 
     const ports = await Promise.all(Array.from({ length: options.gateways }, () => freePort()));
     const startGateway = (i: number) =>
-      _spawn(dir, `gateway-${i + 1}`, ["core/main.ts", "--config", gatewayPath], { PORT: String(ports[i]) }, /Gatehouse listening on (\S+)/, `127.0.0.1:${ports[i]}`);
+      _spawn(dir, `gateway-${i + 1}`, ["boot/main.ts", "--config", gatewayPath], { PORT: String(ports[i]) }, /Gatehouse listening on (\S+)/, `127.0.0.1:${ports[i]}`);
     let workerCount = 0;
-    const startWorker = () => _spawn(dir, `worker-${++workerCount}`, ["core/worker.ts", "--config", workerPath], {}, /Gatehouse worker running/, null);
+    const startWorker = () => _spawn(dir, `worker-${++workerCount}`, ["boot/worker.ts", "--config", workerPath], {}, /Gatehouse worker running/, null);
 
     // The first gateway seeds the directory alone; the rest start together.
     const gateways = [await started(startGateway(0))];

@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import { createPolicyRegistry } from "../../adapters/policies.ts";
-import { composeGateway } from "../../core/compose.ts";
+import { composeGateway } from "../../boot/compose.ts";
 import { createGateway } from "../../core/create-gateway.ts";
 import { openDirectory, type TenantDirectory } from "../../core/directory.ts";
 import { createLogger } from "../../core/log.ts";

@@ -385,7 +385,7 @@ test("config/scale-out.json has no plain `key`, `secret` or `demoOnly` field any
 // npm start with an invalid config
 // ---------------------------------------------------------------------------
 
-test("core/main.ts with an invalid config exits 1 and prints every problem to stderr, no stack trace", async () => {
+test("boot/main.ts with an invalid config exits 1 and prints every problem to stderr, no stack trace", async () => {
   const raw = demo();
   raw.server.port = "eighty";
   raw.businesses[0].state = "PROD";
@@ -394,7 +394,7 @@ test("core/main.ts with an invalid config exits 1 and prints every problem to st
   raw.collections.hosts.push("stored.demo.localhost");
   const path = writeTmp("invalid-for-main.json", JSON.stringify(raw, null, 2));
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawnTs("core/main.ts", ["--config", path], { ...process.env, NO_COLOR: "1", PORT: "", GATEHOUSE_CONFIG: "" });
+    const child = spawnTs("boot/main.ts", ["--config", path], { ...process.env, NO_COLOR: "1", PORT: "", GATEHOUSE_CONFIG: "" });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));

@@ -6,22 +6,17 @@
  */
 import { loadFixtures } from "../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../adapters/regulator/simulator/server.ts";
-import { loadConfig } from "../config/load.ts";
-import type { Config } from "../config/schema.ts";
+import { createLogger } from "../core/log.ts";
+import { serveMetrics } from "../core/metrics.ts";
+import { serveGateway } from "../core/server.ts";
+import { startupBanner } from "./banner.ts";
 import { composeGateway } from "./compose.ts";
-import { createLogger, describeError } from "./log.ts";
-import { serveMetrics } from "./metrics.ts";
-import { BootError } from "./route-table.ts";
-import { serveGateway } from "./server.ts";
+import { exitOnStartupFailure, loadConfigOrExit, stopOnSignals } from "./process.ts";
+
+const PROGRAM = "gatehouse";
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (e) {
-    process.stderr.write(`gatehouse: ${(e as Error).message}\n`);
-    process.exit(1);
-  }
+  const config = loadConfigOrExit(PROGRAM);
   const log = createLogger({ level: config.log.level, format: config.log.format });
 
   let simulator: RegulatorSimulator | null = null;
@@ -56,41 +51,8 @@ async function main(): Promise<void> {
   });
   log.event("gateway_listening", { url: server.url, storage: config.storage.driver, coordination: config.coordination.driver });
   await log.flush(); // log lines leave in batches: the banner follows them
-  process.stdout.write(_banner(config, server.url, simulator?.url ?? null));
-
-  const stop = (signal: string) => {
-    server.drain(signal).then(
-      () => process.exit(0),
-      (e) => {
-        process.stderr.write(`gatehouse: shutdown failed: ${describeError(e).message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
+  process.stdout.write(startupBanner(config, server.url, simulator?.url ?? null));
+  stopOnSignals(PROGRAM, (signal) => server.drain(signal));
 }
 
-function _banner(config: Config, url: string, simulatorUrl: string | null): string {
-  const port = new URL(url).port;
-  const lines = [`Gatehouse listening on ${url}`];
-  if (config.demo) {
-    lines.push("Demo deployment (demo-only keys; never use them elsewhere):");
-    for (const b of config.businesses) {
-      for (const d of b.gateway?.domains ?? []) lines.push(`  invoice gateway  http://${d.host}:${port}  (${b.id}, ${d.mode})`);
-      for (const k of b.gateway?.apiKeys ?? []) if (k.key) lines.push(`    x-api-key: ${k.key}  (${b.id}${k.ipWhitelisted.length ? `, allowlist ${k.ipWhitelisted.join(",")}` : ""})`);
-    }
-    lines.push(`  collections      ${config.collections.hosts.map((h) => `http://${h}:${port}`).join("  ")}`);
-    for (const b of config.businesses)
-      for (const k of b.collections?.apiKeys ?? []) if (k.key) lines.push(`    Authorization: Bearer ${k.key}  (${b.id})`);
-    for (const k of config.operators.apiKeys) if (k.key) lines.push(`  operator         x-admin-api-key: ${k.key}`);
-    if (simulatorUrl) lines.push(`  regulator simulator ${simulatorUrl}  (fixtures: ${config.regulator.simulator.fixtures})`);
-  }
-  return lines.join("\n") + "\n";
-}
-
-main().catch((e) => {
-  if (e instanceof BootError) process.stderr.write(`gatehouse: ${e.message}\n`);
-  else process.stderr.write(`gatehouse: startup failed: ${describeError(e).name}: ${describeError(e).message}\n`);
-  process.exit(1);
-});
+main().catch(exitOnStartupFailure(PROGRAM));

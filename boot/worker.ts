@@ -1,5 +1,5 @@
 /**
- * `npm run worker`: the same config and composition as `npm start` (core/compose.ts), without HTTP:
+ * `npm run worker`: the same config and composition as `npm start` (boot/compose.ts), without HTTP:
  * the background workers only (the Stored invoice processor, webhook delivery, the collections
  * workers, the health snapshot). Every worker claims its work through leases in the shared document
  * store, so a deployment runs N gateways + M workers (ARCHITECTURE.md §6).
@@ -10,14 +10,15 @@
  * (lease released); then the ports close and the process exits 0.
  */
 import { pathToFileURL } from "node:url";
-import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { composeGateway } from "./compose.ts";
-import type { Gateway } from "./create-gateway.ts";
-import { createLogger, describeError, type Logger } from "./log.ts";
-import { serveMetrics } from "./metrics.ts";
-import type { GatewayPlugin } from "./plugin.ts";
-import { BootError } from "./route-table.ts";
+import type { Gateway } from "../core/create-gateway.ts";
+import { createLogger, type Logger } from "../core/log.ts";
+import { serveMetrics } from "../core/metrics.ts";
+import type { GatewayPlugin } from "../core/plugin.ts";
+import { exitOnStartupFailure, loadConfigOrExit, stopOnSignals } from "./process.ts";
+
+const PROGRAM = "gatehouse worker";
 
 export interface WorkerProcess {
   gateway: Gateway;
@@ -61,13 +62,7 @@ export async function startWorker(config: Config, options: { log: Logger; plugin
 }
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (e) {
-    process.stderr.write(`gatehouse worker: ${(e as Error).message}\n`);
-    process.exit(1);
-  }
+  const config = loadConfigOrExit(PROGRAM);
   const log = createLogger({ level: config.log.level, format: config.log.format });
   const worker = await startWorker(config, { log });
   log.event("worker_started", { storage: config.storage.driver, coordination: config.coordination.driver, storedProcessor: config.stored.processor.enabled });
@@ -75,23 +70,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `Gatehouse worker running (storage ${config.storage.driver}, coordination ${config.coordination.driver}; Stored processor ${config.stored.processor.enabled ? "on" : "off"}). SIGTERM stops it.\n`,
   );
-  const stop = (signal: string) => {
-    worker.stop(signal).then(
-      () => process.exit(0),
-      (e) => {
-        process.stderr.write(`gatehouse worker: shutdown failed: ${describeError(e).message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
+  stopOnSignals(PROGRAM, (signal) => worker.stop(signal));
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((e) => {
-    if (e instanceof BootError) process.stderr.write(`gatehouse worker: ${e.message}\n`);
-    else process.stderr.write(`gatehouse worker: startup failed: ${describeError(e).message}\n`);
-    process.exit(1);
-  });
-}
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main().catch(exitOnStartupFailure(PROGRAM));
