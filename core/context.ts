@@ -41,6 +41,8 @@ export interface RequestContext {
   /** The body's bytes as received (signature checks over the exact bytes); null before it is read. */
   rawBody: Uint8Array | null;
   query: Record<string, string>;
+  /** x-idempotency-key, validated before the handler on routes that declare `idempotent`; else null. */
+  idempotencyKey: string | null;
   /** Public error code of the response, for the completion log. */
   errorCode: string | null;
   /** Run once when the response is done, on every exit path (capacity release). */
@@ -70,6 +72,7 @@ export function createRequestContext(req: ServerRequest, requestId: string, url:
     body: undefined,
     rawBody: null,
     query: {},
+    idempotencyKey: null,
     errorCode: null,
     finishers: [],
   };

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { H3Core, type H3CoreConfig, type H3Event } from "h3";
 import type { ServerRequest } from "srvx";
 import type { Config } from "../config/schema.ts";
-import type { DependencyHealth } from "../adapters/ports.ts";
+import { isDependencyUnavailableError, type DependencyHealth } from "../adapters/ports.ts";
 import { createRequestContext, type RequestContext } from "./context.ts";
 import type { TenantDirectory } from "./directory.ts";
 import { gwError } from "./errors/gateway-error.ts";
@@ -19,14 +19,15 @@ import { describeError, type Logger } from "./log.ts";
 import { createGatewayMetrics, type GatewayMetrics, type HistogramSeries } from "./metrics.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { builtSize } from "./respond.ts";
-import { PORT_NAMES, type GatewayPlugin, type PluginKit, type Ports, type RouteDeclaration, type Worker } from "./plugin.ts";
+import type { GatewayPlugin, PluginKit, Ports, Worker } from "./plugin.ts";
+import { NO_OFFERS, setUpPlugins } from "./plugin-setup.ts";
 import { BootError, buildRouteTable, type CompiledRoute, type RouteTable } from "./route-table.ts";
 import { Runtime, createStatusReports } from "./runtime.ts";
 import { createJsonLimitCheck, idempotencyKey, rejectServerManagedFields, rejectServerManagedParams, validateInput } from "./validation.ts";
 import { readBody } from "./http/body.ts";
 import { compilePipeline, stageListProblems, type CompiledPipeline } from "./stages/compile.ts";
 import type { Stage } from "./stages/define.ts";
-import { isStageName, type StageName } from "./stages/names.ts";
+import type { StageName } from "./stages/names.ts";
 
 import { VERSION } from "./version.ts";
 
@@ -76,37 +77,18 @@ export function createGateway(options: GatewayOptions): Gateway {
   const { directory } = options;
   const runtime = new Runtime();
   const metrics = options.metrics ?? createGatewayMetrics();
-  const kit: PluginKit = { config, ports, directory, dependencyHealth: policies, log, runtime, reports: createStatusReports(), metrics };
+  const kit: PluginKit = { config, ports, directory, dependencyHealth: policies, log, runtime, reports: createStatusReports(), metrics, offers: NO_OFFERS };
   const disabled = config.pipeline.disable as readonly StageName[];
 
   // Boot checks: every problem of every plugin is collected, then reported at once.
   const problems: string[] = stageListProblems(options.stages);
-  const names = new Set<string>();
-  const entries: Array<{ plugin: GatewayPlugin; routes: RouteDeclaration[] }> = [];
-  const workers: Worker[] = [...(options.workers ?? [])];
-  for (const plugin of plugins) {
-    if (names.has(plugin.name)) problems.push(`plugin "${plugin.name}" is registered twice`);
-    names.add(plugin.name);
-    for (const need of plugin.needs ?? []) {
-      if (!(PORT_NAMES as readonly string[]).includes(need)) problems.push(`plugin "${plugin.name}" needs unknown port "${need}"`);
-      else if (!ports[need]) problems.push(`plugin "${plugin.name}" needs port "${need}", which is not configured`);
-    }
-    for (const stage of plugin.stages ?? []) {
-      if (!isStageName(stage)) problems.push(`plugin "${plugin.name}" needs unknown stage "${stage}"`);
-      else if (disabled.includes(stage)) problems.push(`plugin "${plugin.name}" needs stage "${stage}", which config disables`);
-    }
-    try {
-      entries.push({ plugin, routes: plugin.routes(kit) });
-      workers.push(...(plugin.workers?.(kit) ?? []));
-    } catch (e) {
-      problems.push(`plugin "${plugin.name}" failed to declare its routes: ${(e as Error).message}`);
-    }
-  }
+  const { entries, workers: pluginWorkers } = setUpPlugins(plugins, kit, disabled, problems);
+  const workers: Worker[] = [...(options.workers ?? []), ...pluginWorkers];
 
   let openapi: string | null = null;
   const corePlugin: GatewayPlugin = {
     name: "core",
-    routes: () => [
+    setup: () => ({ routes: [
       {
         method: "GET",
         path: "/openapi.json",
@@ -127,9 +109,9 @@ export function createGateway(options: GatewayOptions): Gateway {
           });
         },
       },
-    ],
+    ] }),
   };
-  entries.push({ plugin: corePlugin, routes: corePlugin.routes(kit) });
+  entries.push({ plugin: corePlugin, routes: corePlugin.setup(kit).routes });
   let routes: RouteTable;
   try {
     routes = buildRouteTable(config, entries);
@@ -190,7 +172,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
 
   function _fail(ctx: RequestContext, e: unknown): Response {
-    const rendered = renderError(ctx, e);
+    const rendered = renderError(ctx, _unavailableAsDeclared(ctx, e));
     ctx.errorCode = rendered.code;
     if (rendered.internal)
       log.error("gateway_internal_error", { requestId: ctx.requestId, route: ctx.route?.id ?? null, error: describeError(e) });
@@ -291,7 +273,7 @@ function _prepareInput(ctx: RequestContext, bodyTimeoutMs: number, checkJson: (t
   const d = route.decl;
   const serverFields = d.rejectServerFields ?? d.service === "gateway";
   if (serverFields) rejectServerManagedParams(ctx);
-  if (d.idempotent) idempotencyKey(ctx, true);
+  if (d.idempotent) ctx.idempotencyKey = idempotencyKey(ctx, d.idempotent === true);
   if (d.schemas?.params) ctx.params = validateInput(d.schemas.params, ctx.params, "path") as Record<string, string>;
   if (d.schemas?.query) {
     const query: Record<string, string> = {};
@@ -349,6 +331,16 @@ function _requestRecorder(metrics: GatewayMetrics, routes: RouteTable): (route: 
     if (s === undefined) byCode.set(c, (s = h.series(route?.id ?? "unmatched", c)));
     s.observe(seconds);
   };
+}
+
+/**
+ * A dependency that could not answer, on a route that declares what to answer then: that catalog
+ * code (503s carry their retry strategy). Anything else, and collections routes, unchanged.
+ */
+function _unavailableAsDeclared(ctx: RequestContext, e: unknown): unknown {
+  const declared = ctx.route?.decl.unavailable;
+  if (declared === undefined || !isDependencyUnavailableError(e)) return e;
+  return gwError(declared.code, { detail: declared.detail, cause: e });
 }
 
 /** The domain's mode version moved (a mode change was approved) after this request was authorized. */

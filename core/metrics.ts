@@ -133,7 +133,9 @@ export interface GatewayMetrics {
   readonly walletAmountKobo: FastCounter;
   readonly alerts: FastCounter;
   readonly alertDeadLetters: FastCounter;
-  readonly recoveryActions: FastCounter;
+  /** Registers a counter of a plugin's own (its series resolved once, as the core's). */
+  counter(name: string, help: string, labels: readonly string[]): FastCounter;
+  histogram(name: string, help: string, labels: readonly string[]): FastHistogram;
   /** A gauge or counter whose samples are read at scrape time (from cached values only: never I/O). */
   collected(name: string, help: string, type: "gauge" | "counter", collect: () => Sample[]): void;
   /** The exposition text. */
@@ -148,6 +150,13 @@ export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {})
     registry.registerMetric(m as never);
     return m;
   };
+  // Plugins' own metrics by name: a second registration (a plugin part built twice) gets the first.
+  const owned = new Map<string, FastCounter | FastHistogram>();
+  const own = <T extends FastCounter | FastHistogram>(name: string, create: () => T): T => {
+    let m = owned.get(name);
+    if (m === undefined) owned.set(name, (m = add(create())));
+    return m as T;
+  };
   return {
     registry,
     requests: add(new FastHistogram("gatehouse_http_request_duration_seconds", "Requests by route and public error code (OK: none), latency in seconds; _count counts requests.", ["route", "code"])),
@@ -157,7 +166,8 @@ export function createGatewayMetrics(options: { defaultMetrics?: boolean } = {})
     walletAmountKobo: add(new FastCounter("gatehouse_wallet_movement_kobo_total", "Kobo moved by new debits and new credits.", ["type"])),
     alerts: add(new FastCounter("gatehouse_alerts_total", "Alerts sent, by signal and kind.", ["signal", "kind"])),
     alertDeadLetters: add(new FastCounter("gatehouse_alert_dead_letters_total", "Alerts whose chat delivery was exhausted (dead-lettered), by signal.", ["signal"])),
-    recoveryActions: add(new FastCounter("gatehouse_recovery_actions_total", "Recovery job actions, by job and outcome.", ["job", "outcome"])),
+    counter: (name, help, labels) => own(name, () => new FastCounter(name, help, labels)),
+    histogram: (name, help, labels) => own(name, () => new FastHistogram(name, help, labels)),
     collected(name, help, type, collect) {
       registry.registerMetric({
         name,

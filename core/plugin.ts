@@ -1,8 +1,9 @@
 /**
  * The plugin API. A plugin is a folder under plugins/ exporting one `definePlugin({...})`: its
- * name, the ports and stages it needs, its routes (each a declaration the core turns into the
- * route table, the Allow lists and the OpenAPI document) and optional background workers.
- * Adding a plugin never edits the core: list it in plugins/index.ts.
+ * name, the ports and stages it needs, and one `setup(kit)` that returns its routes (each a
+ * declaration the core turns into the route table, the Allow lists and the OpenAPI document), its
+ * background workers and what it offers to other plugins. Adding a plugin never edits the core:
+ * list it in plugins/index.ts.
  */
 import type * as v from "valibot";
 import type { Config } from "../config/schema.ts";
@@ -18,6 +19,7 @@ import type {
 } from "../adapters/ports.ts";
 import type { RegulatorClient } from "../adapters/regulator/port.ts";
 import type { RequestContext, Service } from "./context.ts";
+import type { GwCode } from "./errors/catalog.ts";
 import type { Mode, TenantDirectory } from "./directory.ts";
 import type { Logger } from "./log.ts";
 import type { GatewayMetrics } from "./metrics.ts";
@@ -77,8 +79,19 @@ export interface RouteDeclaration {
     query?: v.GenericSchema;
     params?: v.GenericSchema;
   };
-  /** An idempotent mutation: x-idempotency-key is required and validated before the handler. */
-  idempotent?: boolean;
+  /**
+   * An idempotent mutation: x-idempotency-key is required (true) or accepted when present
+   * ("optional"), validated before the handler and handed to it as `ctx.idempotencyKey`.
+   */
+  idempotent?: boolean | "optional";
+  /** Request headers the route reads besides the credential and the idempotency key (OpenAPI). */
+  headers?: readonly RouteHeader[];
+  /**
+   * What the route answers when a dependency it calls cannot answer (a DependencyUnavailableError
+   * reaches the core): this catalog code, with `detail`. Handlers map only what differs (an
+   * outcome that became uncertain). Collections routes answer their envelope's 503 instead.
+   */
+  unavailable?: { code: GwCode; detail: string };
   /** Stages this route does not use (health and public entry points declare theirs). */
   skip?: readonly StageName[];
   /** Reject server-managed fields in the body (spec §1.2 rule 1). Default true for gateway routes. */
@@ -88,6 +101,15 @@ export interface RouteDeclaration {
   /** Documented success statuses for the OpenAPI document. */
   responses?: Partial<Record<number, string>>;
   handler: (ctx: RequestContext) => Response | Promise<Response>;
+}
+
+/** A request header a route reads (documented in OpenAPI; validated by the route's own checks). */
+export interface RouteHeader {
+  name: string;
+  required: boolean;
+  description: string;
+  /** A regular expression the value must match, for the OpenAPI document. */
+  pattern?: string;
 }
 
 export interface Worker {
@@ -125,6 +147,46 @@ export interface StatusReports {
   collect(): Promise<Record<string, unknown>>;
 }
 
+/**
+ * A typed key under which one plugin offers a value (a service) to others, so a plugin never
+ * imports another plugin's folder: the key is declared in a shared kit (plugins/invoice/), the
+ * offering plugin returns it from setup, the using plugin declares it in `uses` and reads it with
+ * `kit.offers.get(key)` during its own setup. Both sides declare the key (`provides`, `uses`), so
+ * boot can order the setups and report an offer nobody makes.
+ */
+export interface OfferKey<T> {
+  readonly name: string;
+  /** Carries T for the type checker only. */
+  readonly _type?: T;
+}
+
+export function defineOffer<T>(name: string): OfferKey<T> {
+  return { name };
+}
+
+/** One value a plugin offers under a key (built with `offer(key, value)`, so the types match). */
+export interface Offer {
+  readonly key: OfferKey<unknown>;
+  readonly value: unknown;
+}
+
+export function offer<T>(key: OfferKey<T>, value: T): Offer {
+  return { key: key as OfferKey<unknown>, value };
+}
+
+/** The offers of the plugins set up so far. */
+export interface Offers {
+  /** The value offered under `key`; a key no plugin offered is a boot error (declare it in `uses`). */
+  get<T>(key: OfferKey<T>): T;
+}
+
+/** What a plugin's setup returns. */
+export interface PluginSetup {
+  routes: RouteDeclaration[];
+  workers?: Worker[];
+  offers?: Offer[];
+}
+
 export interface PluginKit {
   config: Config;
   ports: Ports;
@@ -134,7 +196,10 @@ export interface PluginKit {
   log: Logger;
   runtime: RuntimeState;
   reports: StatusReports;
+  /** The gateway's metrics; a plugin registers its own with `metrics.counter(...)` and the like. */
   metrics: GatewayMetrics;
+  /** What the plugins set up before this one offer (see `uses`). */
+  offers: Offers;
 }
 
 export interface GatewayPlugin {
@@ -143,8 +208,12 @@ export interface GatewayPlugin {
   needs?: readonly PortName[];
   /** Stages that must be enabled for this plugin to be safe. */
   stages?: readonly StageName[];
-  routes(kit: PluginKit): RouteDeclaration[];
-  workers?(kit: PluginKit): Worker[];
+  /** Offers of other plugins this one reads in setup; boot sets those plugins up first. */
+  uses?: readonly OfferKey<unknown>[];
+  /** What this plugin's setup offers to others (each key must come back in `setup().offers`). */
+  provides?: readonly OfferKey<unknown>[];
+  /** Called once per gateway, at boot. */
+  setup(kit: PluginKit): PluginSetup;
 }
 
 export function definePlugin(plugin: GatewayPlugin): GatewayPlugin {

@@ -22,7 +22,8 @@ export const benchPlugin = definePlugin({
   needs: ["coordination"],
   // "admission" is the only stage config may disable: requiring it keeps all ten stages on.
   stages: ["admission", "auth", "ip-allowlist", "quota"],
-  routes: () => [
+  setup: () => ({
+    routes: [
     {
       method: "GET",
       path: BENCH_PATH,
@@ -33,7 +34,8 @@ export const benchPlugin = definePlugin({
       responses: { 200: "A fixed JSON body" },
       handler: (ctx) => json(ctx, 200, BENCH_BODY),
     },
-  ],
+    ],
+  }),
 });
 
 /** config/demo.json for the bench: in-memory stores, `upstream` plays the regulator (TEST and LIVE), limits far above the load. */

@@ -44,7 +44,6 @@ import { createIdempotency, idempotencyId, type IdempotentAnswer, type Outcome }
 import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
 import type { Logger } from "../../core/log.ts";
 import { koboToNgn, ngnToKobo } from "../../core/money.ts";
-import { idempotencyKey } from "../../core/validation.ts";
 import {
   DEFAULT_LIMIT,
   MAX_KEY_DEADLINE_MS,
@@ -72,7 +71,7 @@ export interface OperatorCall {
 }
 
 export function operatorCall(ctx: RequestContext): OperatorCall {
-  return { credentialId: ctx.principal!.credentialId, requestId: ctx.requestId, route: ctx.route!.id, idempotencyKey: idempotencyKey(ctx)! };
+  return { credentialId: ctx.principal!.credentialId, requestId: ctx.requestId, route: ctx.route!.id, idempotencyKey: ctx.idempotencyKey! };
 }
 
 export interface DirectoryAdminOptions {

@@ -31,7 +31,7 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
     name: "admin",
     needs: ["billing", "documentStore"],
     stages: ["auth", "quota"],
-    routes(kit) {
+    setup(kit) {
       const admin = createDirectoryAdmin({
         store: openDirectoryStore(kit.ports.documentStore),
         directory: kit.directory,
@@ -40,12 +40,14 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
         now: options.now ?? Date.now,
         drainRetryAfterSeconds: kit.config.directory.drainRetryAfterSeconds,
       });
-      return [
-        ...directoryRoutes(admin),
-        ...walletRoutes(kit, requirePort(kit, "billing")),
-        frozenRoute(frozenSources(kit.ports.documentStore)),
-        ...(kit.ports.alerts ? alertRoutes(kit.ports.alerts) : []),
-      ];
+      return {
+        routes: [
+          ...directoryRoutes(admin),
+          ...walletRoutes(kit, requirePort(kit, "billing")),
+          frozenRoute(frozenSources(kit.ports.documentStore)),
+          ...(kit.ports.alerts ? alertRoutes(kit.ports.alerts) : []),
+        ],
+      };
     },
   });
 }

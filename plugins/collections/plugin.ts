@@ -30,24 +30,18 @@ export interface CollectionsPluginOptions {
 }
 
 export function createCollectionsPlugin(options: CollectionsPluginOptions = {}): GatewayPlugin {
-  const built = new WeakMap<PluginKit, CollectionsServices>();
-  const services = (kit: PluginKit): CollectionsServices => {
-    let s = built.get(kit);
-    if (!s) {
-      s = _build(kit, options);
-      built.set(kit, s);
-    }
-    return s;
-  };
   return definePlugin({
     name: "collections",
     needs: ["documentStore", "webhooks", "payments"],
     stages: ["auth", "quota"],
-    routes: (kit) =>
-      [...collectionsRoutes(services(kit)), ...virtualAccountRoutes(virtualAccountServices(services(kit), options))].map((r) => _unavailableAs503(kit, r)),
-    workers: (kit) => {
+    setup(kit) {
+      const services = _build(kit, options);
+      const accounts = virtualAccountServices(services, options);
       const intervalMs = options.sweepIntervalMs ?? kit.config.collections.sweepIntervalMs;
-      return [_sweeper(services(kit), intervalMs), depositWorker(virtualAccountServices(services(kit), options), intervalMs)];
+      return {
+        routes: [...collectionsRoutes(services), ...virtualAccountRoutes(accounts)].map((r) => _unavailableAs503(kit, r)),
+        workers: [_sweeper(services, intervalMs), depositWorker(accounts, intervalMs)],
+      };
     },
   });
 }

@@ -33,17 +33,13 @@ export interface VirtualAccountServices {
   clock: () => number;
 }
 
-const _built = new WeakMap<CollectionsServices, VirtualAccountServices>();
-
-/** The virtual-account services of one gateway (built once per collections services object). */
+/** The virtual-account services of one gateway, on the collections services (built once, at setup). */
 export function virtualAccountServices(base: CollectionsServices, options: { clock?: () => number } = {}): VirtualAccountServices {
-  let s = _built.get(base);
-  if (s) return s;
   const { kit, wallet } = base;
   const clock = options.clock ?? Date.now;
   const store = kit.ports.documentStore;
   const accounts = createVirtualAccountService({ store, directory: kit.directory, clock });
-  s = {
+  return {
     base,
     accounts,
     customers: createCustomerService({ store, accounts, log: kit.log, clock }),
@@ -58,8 +54,6 @@ export function virtualAccountServices(base: CollectionsServices, options: { clo
     }),
     clock,
   };
-  _built.set(base, s);
-  return s;
 }
 
 export function virtualAccountRoutes(s: VirtualAccountServices): RouteDeclaration[] {

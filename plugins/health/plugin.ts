@@ -37,7 +37,7 @@ export interface DependencyStatus {
 export const health = definePlugin({
   name: "health",
   needs: ["coordination", "documentStore"],
-  routes(kit) {
+  setup(kit) {
     const checker = createHealthChecker(kit);
     const liveness = (path: string): RouteDeclaration => ({
       method: "GET",
@@ -67,7 +67,7 @@ export const health = definePlugin({
         return new Response(text, { status: 200, headers: { "content-type": kit.metrics.contentType, "cache-control": "no-store", "x-request-id": ctx.requestId } });
       },
     };
-    return [
+    const routes: RouteDeclaration[] = [
       ...(kit.config.metrics.enabled ? [metricsRoute] : []),
       liveness("/health"),
       liveness("/health/live"),
@@ -100,9 +100,7 @@ export const health = definePlugin({
         handler: (ctx) => json(ctx, 200, checker.snapshot()),
       },
     ];
-  },
-  workers(kit) {
-    return [createHealthWorker(kit)];
+    return { routes, workers: [createHealthWorker(kit, checker)] };
   },
 });
 
@@ -114,11 +112,7 @@ interface HealthChecker {
   refresh(): Promise<void>;
 }
 
-const checkers = new WeakMap<PluginKit, HealthChecker>();
-
 function createHealthChecker(kit: PluginKit): HealthChecker {
-  const existing = checkers.get(kit);
-  if (existing) return existing;
   let readyAt = 0;
   let readyReasons: string[] = [];
   let readyPending: Promise<string[]> | null = null;
@@ -221,7 +215,6 @@ function createHealthChecker(kit: PluginKit): HealthChecker {
     },
   };
   _registerGauges(kit, () => workers, () => alertChannel);
-  checkers.set(kit, checker);
   return checker;
 }
 
@@ -304,8 +297,7 @@ function _registerGauges(kit: PluginKit, workers: () => Record<string, unknown>,
   });
 }
 
-function createHealthWorker(kit: PluginKit): Worker {
-  const checker = createHealthChecker(kit);
+function createHealthWorker(kit: PluginKit, checker: HealthChecker): Worker {
   let timer: NodeJS.Timeout | null = null;
   return {
     name: "health-snapshot",

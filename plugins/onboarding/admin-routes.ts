@@ -8,7 +8,6 @@
  */
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
-import { idempotencyKey } from "../../core/validation.ts";
 import type { RequestContext } from "../../core/context.ts";
 import {
   DecisionBody,
@@ -92,6 +91,6 @@ function _operator(ctx: RequestContext): OperatorCaller {
     credentialId: ctx.principal!.credentialId,
     requestId: ctx.requestId,
     route: ctx.route!.id,
-    idempotencyKey: idempotencyKey(ctx)!,
+    idempotencyKey: ctx.idempotencyKey!,
   };
 }

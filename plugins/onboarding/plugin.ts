@@ -30,7 +30,7 @@ export function createOnboardingPlugin(options: OnboardingOptions = {}): Gateway
     name: "onboarding",
     needs: ["documentStore", "regulator"],
     stages: ["auth", "quota"],
-    routes(kit) {
+    setup(kit) {
       const service = createOnboardingService({
         store: openOnboardingStore(kit.ports.documentStore),
         regulator: requirePort(kit, "regulator"),
@@ -42,7 +42,7 @@ export function createOnboardingPlugin(options: OnboardingOptions = {}): Gateway
         pollMs: options.pollMs ?? 50,
         retentionMs: options.retentionMs ?? 30 * DAY_MS,
       });
-      return [...publicRoutes(service), ...adminRoutes(service)];
+      return { routes: [...publicRoutes(service), ...adminRoutes(service)] };
     },
   });
 }

@@ -6,7 +6,6 @@
 import type { RequestContext } from "../../core/context.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
-import { idempotencyKey } from "../../core/validation.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import {
   ListQuery,
@@ -120,5 +119,5 @@ function _scope(ctx: RequestContext): { businessId: string; state: RegulatorStat
 }
 
 function _caller(ctx: RequestContext): Caller {
-  return { ..._scope(ctx), requestId: ctx.requestId, route: ctx.route!.id, idempotencyKey: idempotencyKey(ctx)! };
+  return { ..._scope(ctx), requestId: ctx.requestId, route: ctx.route!.id, idempotencyKey: ctx.idempotencyKey! };
 }

@@ -38,7 +38,7 @@ import { appendAudit, openDirectoryStore, type AuditDoc } from "../../core/direc
 import { describeError, type Logger } from "../../core/log.ts";
 import type { GatewayMetrics } from "../../core/metrics.ts";
 import { openSigningStore, parseAttemptKey, type SignRecord, type StoredAnswer } from "../signing/store.ts";
-import type { StoredService } from "../stored-processing/service.ts";
+import type { FrozenInvoiceResolver } from "../invoice/offers.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../stored-processing/store.ts";
 import { TRANSMISSION_COLLECTION, type ClaimDoc } from "../transmission/service.ts";
 
@@ -48,7 +48,7 @@ export interface RecoveryOptions {
   billing: BillingLedger;
   regulator: RegulatorClient;
   /** Stored invoices are resolved through the Stored service (the same path as the operator route). */
-  stored: StoredService | null;
+  stored: FrozenInvoiceResolver | null;
   alerts: AlertChannel | null;
   metrics: GatewayMetrics;
   log: Logger;
@@ -108,7 +108,8 @@ export function createRecovery(o: RecoveryOptions): Recovery {
   const claims = o.store.collection<ClaimDoc>(TRANSMISSION_COLLECTION);
   const audit: Collection<AuditDoc> = openDirectoryStore(o.store).audit;
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
-  const counter = (job: string, outcome: string) => o.metrics.recoveryActions.series(job, outcome);
+  const actions = o.metrics.counter("gatehouse_recovery_actions_total", "Recovery job actions, by job and outcome.", ["job", "outcome"]);
+  const counter = (job: string, outcome: string) => actions.series(job, outcome);
   const totals = { confirmed: 0, reversed: 0, released: 0, unprovable: 0, claimsUnknown: 0 };
   let lastRun: { at: string; durationMs: number; outcome: "ok" | "skipped" | "failed" } | null = null;
   let open: Record<string, number> = {};

@@ -14,9 +14,7 @@ import type { RequestContext } from "../../core/context.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
-import { createInvoiceWebhooks } from "../stored-processing/events.ts";
-import { createStoredService } from "../stored-processing/service.ts";
-import { deriveStoredSecret, openStoredStore } from "../stored-processing/store.ts";
+import { FROZEN_INVOICE_RESOLVER } from "../invoice/offers.ts";
 import { createRecovery, type Recovery } from "./jobs.ts";
 
 export interface RecoveryPluginOptions {
@@ -29,24 +27,18 @@ const SignResolutionBody = v.strictObject({ outcome: v.picklist(["signed", "not_
 const TransmissionResolutionBody = v.strictObject({ outcome: v.picklist(["transmitted", "not_transmitted"]) });
 
 export function createRecoveryPlugin(options: RecoveryPluginOptions = {}): GatewayPlugin {
-  const built = new WeakMap<PluginKit, Recovery>();
-  const recoveryOf = (kit: PluginKit): Recovery => {
-    let r = built.get(kit);
-    if (!r) {
-      r = _build(kit, options);
-      built.set(kit, r);
-    }
-    return r;
-  };
   return definePlugin({
     name: "recovery",
     needs: ["documentStore", "coordination", "regulator", "billing", "webhooks"],
     stages: ["auth", "quota"],
-    routes: (kit) => [signResolutionRoute(recoveryOf(kit)), transmissionResolutionRoute(recoveryOf(kit))],
-    workers: (kit) => {
-      const r = recoveryOf(kit);
+    uses: [FROZEN_INVOICE_RESOLVER],
+    setup(kit) {
+      const r = _build(kit, options);
       kit.reports.register("recovery", () => r.report());
-      return kit.config.recovery.enabled ? [r.worker] : [];
+      return {
+        routes: [signResolutionRoute(r), transmissionResolutionRoute(r)],
+        workers: kit.config.recovery.enabled ? [r.worker] : [],
+      };
     },
   });
 }
@@ -118,22 +110,12 @@ async function _resolving<T>(fn: () => Promise<T>): Promise<T> {
 
 function _build(kit: PluginKit, options: RecoveryPluginOptions): Recovery {
   const c = kit.config.recovery;
-  const stored = createStoredService({
-    store: openStoredStore(kit.ports.documentStore),
-    documentStore: kit.ports.documentStore,
-    webhooks: createInvoiceWebhooks(kit.directory, requirePort(kit, "webhooks")),
-    log: kit.log,
-    secret: deriveStoredSecret(kit.config.regulator.apiSecret),
-    retryBudget: kit.config.limits.storedRetryBudget,
-    // The processor of every process polls for due invoices (stored.processor.pollMs).
-    onDue: () => {},
-  });
   return createRecovery({
     store: kit.ports.documentStore,
     coordination: kit.ports.coordination,
     billing: requirePort(kit, "billing"),
     regulator: requirePort(kit, "regulator"),
-    stored,
+    stored: kit.offers.get(FROZEN_INVOICE_RESOLVER),
     alerts: kit.ports.alerts ?? null,
     metrics: kit.metrics,
     log: kit.log,

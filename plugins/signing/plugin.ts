@@ -26,7 +26,7 @@ export function createSigningPlugin(options: SigningOptions = {}): GatewayPlugin
     name: "signing",
     needs: ["documentStore", "regulator", "billing"],
     stages: ["auth", "quota", "mode"],
-    routes(kit) {
+    setup(kit) {
       const timeoutMs = kit.config.regulator.timeoutMs;
       const service = createSigningService({
         store: openSigningStore(kit.ports.documentStore),
@@ -41,7 +41,7 @@ export function createSigningPlugin(options: SigningOptions = {}): GatewayPlugin
         retentionMs: options.retentionMs ?? 30 * DAY_MS,
         alerts: kit.ports.alerts,
       });
-      return signingRoutes(service);
+      return { routes: signingRoutes(service) };
     },
   });
 }

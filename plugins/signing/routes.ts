@@ -7,7 +7,7 @@ import type { RequestContext } from "../../core/context.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { relayed } from "../../core/respond.ts";
-import { attemptNumber, idempotencyKey, subBusinessId } from "../../core/validation.ts";
+import { attemptNumber, subBusinessId } from "../../core/validation.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import {
   checkResourceName,
@@ -51,7 +51,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       async handler(ctx) {
         const sub = subBusinessId(ctx);
         const attempt = attemptNumber(ctx);
-        const key = idempotencyKey(ctx, true)!;
+        const key = ctx.idempotencyKey!;
         const res = await service.sign(_caller(ctx), {
           subBusinessId: sub,
           idempotencyKey: key,
@@ -65,13 +65,13 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       ...PASSTHROUGH,
       method: "POST",
       path: SIGNING_PATHS.validate,
+      idempotent: "optional",
       bodyLimit: "large",
       schemas: { body: InvoiceDocumentBody },
       summary: "Validate a regulator invoice document at the regulator (unbilled)",
       responses: { 200: "The regulator's validation answer, passed through" },
       async handler(ctx) {
         const sub = subBusinessId(ctx);
-        idempotencyKey(ctx, false);
         return relayed(ctx, await service.validateInvoice(_caller(ctx), sub, ctx.body as Record<string, unknown>));
       },
     },
@@ -79,12 +79,12 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       ...PASSTHROUGH,
       method: "POST",
       path: SIGNING_PATHS.irnValidate,
+      idempotent: "optional",
       schemas: { body: IrnValidationBody },
       summary: "Validate an IRN at the regulator (unbilled)",
       responses: { 200: "The regulator's answer, passed through" },
       async handler(ctx) {
         const sub = subBusinessId(ctx);
-        idempotencyKey(ctx, false);
         return relayed(ctx, await service.validateIrn(_caller(ctx), sub, ctx.body as IrnValidationInput));
       },
     },
@@ -128,12 +128,12 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       ...PASSTHROUGH,
       method: "PATCH",
       path: SIGNING_PATHS.update,
+      idempotent: "optional",
       schemas: { params: IrnParams, body: PaymentUpdateBody },
       summary: "Update an invoice's payment status at the regulator (x-sub-business-id; unbilled)",
       responses: { 200: "The regulator's answer, passed through" },
       async handler(ctx) {
         const sub = subBusinessId(ctx);
-        idempotencyKey(ctx, false);
         const body = ctx.body as Record<string, unknown>;
         return relayed(ctx, await service.byIrn(_caller(ctx), sub, ctx.params.irn!, { method: "PATCH", segment: "update", body }));
       },

@@ -6,7 +6,6 @@
 import type { RequestContext } from "../../core/context.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
-import { idempotencyKey } from "../../core/validation.ts";
 import { AdminListQuery, InvoiceParams, ResolutionBody, type AdminListQueryInput, type ResolutionInput } from "./schemas.ts";
 import type { StoredService } from "./service.ts";
 import { invoiceView } from "./store.ts";
@@ -40,13 +39,13 @@ export function storedAdminRoutes(service: StoredService, audit?: ResolutionAudi
       ...OPERATOR,
       method: "POST",
       path: STORED_ADMIN_PATHS.resolution,
+      idempotent: "optional",
       schemas: { params: InvoiceParams, body: ResolutionBody },
       summary: "Operator: resolve a frozen invoice after checking the regulator (signed / not_signed / transmitted / not_transmitted)",
       description:
         "A frozen sign: signed (the held fee is confirmed) or not_signed (the fee is reversed and the invoice is signed again under the next attempt). A frozen transmission: transmitted, or not_transmitted (back to signed). Anything but a frozen invoice: 409 GW_INVOICE_STATE_CONFLICT.",
       responses: { 200: "The invoice record (with businessId)" },
       async handler(ctx) {
-        idempotencyKey(ctx, false);
         const outcome = (ctx.body as ResolutionInput).outcome;
         const doc = await service.resolve(_operator(ctx), ctx.params.invoiceId!, outcome);
         await audit?.({ actor: `operator:${ctx.principal!.credentialId}`, requestId: ctx.requestId, invoiceId: doc._id, operationId: doc.operationId, outcome }).catch(() => undefined);

@@ -10,7 +10,8 @@
  * whose heartbeat and backlog appear in /health/dependencies.
  */
 import { appendAudit, openDirectoryStore } from "../../core/directory-store.ts";
-import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
+import { definePlugin, offer, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
+import { FROZEN_INVOICE_RESOLVER } from "../invoice/offers.ts";
 import { storedAdminRoutes } from "./admin-routes.ts";
 import { createInvoiceWebhooks } from "./events.ts";
 import { createInboundReceiver, type InboundReceiver } from "./inbound.ts";
@@ -34,24 +35,19 @@ interface Built {
 }
 
 export function createStoredProcessingPlugin(options: StoredProcessingOptions = {}): GatewayPlugin {
-  const built = new WeakMap<PluginKit, Built>();
-  const parts = (kit: PluginKit): Built => {
-    let b = built.get(kit);
-    if (!b) {
-      b = _build(kit, options);
-      built.set(kit, b);
-    }
-    return b;
-  };
   return definePlugin({
     name: "stored-processing",
     needs: ["documentStore", "regulator", "billing", "webhooks"],
     stages: ["auth", "quota", "mode"],
-    routes: (kit) => [...storedRoutes(parts(kit).service, parts(kit).inbound), ...storedAdminRoutes(parts(kit).service, resolutionAudit(kit))],
-    workers: (kit) => {
-      const b = parts(kit);
+    provides: [FROZEN_INVOICE_RESOLVER],
+    setup(kit) {
+      const b = _build(kit, options);
       kit.reports.register("storedProcessor", () => _report(b.store));
-      return b.processor ? [b.processor as Worker] : [];
+      return {
+        routes: [...storedRoutes(b.service, b.inbound), ...storedAdminRoutes(b.service, resolutionAudit(kit))],
+        workers: b.processor ? [b.processor as Worker] : [],
+        offers: [offer(FROZEN_INVOICE_RESOLVER, b.service)],
+      };
     },
   });
 }

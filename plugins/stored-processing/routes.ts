@@ -8,7 +8,7 @@ import type { RequestContext } from "../../core/context.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
-import { idempotencyKey, subBusinessId } from "../../core/validation.ts";
+import { subBusinessId } from "../../core/validation.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import { INBOUND_PATH, SIGNATURE_HEADER, TIMESTAMP_HEADER, type InboundReceiver } from "./inbound.ts";
 import { EmptyBody, IntakeBody, InvoiceParams, ListQuery, type ListQueryInput } from "./schemas.ts";
@@ -42,7 +42,7 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
       responses: { 202: "Accepted: { invoiceId, status, irn, subBusinessId, createdAt }" },
       async handler(ctx) {
         const sub = subBusinessId(ctx);
-        const key = idempotencyKey(ctx, true)!;
+        const key = ctx.idempotencyKey!;
         const doc = await service.intake(_caller(ctx), { subBusinessId: sub, idempotencyKey: key, body: ctx.body as Record<string, unknown> });
         return json(
           ctx,
@@ -82,6 +82,7 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
       ...STORED,
       method: "POST",
       path: STORED_PATHS.transmit,
+      idempotent: "optional",
       quota: "default",
       schemas: { params: InvoiceParams },
       summary: "Transmit a signed stored invoice (body {}); the processor dispatches it once",
@@ -89,7 +90,6 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
         "signed → 202, status transmitting. transmitting/transmitted → 409 GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED with the operationId; pending/validated/signing → 422 GW_INVOICE_NOT_TRANSMITTABLE; rejected/cancelled/frozen → 409 GW_INVOICE_STATE_CONFLICT.",
       responses: { 202: "The invoice record (status transmitting)" },
       async handler(ctx) {
-        idempotencyKey(ctx, false);
         if (!_isEmptyObject(ctx.body))
           throw gwError("GW_INVOICE_TRANSMIT_BODY_NOT_EMPTY", { detail: "The transmit body must be exactly {}." });
         const doc = await service.transmit(_caller(ctx), ctx.params.invoiceId!);
@@ -100,13 +100,13 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
       ...STORED,
       method: "POST",
       path: STORED_PATHS.cancel,
+      idempotent: "optional",
       quota: "default",
       schemas: { params: InvoiceParams, body: EmptyBody },
       summary: "Cancel a pending or validated stored invoice (body {}); nothing is billed",
       description: "pending/validated → 200, status cancelled; cancelled → 200 again; any other status → 409 GW_INVOICE_STATE_CONFLICT.",
       responses: { 200: "The invoice record (status cancelled)" },
       async handler(ctx) {
-        idempotencyKey(ctx, false);
         return json(ctx, 200, invoiceView(await service.cancel(_caller(ctx), ctx.params.invoiceId!), false));
       },
     },

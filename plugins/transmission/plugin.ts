@@ -19,7 +19,7 @@ export function createTransmissionPlugin(options: TransmissionPluginOptions = {}
     name: "transmission",
     needs: ["documentStore", "regulator"],
     stages: ["auth", "quota", "mode"],
-    routes(kit) {
+    setup(kit) {
       const service = createTransmissionService({
         store: kit.ports.documentStore,
         regulator: requirePort(kit, "regulator"),
@@ -31,7 +31,7 @@ export function createTransmissionPlugin(options: TransmissionPluginOptions = {}
         waitMs: options.inFlightWaitMs ?? Math.min(kit.config.regulator.timeoutMs + 5_000, 60_000),
         pollMs: 25,
       });
-      return transmissionRoutes(service);
+      return { routes: transmissionRoutes(service) };
     },
   });
 }

@@ -1,7 +1,7 @@
 /** `POST /api/v1/invoice/transmit/:irn` (Pass-through): body `{}`, x-sub-business-id, optional x-idempotency-key. */
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { relayed } from "../../core/respond.ts";
-import { idempotencyKey, subBusinessId } from "../../core/validation.ts";
+import { subBusinessId } from "../../core/validation.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import { TransmitParams, checkEmptyBody } from "./schemas.ts";
 import type { TransmissionService } from "./service.ts";
@@ -17,6 +17,7 @@ export function transmissionRoutes(service: TransmissionService): RouteDeclarati
       quota: "default",
       method: "POST",
       path: TRANSMIT_PATH,
+      idempotent: "optional",
       schemas: { params: TransmitParams },
       summary: "Transmit a signed invoice by IRN (unbilled; one regulator transmission per IRN claim)",
       description:
@@ -24,7 +25,7 @@ export function transmissionRoutes(service: TransmissionService): RouteDeclarati
       responses: { 201: "The regulator's transmit answer, passed through" },
       async handler(ctx) {
         const sub = subBusinessId(ctx);
-        const key = idempotencyKey(ctx, false);
+        const key = ctx.idempotencyKey;
         checkEmptyBody(ctx.body);
         const res = await service.transmit(
           { requestId: ctx.requestId, businessId: ctx.businessId!, state: ctx.state as RegulatorState },

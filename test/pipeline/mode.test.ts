@@ -114,7 +114,8 @@ test("a domain whose stored mode cannot be read gives 503 GW_TENANT_MODE_UNAVAIL
 /** One method + path per mode with different bodies: the mode stage picks the domain's declaration. */
 const variantPlugin = definePlugin({
   name: "variants",
-  routes: () => [
+  setup: () => ({
+    routes: [
     {
       method: "POST",
       path: "/probe/variant",
@@ -137,7 +138,8 @@ const variantPlugin = definePlugin({
       handler: (ctx) => json(ctx, 202, { variant: "stored", route: ctx.route!.id, body: ctx.body }),
     },
     { method: "GET", path: "/probe/variant", service: "gateway", auth: "apiKey", modes: ["stored"], summary: "stored read", handler: (ctx) => json(ctx, 200, { read: true }) },
-  ],
+    ],
+  }),
 });
 
 test("mode variants: each mode runs its own declaration (body schema, idempotency, handler)", async () => {

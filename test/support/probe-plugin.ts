@@ -42,7 +42,8 @@ const echo = (ctx: RequestContext) =>
 export const probePlugin = definePlugin({
   name: "probe",
   needs: ["coordination"],
-  routes: () => [
+  setup: () => ({
+    routes: [
     { method: "GET", path: "/probe/echo", service: "gateway", auth: "apiKey", summary: "echo", handler: echo },
     { method: "DELETE", path: "/probe/echo", service: "gateway", auth: "apiKey", summary: "echo delete", handler: echo },
     {
@@ -135,5 +136,6 @@ export const probePlugin = definePlugin({
       summary: "counts handler runs (management quota, no idempotency key, any JSON body)",
       handler: (ctx) => json(ctx, 200, { count: ++probeHits.count }),
     },
-  ],
+    ],
+  }),
 });

@@ -43,7 +43,7 @@ function route(overrides: Partial<RouteDeclaration> = {}): RouteDeclaration {
 }
 
 function plugin(name: string, routes: RouteDeclaration[], extra: Partial<GatewayPlugin> = {}): GatewayPlugin {
-  return definePlugin({ name, routes: () => routes, ...extra });
+  return definePlugin({ name, setup: () => ({ routes }), ...extra });
 }
 
 /** Builds a gateway that must fail its boot checks; returns the BootError's problems. */
@@ -230,16 +230,16 @@ test("plugin-level problems of several plugins are listed together", async () =>
   one(problems, 'plugin "a"', "registered twice");
 });
 
-test("a plugin whose routes() throws is a boot problem naming it", async () => {
+test("a plugin whose setup() throws is a boot problem naming it", async () => {
   const { problems } = await bootProblems([
     definePlugin({
       name: "fragile",
-      routes: () => {
+      setup: () => {
         throw new Error("missing section");
       },
     }),
   ]);
-  one(problems, 'plugin "fragile"', "failed to declare its routes", "missing section");
+  one(problems, 'plugin "fragile"', "failed to set up", "missing section");
 });
 
 // Known gap, reported: create-gateway.ts stops before building the route table once a plugin-level

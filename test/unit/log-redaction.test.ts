@@ -168,7 +168,8 @@ const INVOICE = {
 /** A plugin that logs the way careless handler code might: whole headers, bodies and URLs. */
 const chattyProbe = definePlugin({
   name: "chatty-probe",
-  routes: (kit) => [
+  setup: (kit) => ({
+    routes: [
     {
       method: "POST",
       path: "/chatty/invoice",
@@ -206,7 +207,8 @@ const chattyProbe = definePlugin({
         throw new Error(`failed for ${ctx.req.headers.get("x-api-key")} on ${ctx.req.url}; regulator password=${SECRETS.regPassword}`);
       },
     },
-  ],
+    ],
+  }),
 });
 
 test("end to end: no secret ever reaches a log record; one completion event per request with the §6 fields", async () => {

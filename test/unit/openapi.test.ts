@@ -37,7 +37,8 @@ type Operation = {
 
 const oaProbe = definePlugin({
   name: "oa-probe",
-  routes: () => [
+  setup: () => ({
+    routes: [
     {
       method: "GET",
       path: "/oa/list",
@@ -88,7 +89,8 @@ const oaProbe = definePlugin({
       responses: { 202: "Accepted" },
       handler: (ctx) => json(ctx, 202, {}),
     },
-  ],
+    ],
+  }),
 });
 
 let tg: TestGateway;

@@ -25,7 +25,8 @@ const IDEM = { ...KEY, "x-idempotency-key": "render-test-0001" };
 /** Routes this file needs beyond the shared probe plugin. */
 const renderProbe = definePlugin({
   name: "render-probe",
-  routes: () => [
+  setup: () => ({
+    routes: [
     {
       method: "GET",
       path: "/render/rate",
@@ -93,7 +94,8 @@ const renderProbe = definePlugin({
       summary: "collections success",
       handler: (ctx) => envelope(ctx, 200, "ok", { fine: true }),
     },
-  ],
+    ],
+  }),
 });
 
 let tg: TestGateway;

@@ -5,9 +5,8 @@
  */
 import * as v from "valibot";
 import { gwError } from "../../../core/errors/gateway-error.ts";
-import { definePlugin } from "../../../core/plugin.ts";
+import { definePlugin, type RouteDeclaration } from "../../../core/plugin.ts";
 import { json } from "../../../core/respond.ts";
-import { idempotencyKey } from "../../../core/validation.ts";
 import { isDuplicateKeyError, type Doc } from "../../../adapters/ports.ts";
 
 interface Greeting extends Doc {
@@ -26,11 +25,11 @@ export const hello = definePlugin({
   name: "hello",
   needs: ["documentStore"],
   stages: ["auth", "quota"],
-  routes({ ports }) {
+  setup({ ports }) {
     const greetings = ports.documentStore.collection<Greeting>("hello_greetings", {
       indexes: [{ fields: ["businessId", "name"], unique: true }],
     });
-    return [
+    const routes: RouteDeclaration[] = [
       {
         method: "POST",
         path: "/hello/greetings",
@@ -43,7 +42,7 @@ export const hello = definePlugin({
         responses: { 201: "The greeting", 200: "Replay of the same key" },
         async handler(ctx) {
           const body = ctx.body as v.InferOutput<typeof GreetingBody>;
-          const key = idempotencyKey(ctx)!;
+          const key = ctx.idempotencyKey!;
           const id = `${ctx.businessId}:${key}`;
           const replay = async () => {
             const existing = await greetings.get(id);
@@ -85,6 +84,7 @@ export const hello = definePlugin({
         },
       },
     ];
+    return { routes };
   },
 });
 
