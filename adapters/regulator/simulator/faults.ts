@@ -6,50 +6,20 @@
  * (`afterProcessing: true`: the simulator does the work, e.g. records a signed IRN, and then the answer
  * is lost or damaged). This file only decides *what* the fault does; the server performs it.
  */
-import { randomUUID } from "node:crypto";
 import * as v from "valibot";
+import { SIMULATOR_ROUTES, successStatusOf } from "./router.ts";
+import type { SimulatorRoute } from "./router.ts";
+import { HANDLER_OF, NO_ROUTE_BODY, VALIDATION_FAILED, credentialsRejectedBody, errorEnvelope } from "./views.ts";
 
-// ---------------------------------------------------------------------------
-// Routes
-// ---------------------------------------------------------------------------
-
-/** The simulator's route names; call counts and faults are keyed by them (docs/regulator-simulator.md). */
-export const SIMULATOR_ROUTES = [
-  "authenticate",
-  "verify-tin",
-  "entity-search",
-  "entity",
-  "irn-validate",
-  "validate",
-  "sign",
-  "party-create",
-  "party-search",
-  "invoice-search",
-  "transmit",
-  "confirm-receipt",
-  "transmit-lookup",
-  "self-health-check",
-  "pull",
-  "confirm",
-  "download",
-  "update",
-  "resources",
-  "health",
-] as const;
-
-export type SimulatorRoute = (typeof SIMULATOR_ROUTES)[number];
+// Route names and the regulator's error shapes live in router.ts and views.ts; re-exported here so
+// the fault API's importers keep one path.
+export { SIMULATOR_ROUTES, isSimulatorRoute, successStatusOf } from "./router.ts";
+export type { SimulatorRoute } from "./router.ts";
+export { HANDLER_OF, NO_ROUTE_BODY, VALIDATION_FAILED, credentialsRejectedBody, errorEnvelope } from "./views.ts";
+export type { ErrorEnvelope } from "./views.ts";
 
 /** A route name, or "*" for every route (a route's own fault wins over "*"). */
 export type FaultTarget = SimulatorRoute | "*";
-
-/** The HTTP status of a route's normal success answer (sign, transmit and party creation answer 201). */
-export function successStatusOf(route: SimulatorRoute): 200 | 201 {
-  return route === "sign" || route === "transmit" || route === "party-create" ? 201 : 200;
-}
-
-export function isSimulatorRoute(value: unknown): value is SimulatorRoute {
-  return typeof value === "string" && (SIMULATOR_ROUTES as readonly string[]).includes(value);
-}
 
 // ---------------------------------------------------------------------------
 // Fault shapes
@@ -312,67 +282,3 @@ export function renderFault(fault: Fault, ctx: FaultRenderContext): FaultAction 
     }
   }
 }
-
-// ---------------------------------------------------------------------------
-// Error answers (the regulator's shapes)
-// ---------------------------------------------------------------------------
-
-/**
- * The real error envelope (FIRS-MBS_E-Invoicing_Documentation.md, every recorded 400):
- * `{ code, data: null, message: "error has occurred", error: { id, handler, details?, public_message } }`
- * with `id` a fresh UUID per request and `details` a free-text string, often absent.
- */
-export interface ErrorEnvelope {
-  code: number;
-  data: null;
-  message: string;
-  error: { id: string; handler: string; details?: string; public_message: string };
-}
-
-export function errorEnvelope(status: number, handler: string, publicMessage: string, details?: string): ErrorEnvelope {
-  // Key order as recorded: id, handler, details (when present), public_message.
-  const error: ErrorEnvelope["error"] =
-    details === undefined
-      ? { id: randomUUID(), handler, public_message: publicMessage }
-      : { id: randomUUID(), handler, details, public_message: publicMessage };
-  return { code: status, data: null, message: "error has occurred", error };
-}
-
-/** The recorded public message of the regulator's validation refusals (GetEntity, "invalid UUID length"). */
-export const VALIDATION_FAILED = "validation failed: we are unable to process your request. also confirm this is not a duplicate request";
-
-/** The recorded answer to a deployment key/secret the regulator cannot validate: HTTP 400, handler "handler". */
-export function credentialsRejectedBody(): string {
-  return JSON.stringify(errorEnvelope(400, "handler", "unable to validate api key"));
-}
-
-/** The regulator router's recorded answer to an unknown path (HTTP 404, no `error` object). */
-export const NO_ROUTE_BODY = JSON.stringify({
-  code: 404,
-  data: null,
-  message: "no route found for this path. kindly check your request and try again",
-});
-
-/** `error.handler` per route: "entity_actions" is recorded; the others are modelled the same way. */
-export const HANDLER_OF: Readonly<Record<SimulatorRoute, string>> = {
-  authenticate: "utility_actions",
-  "verify-tin": "utility_actions",
-  "entity-search": "entity_actions",
-  entity: "entity_actions",
-  "irn-validate": "invoice_actions",
-  validate: "invoice_actions",
-  sign: "invoice_actions",
-  "party-create": "party_actions",
-  "party-search": "party_actions",
-  "invoice-search": "invoice_actions",
-  transmit: "transmit_actions",
-  "confirm-receipt": "transmit_actions",
-  "transmit-lookup": "transmit_actions",
-  "self-health-check": "transmit_actions",
-  pull: "transmit_actions",
-  confirm: "invoice_actions",
-  download: "invoice_actions",
-  update: "invoice_actions",
-  resources: "resource_actions",
-  health: "handler",
-};
