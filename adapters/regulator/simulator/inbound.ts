@@ -16,6 +16,7 @@
  */
 import { createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import { readBody } from "./http-io.ts";
 
 export const INBOUND_CONTROL_PATH = "/__sim/inbound";
 
@@ -35,7 +36,9 @@ export async function handleInboundPush(req: IncomingMessage, method: string, ct
   if (method !== "POST") return { status: 405, body: { ok: false, error: "method_not_allowed" } };
   let input: Record<string, unknown>;
   try {
-    const parsed: unknown = JSON.parse(await _readText(req));
+    const read = await readBody(req, PUSH_BODY_LIMIT);
+    if (read.kind !== "ok") throw new Error(read.kind);
+    const parsed: unknown = JSON.parse(read.text);
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
     input = parsed as Record<string, unknown>;
   } catch {
@@ -94,16 +97,5 @@ export function signDelivery(secret: string, timestamp: number, body: string): s
 
 // --- Internal helpers ---
 
-function _readText(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > 2 * 1024 * 1024) reject(new Error("too large"));
-      else chunks.push(c);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
+/** The largest push request accepted (a larger one is refused like a body that is not JSON). */
+const PUSH_BODY_LIMIT = 2 * 1024 * 1024;

@@ -2,7 +2,7 @@
  * The regulator's answer shapes, as the simulator serves them (docs/regulator-simulator.md has the
  * table, with sources): the error envelope and its recorded messages, the router's 404, the fixed
  * success answers, the search page, and the views of entities and invoices that the routes list.
- * Everything here is pure: the routes decide *what* to answer, this file *how* it looks.
+ * No I/O here: the routes decide *what* to answer, this file *how* it looks.
  */
 import { randomUUID } from "node:crypto";
 import type { FixtureEntity } from "./fixtures.ts";
