@@ -23,65 +23,105 @@ export function interpretEntity(raw: RawResponse, requestedId: string): Interpre
 }
 
 /**
- * The fields the gateway needs, checked one by one; "invalid" wins over "unsupported". The real answer
- * (`id, reference, custom_settings, created_at, updated_at, businesses[], is_active, app_reference`;
- * per business `id, reference, name?, …, tin, sector, annual_turnover, support_peppol, …, irn_template,
- * is_active`) carries no `service_id`: it is derived from the template.
+ * The fields the gateway needs, checked one by one. The real answer (`id, reference, custom_settings,
+ * created_at, updated_at, businesses[], is_active, app_reference`; per business `id, reference, name?,
+ * …, tin, sector, annual_turnover, support_peppol, …, irn_template, is_active`) carries no
+ * `service_id`: it is derived from the template.
  */
-export function parseEntity(d: Record<string, unknown>, requestedId: string): RegulatorEntity | "invalid" | "unsupported" {
+export function parseEntity(d: Record<string, unknown>, requestedId: string): RegulatorEntity | EntityProblem {
+  const fields = new _Fields();
+  const id = fields.str(d.id, ENTITY_LIMITS.idLength, true);
+  if (id !== "" && id !== requestedId) fields.invalid = true;
+  const reference = fields.str(d.reference, ENTITY_LIMITS.referenceLength, false);
+  const active = fields.bool(d.is_active);
+  const businesses = _parseBusinesses(d.businesses, fields);
+  return fields.problem() ?? { id, reference, active, businesses };
+}
+
+// --- Internal helpers ---
+
+/**
+ * The entity's businesses. Every business is checked and any business's problem becomes the whole
+ * entity's (recorded on `entity`), so one malformed business blocks the onboarding of its valid
+ * siblings. Each business's problem is found apart (`_parseBusiness`), so checking only the business
+ * being onboarded is a change to this function alone.
+ */
+function _parseBusinesses(list: unknown, entity: _Fields): RegulatorBusiness[] {
+  if (!Array.isArray(list)) {
+    entity.invalid = true;
+    return [];
+  }
+  if (list.length > ENTITY_LIMITS.businesses) {
+    entity.unsupported = true;
+    return [];
+  }
+  const seen = new Set<string>();
+  const businesses: RegulatorBusiness[] = [];
+  for (const item of list) {
+    const { business, problem } = _parseBusiness(item, seen);
+    if (problem !== null) entity.record(problem);
+    if (business !== null) businesses.push(business);
+  }
+  return businesses;
+}
+
+/** One business of the entity, and its own problem (a repeated id is one); `seen` collects the ids. */
+function _parseBusiness(b: unknown, seen: Set<string>): { business: RegulatorBusiness | null; problem: EntityProblem | null } {
+  if (!isObject(b)) return { business: null, problem: "invalid" };
   const L = ENTITY_LIMITS;
-  let invalid = false;
-  let unsupported = false;
-  const str = (v: unknown, max: number, nonEmpty: boolean): string => {
+  const fields = new _Fields();
+  const id = fields.str(b.id, L.businessIdLength, true);
+  if (seen.has(id)) fields.invalid = true;
+  seen.add(id);
+  let irnTemplate: string | null = null;
+  let serviceId: string | null = null;
+  if (b.irn_template !== undefined && b.irn_template !== null && b.irn_template !== "") {
+    irnTemplate = fields.str(b.irn_template, L.irnTemplateLength, true);
+    // The service ID lives in the template: one without it where the IRN format needs it is malformed
+    // metadata (an over-long one is already "unsupported").
+    serviceId = serviceIdOfTemplate(irnTemplate);
+    if (serviceId === null && irnTemplate.length <= L.irnTemplateLength) fields.invalid = true;
+  }
+  const business: RegulatorBusiness = {
+    id,
+    name: b.name === undefined || b.name === null ? "" : fields.str(b.name, L.businessNameLength, false),
+    tin: fields.str(b.tin, L.tinLength, true),
+    irnTemplate,
+    serviceId,
+    active: fields.bool(b.is_active),
+  };
+  return { business, problem: fields.problem() };
+}
+
+/** Reads fields, remembering whether any was malformed ("invalid") or over its limit ("unsupported"). */
+class _Fields {
+  invalid = false;
+  unsupported = false;
+
+  /** A string field ("" when it is not a string, or empty where `nonEmpty`). */
+  str(v: unknown, max: number, nonEmpty: boolean): string {
     if (typeof v !== "string" || (nonEmpty && v === "")) {
-      invalid = true;
+      this.invalid = true;
       return "";
     }
-    if (v.length > max) unsupported = true;
+    if (v.length > max) this.unsupported = true;
     return v;
-  };
-  const bool = (v: unknown): boolean => {
-    if (typeof v !== "boolean") invalid = true;
-    return v === true;
-  };
-
-  const id = str(d.id, L.idLength, true);
-  if (id !== "" && id !== requestedId) invalid = true;
-  const reference = str(d.reference, L.referenceLength, false);
-  const active = bool(d.is_active);
-  const businesses: RegulatorBusiness[] = [];
-  if (!Array.isArray(d.businesses)) invalid = true;
-  else if (d.businesses.length > L.businesses) unsupported = true;
-  else {
-    const seen = new Set<string>();
-    for (const b of d.businesses) {
-      if (!isObject(b)) {
-        invalid = true;
-        continue;
-      }
-      const bid = str(b.id, L.businessIdLength, true);
-      if (seen.has(bid)) invalid = true;
-      seen.add(bid);
-      let irnTemplate: string | null = null;
-      let serviceId: string | null = null;
-      if (b.irn_template !== undefined && b.irn_template !== null && b.irn_template !== "") {
-        irnTemplate = str(b.irn_template, L.irnTemplateLength, true);
-        // The service ID lives in the template: one without it where the IRN format needs it is malformed
-        // metadata (an over-long one is already "unsupported").
-        serviceId = serviceIdOfTemplate(irnTemplate);
-        if (serviceId === null && irnTemplate.length <= L.irnTemplateLength) invalid = true;
-      }
-      businesses.push({
-        id: bid,
-        name: b.name === undefined || b.name === null ? "" : str(b.name, L.businessNameLength, false),
-        tin: str(b.tin, L.tinLength, true),
-        irnTemplate,
-        serviceId,
-        active: bool(b.is_active),
-      });
-    }
   }
-  if (invalid) return "invalid";
-  if (unsupported) return "unsupported";
-  return { id, reference, active, businesses };
+
+  bool(v: unknown): boolean {
+    if (typeof v !== "boolean") this.invalid = true;
+    return v === true;
+  }
+
+  record(problem: EntityProblem): void {
+    if (problem === "invalid") this.invalid = true;
+    else this.unsupported = true;
+  }
+
+  /** "invalid" wins over "unsupported"; null when every field was fine. */
+  problem(): EntityProblem | null {
+    if (this.invalid) return "invalid";
+    if (this.unsupported) return "unsupported";
+    return null;
+  }
 }
