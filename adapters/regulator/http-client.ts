@@ -14,14 +14,14 @@
  *   relay.ts       the direct-route rules: allowed requests, log names, safe response headers
  *   operations.ts  the port's operations (request, call, outcome)
  */
-import { checkOptions, type HttpRegulatorClient, type HttpRegulatorClientOptions } from "./client/options.ts";
-import { callEventShape } from "./client/call-log.ts";
-import type { CallEnv } from "./client/call.ts";
-import { authenticate, confirm, getEntity, relay, sign, transmit, validateInvoice, validateIrn } from "./client/operations.ts";
-import { closePools, createTargets, credentialHeaders, describeTargets } from "./client/transport.ts";
+import { checkOptions, type HttpRegulatorClient, type HttpRegulatorClientOptions } from "./http/options.ts";
+import { callEventShape } from "./http/call-log.ts";
+import type { CallEnv } from "./http/call.ts";
+import { authenticate, confirm, getEntity, relay, sign, transmit, validateInvoice, validateIrn } from "./http/operations.ts";
+import { closePools, createTargets, credentialHeaders, describeTargets } from "./http/transport.ts";
 
-export { DEFAULT_REGULATOR_TIMEOUT_MS } from "./client/options.ts";
-export type { HttpRegulatorClient, HttpRegulatorClientOptions, RegulatorCallEvent } from "./client/options.ts";
+export { DEFAULT_REGULATOR_TIMEOUT_MS } from "./http/options.ts";
+export type { HttpRegulatorClient, HttpRegulatorClientOptions, RegulatorCallEvent } from "./http/options.ts";
 
 /** Builds the client: checks the options, opens one pool per origin, finds or creates the policies. */
 export function createHttpRegulatorClient(options: HttpRegulatorClientOptions): HttpRegulatorClient {
