@@ -2,7 +2,7 @@
  * The regulator client over HTTP (undici): the RegulatorClient port (./port.ts) against the regulator's
  * e-invoicing interface v1.1.6, or the built-in simulator, which it cannot tell apart.
  *
- * Its parts, in ./client/:
+ * Its parts, in ./http/:
  *   options.ts     the options, their defaults and checks, and what the client offers beyond the port
  *   transport.ts   targets per state (undici Pool per origin, policy per state), request headers
  *                  (credentials, hop header, request id), one exchange under the deadline
