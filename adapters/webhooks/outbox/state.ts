@@ -1,0 +1,119 @@
+/**
+ * The outbox's stored message and the state its parts share: resolved options, the collection,
+ * the HTTP connection pool (made on first use) and the worker's timer.
+ */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { Agent } from "undici";
+import { createLogger, type Logger } from "../../../core/log.ts";
+import type { Collection, Doc, Lease } from "../../ports.ts";
+import { DEFAULT_WEBHOOK_SCHEDULE, validSchedule } from "./schedule.ts";
+import { OUTBOX_COLLECTION, type WebhookOutboxOptions, type WebhookRecord, type WebhookStatus } from "./types.ts";
+
+export interface OutboxFields {
+  businessId: string;
+  eventType: string;
+  idempotencyKey: string;
+  status: WebhookStatus;
+  endpointUrl: string | null;
+  /** The endpoint's signing secret; never leaves the outbox. */
+  secret: string | null;
+  body: string;
+  attempts: number;
+  createdAt: number;
+  nextAttemptAt: number | null;
+  lastAttemptAt: number | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  deliveredAt: number | null;
+  deadAt: number | null;
+}
+
+export interface OutboxDoc extends Doc, OutboxFields {
+  lease?: Lease;
+}
+
+export interface OutboxState {
+  readonly clock: () => number;
+  readonly log: Logger;
+  /** This worker's lease owner id. */
+  readonly owner: string;
+  readonly schedule: number[];
+  readonly timeoutMs: number;
+  readonly concurrency: number;
+  readonly pollMs: number;
+  readonly jitter: number;
+  readonly leaseMs: number;
+  readonly coll: Collection<OutboxDoc>;
+  agent: Agent | null;
+  running: boolean;
+  timer: NodeJS.Timeout | null;
+  /** The worker's pass in progress. */
+  current: Promise<void> | null;
+}
+
+export function createOutboxState(options: WebhookOutboxOptions): OutboxState {
+  const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  const schedule = validSchedule(options.schedule ?? DEFAULT_WEBHOOK_SCHEDULE);
+  const timeoutMs = _positive(options.timeoutMs ?? 5000, "timeoutMs");
+  return {
+    clock: options.clock ?? Date.now,
+    log: options.log ?? createLogger({ level: "silent" }),
+    owner,
+    schedule,
+    timeoutMs,
+    concurrency: Math.floor(_positive(options.concurrency ?? 4, "concurrency")),
+    pollMs: _positive(options.pollMs ?? 1000, "pollMs"),
+    jitter: Math.min(0.5, Math.max(0, options.jitter ?? 0.1)),
+    leaseMs: Math.max(options.leaseMs ?? timeoutMs + 30_000, timeoutMs + 1000),
+    coll: options.store.collection<OutboxDoc>(options.collection ?? OUTBOX_COLLECTION, {
+      indexes: [
+        { fields: ["businessId", "idempotencyKey"], unique: true },
+        { fields: ["status", "nextAttemptAt"] },
+        { fields: ["businessId", "status", "createdAt"] },
+      ],
+    }),
+    agent: null,
+    running: false,
+    timer: null,
+    current: null,
+  };
+}
+
+/** The connection pool of the attempts, made on first use (closed when the worker stops). */
+export function dispatcher(s: OutboxState): Agent {
+  return (s.agent ??= new Agent({
+    connect: { timeout: Math.min(s.timeoutMs, 5000) },
+    headersTimeout: s.timeoutMs,
+    bodyTimeout: s.timeoutMs,
+    connections: 16,
+  }));
+}
+
+/** What operators see of a stored message (never the secret). */
+export function toRecord(doc: OutboxDoc): WebhookRecord {
+  return {
+    webhookId: doc._id,
+    businessId: doc.businessId,
+    eventType: doc.eventType,
+    idempotencyKey: doc.idempotencyKey,
+    status: doc.status,
+    endpointUrl: doc.endpointUrl,
+    body: doc.body,
+    attempts: doc.attempts,
+    createdAt: doc.createdAt,
+    nextAttemptAt: doc.nextAttemptAt,
+    lastAttemptAt: doc.lastAttemptAt,
+    lastStatusCode: doc.lastStatusCode,
+    lastError: doc.lastError,
+    deliveredAt: doc.deliveredAt,
+    deadAt: doc.deadAt,
+  };
+}
+
+// --- Internal helpers ---
+
+function _positive(n: number, name: string): number {
+  if (typeof n !== "number" || !Number.isFinite(n) || n <= 0) throw new TypeError(`${name} must be a positive number`);
+  return n;
+}
