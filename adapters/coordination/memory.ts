@@ -22,171 +22,192 @@ export interface MemoryCoordinationOptions {
 }
 
 export function createMemoryCoordination(options: MemoryCoordinationOptions = {}): CoordinationStore {
-  const clock = options.clock ?? Date.now;
-  const permits = new Map<string, _PermitEntry>();
-  const leases = new Map<string, _LeaseEntry>();
-  const gauges = new Map<string, _GaugeEntry>();
-  const channels = new Map<string, Set<SubscriptionHandlers>>();
-  const sweepAt = { permits: SWEEP_MIN_SIZE, leases: SWEEP_MIN_SIZE, gauges: SWEEP_MIN_SIZE };
-  let closed = false;
-
-  const sweepAll = (): void => {
-    const now = clock();
-    _sweep(permits, now);
-    _sweep(leases, now);
-    _sweep(gauges, now);
+  const s: _MemoryState = {
+    clock: options.clock ?? Date.now,
+    permits: new Map(),
+    leases: new Map(),
+    gauges: new Map(),
+    channels: new Map(),
+    sweepAt: { permits: SWEEP_MIN_SIZE, leases: SWEEP_MIN_SIZE, gauges: SWEEP_MIN_SIZE },
+    closed: false,
+    timer: null,
   };
-  let timer: NodeJS.Timeout | null = setInterval(sweepAll, SWEEP_INTERVAL_MS);
-  timer.unref();
-
-  /** takePermit, synchronously (the in-process fast path of the port): throws where takePermit rejects. */
-  function takePermitNow(key: string, limit: number, windowMs: number): PermitResult {
-    if (closed) throw _closed();
-    if (!(Number.isInteger(limit) && limit >= 0)) throw _range("limit", limit, "an integer ≥ 0");
-    if (!(Number.isInteger(windowMs) && windowMs > 0)) throw _range("windowMs", windowMs);
-    const now = clock();
-    const windowStart = now - (now % windowMs);
-    const windowEnd = windowStart + windowMs;
-    let e = permits.get(key);
-    if (e === undefined) {
-      e = { windowStart, expiresAt: windowEnd, count: 0 };
-      permits.set(key, e);
-      if (permits.size > sweepAt.permits) sweepAt.permits = _sweepAndResize(permits, now);
-    } else if (e.windowStart !== windowStart) {
-      e.windowStart = windowStart;
-      e.expiresAt = windowEnd;
-      e.count = 0;
-    }
-    if (e.count >= limit) return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(windowEnd - now)) };
-    e.count++;
-    return { allowed: true, remaining: limit - e.count, retryAfterMs: 0 };
-  }
+  s.timer = setInterval(() => _sweepAll(s), SWEEP_INTERVAL_MS);
+  s.timer.unref();
 
   return {
     kind: "memory",
 
     takePermit(key: string, limit: number, windowMs: number): Promise<PermitResult> {
       try {
-        return Promise.resolve(takePermitNow(key, limit, windowMs));
+        return Promise.resolve(_takePermitNow(s, key, limit, windowMs));
       } catch (e) {
         return Promise.reject(e);
       }
     },
-
-    takePermitNow,
-
-    acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
-      if (closed) return _closedError();
-      if (!(Number.isInteger(ttlMs) && ttlMs > 0)) return _rangeError("ttlMs", ttlMs);
-      const now = clock();
-      const e = leases.get(key);
-      if (e === undefined) {
-        leases.set(key, { owner, expiresAt: now + ttlMs });
-        if (leases.size > sweepAt.leases) sweepAt.leases = _sweepAndResize(leases, now);
-        return RESOLVED_TRUE;
-      }
-      if (e.expiresAt > now && e.owner !== owner) return RESOLVED_FALSE;
-      e.owner = owner;
-      e.expiresAt = now + ttlMs;
-      return RESOLVED_TRUE;
-    },
-
-    releaseLease(key: string, owner: string): Promise<boolean> {
-      if (closed) return _closedError();
-      const e = leases.get(key);
-      if (e === undefined) return RESOLVED_FALSE;
-      if (e.expiresAt <= clock()) {
-        leases.delete(key);
-        return RESOLVED_FALSE;
-      }
-      if (e.owner !== owner) return RESOLVED_FALSE;
-      leases.delete(key);
-      return RESOLVED_TRUE;
-    },
-
-    adjustInFlight(key: string, delta: number, ttlMs: number): Promise<number> {
-      if (closed) return _closedError();
-      if (!Number.isInteger(delta)) return _rangeError("delta", delta, "an integer");
-      if (!(Number.isInteger(ttlMs) && ttlMs > 0)) return _rangeError("ttlMs", ttlMs);
-      const now = clock();
-      const e = gauges.get(key);
-      const current = e !== undefined && e.expiresAt > now ? e.value : 0;
-      const next = current + delta;
-      // A gauge never goes below zero: a decrement after the entry expired (crashed peer, slow
-      // request) must not hand out extra capacity. A zero entry is kept (no churn on the hot path:
-      // +1/-1 per request) until a sweep finds it expired.
-      if (next <= 0) {
-        if (e !== undefined) {
-          e.value = 0;
-          e.expiresAt = now + ttlMs;
-        }
-        return RESOLVED_ZERO;
-      }
-      if (e === undefined) {
-        gauges.set(key, { value: next, expiresAt: now + ttlMs });
-        if (gauges.size > sweepAt.gauges) sweepAt.gauges = _sweepAndResize(gauges, now);
-      } else {
-        e.value = next;
-        e.expiresAt = now + ttlMs;
-      }
-      return Promise.resolve(next);
-    },
-
-    publish(channel: string, message: string): Promise<void> {
-      if (closed) return _closedError();
-      const subscribers = channels.get(channel);
-      if (subscribers !== undefined) {
-        for (const handlers of subscribers) {
-          queueMicrotask(() => {
-            if (!subscribers.has(handlers)) return; // closed before delivery
-            try {
-              handlers.message(message);
-            } catch {
-              // a subscriber's failure is its own; the publisher and the others go on
-            }
-          });
-        }
-      }
-      return RESOLVED_VOID;
-    },
-
-    subscribe(channel: string, handlers: SubscriptionHandlers): Promise<Subscription> {
-      if (closed) return _closedError();
-      let subscribers = channels.get(channel);
-      if (subscribers === undefined) {
-        subscribers = new Set();
-        channels.set(channel, subscribers);
-      }
-      // A wrapper per call: subscribing the same handlers twice gives two independent subscriptions.
-      const own: SubscriptionHandlers = { message: (m) => handlers.message(m) };
-      subscribers.add(own);
-      return Promise.resolve({
-        close(): Promise<void> {
-          subscribers.delete(own);
-          if (subscribers.size === 0 && channels.get(channel) === subscribers) channels.delete(channel);
-          return RESOLVED_VOID;
-        },
-      });
-    },
+    /** takePermit, synchronously (the in-process fast path of the port): throws where takePermit rejects. */
+    takePermitNow: (key, limit, windowMs) => _takePermitNow(s, key, limit, windowMs),
+    acquireLease: (key, owner, ttlMs) => _acquireLease(s, key, owner, ttlMs),
+    releaseLease: (key, owner) => _releaseLease(s, key, owner),
+    adjustInFlight: (key, delta, ttlMs) => _adjustInFlight(s, key, delta, ttlMs),
+    publish: (channel, message) => _publish(s, channel, message),
+    subscribe: (channel, handlers) => _subscribe(s, channel, handlers),
 
     ping(): Promise<void> {
-      return closed ? _closedError() : RESOLVED_VOID;
+      return s.closed ? _closedError() : RESOLVED_VOID;
     },
 
     close(): Promise<void> {
-      closed = true;
-      if (timer) clearInterval(timer);
-      timer = null;
-      permits.clear();
-      leases.clear();
-      gauges.clear();
-      channels.clear();
+      s.closed = true;
+      if (s.timer) clearInterval(s.timer);
+      s.timer = null;
+      s.permits.clear();
+      s.leases.clear();
+      s.gauges.clear();
+      s.channels.clear();
       return RESOLVED_VOID;
     },
   };
 }
 
 // --- Internal helpers ---
+
+/** The store's state: three maps of expiring entries, the channels, and the sweep thresholds. */
+interface _MemoryState {
+  readonly clock: () => number;
+  readonly permits: Map<string, _PermitEntry>;
+  readonly leases: Map<string, _LeaseEntry>;
+  readonly gauges: Map<string, _GaugeEntry>;
+  readonly channels: Map<string, Set<SubscriptionHandlers>>;
+  /** Per map, the size past which an insert sweeps it. */
+  readonly sweepAt: { permits: number; leases: number; gauges: number };
+  closed: boolean;
+  timer: NodeJS.Timeout | null;
+}
+
+function _takePermitNow(s: _MemoryState, key: string, limit: number, windowMs: number): PermitResult {
+  if (s.closed) throw _closed();
+  if (!(Number.isInteger(limit) && limit >= 0)) throw _range("limit", limit, "an integer ≥ 0");
+  if (!(Number.isInteger(windowMs) && windowMs > 0)) throw _range("windowMs", windowMs);
+  const now = s.clock();
+  const windowStart = now - (now % windowMs);
+  const windowEnd = windowStart + windowMs;
+  let e = s.permits.get(key);
+  if (e === undefined) {
+    e = { windowStart, expiresAt: windowEnd, count: 0 };
+    s.permits.set(key, e);
+    if (s.permits.size > s.sweepAt.permits) s.sweepAt.permits = _sweepAndResize(s.permits, now);
+  } else if (e.windowStart !== windowStart) {
+    e.windowStart = windowStart;
+    e.expiresAt = windowEnd;
+    e.count = 0;
+  }
+  if (e.count >= limit) return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(windowEnd - now)) };
+  e.count++;
+  return { allowed: true, remaining: limit - e.count, retryAfterMs: 0 };
+}
+
+function _acquireLease(s: _MemoryState, key: string, owner: string, ttlMs: number): Promise<boolean> {
+  if (s.closed) return _closedError();
+  if (!(Number.isInteger(ttlMs) && ttlMs > 0)) return _rangeError("ttlMs", ttlMs);
+  const now = s.clock();
+  const e = s.leases.get(key);
+  if (e === undefined) {
+    s.leases.set(key, { owner, expiresAt: now + ttlMs });
+    if (s.leases.size > s.sweepAt.leases) s.sweepAt.leases = _sweepAndResize(s.leases, now);
+    return RESOLVED_TRUE;
+  }
+  if (e.expiresAt > now && e.owner !== owner) return RESOLVED_FALSE;
+  e.owner = owner;
+  e.expiresAt = now + ttlMs;
+  return RESOLVED_TRUE;
+}
+
+function _releaseLease(s: _MemoryState, key: string, owner: string): Promise<boolean> {
+  if (s.closed) return _closedError();
+  const e = s.leases.get(key);
+  if (e === undefined) return RESOLVED_FALSE;
+  if (e.expiresAt <= s.clock()) {
+    s.leases.delete(key);
+    return RESOLVED_FALSE;
+  }
+  if (e.owner !== owner) return RESOLVED_FALSE;
+  s.leases.delete(key);
+  return RESOLVED_TRUE;
+}
+
+function _adjustInFlight(s: _MemoryState, key: string, delta: number, ttlMs: number): Promise<number> {
+  if (s.closed) return _closedError();
+  if (!Number.isInteger(delta)) return _rangeError("delta", delta, "an integer");
+  if (!(Number.isInteger(ttlMs) && ttlMs > 0)) return _rangeError("ttlMs", ttlMs);
+  const now = s.clock();
+  const e = s.gauges.get(key);
+  const current = e !== undefined && e.expiresAt > now ? e.value : 0;
+  const next = current + delta;
+  // A gauge never goes below zero: a decrement after the entry expired (crashed peer, slow
+  // request) must not hand out extra capacity. A zero entry is kept (no churn on the hot path:
+  // +1/-1 per request) until a sweep finds it expired.
+  if (next <= 0) {
+    if (e !== undefined) {
+      e.value = 0;
+      e.expiresAt = now + ttlMs;
+    }
+    return RESOLVED_ZERO;
+  }
+  if (e === undefined) {
+    s.gauges.set(key, { value: next, expiresAt: now + ttlMs });
+    if (s.gauges.size > s.sweepAt.gauges) s.sweepAt.gauges = _sweepAndResize(s.gauges, now);
+  } else {
+    e.value = next;
+    e.expiresAt = now + ttlMs;
+  }
+  return Promise.resolve(next);
+}
+
+function _publish(s: _MemoryState, channel: string, message: string): Promise<void> {
+  if (s.closed) return _closedError();
+  const subscribers = s.channels.get(channel);
+  if (subscribers !== undefined) {
+    for (const handlers of subscribers) {
+      queueMicrotask(() => {
+        if (!subscribers.has(handlers)) return; // closed before delivery
+        try {
+          handlers.message(message);
+        } catch {
+          // a subscriber's failure is its own; the publisher and the others go on
+        }
+      });
+    }
+  }
+  return RESOLVED_VOID;
+}
+
+function _subscribe(s: _MemoryState, channel: string, handlers: SubscriptionHandlers): Promise<Subscription> {
+  if (s.closed) return _closedError();
+  let subscribers = s.channels.get(channel);
+  if (subscribers === undefined) {
+    subscribers = new Set();
+    s.channels.set(channel, subscribers);
+  }
+  // A wrapper per call: subscribing the same handlers twice gives two independent subscriptions.
+  const own: SubscriptionHandlers = { message: (m) => handlers.message(m) };
+  subscribers.add(own);
+  const set = subscribers;
+  return Promise.resolve({
+    close(): Promise<void> {
+      set.delete(own);
+      if (set.size === 0 && s.channels.get(channel) === set) s.channels.delete(channel);
+      return RESOLVED_VOID;
+    },
+  });
+}
+
+function _sweepAll(s: _MemoryState): void {
+  const now = s.clock();
+  _sweep(s.permits, now);
+  _sweep(s.leases, now);
+  _sweep(s.gauges, now);
+}
 
 interface _Expiring {
   expiresAt: number;
