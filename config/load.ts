@@ -6,9 +6,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as v from "valibot";
-import { webhookUrlProblems } from "../adapters/alerts/context.ts";
-import { REGULATOR_ADAPTER_VERSIONS } from "../adapters/regulator/port.ts";
-import { ConfigSchema, type Config, type CredentialConfig } from "./schema.ts";
+import { ConfigSchema, REGULATOR_CONTRACT_VERSIONS, type Config, type CredentialConfig } from "./schema.ts";
+import { webhookUrlProblems } from "./url-rules.ts";
 
 export const DEFAULT_CONFIG_PATH = "config/demo.json";
 
@@ -120,9 +119,9 @@ export function crossCheck(config: Config): string[] {
   if (config.alerts.webhook) for (const p of webhookUrlProblems(config.alerts.webhook.url)) problems.push(`alerts.webhook.url: ${p}`);
   for (const state of ["TEST", "LIVE"] as const) {
     const version = config.regulator.contractVersions[state];
-    if (!REGULATOR_ADAPTER_VERSIONS.includes(version))
+    if (!(REGULATOR_CONTRACT_VERSIONS as readonly string[]).includes(version))
       problems.push(
-        `regulator.contractVersions.${state}: "${version.slice(0, 16)}" is not a regulator contract version this release supports (${REGULATOR_ADAPTER_VERSIONS.join(", ")}); the integration cannot start`,
+        `regulator.contractVersions.${state}: "${version.slice(0, 16)}" is not a regulator contract version this release supports (${REGULATOR_CONTRACT_VERSIONS.join(", ")}); the integration cannot start`,
       );
   }
   if (config.regulator.next && config.regulator.next.apiKey === config.regulator.apiKey && config.regulator.next.apiSecret === config.regulator.apiSecret)

@@ -10,6 +10,13 @@ const HOST = v.pipe(
 );
 const POSITIVE_INT = v.pipe(v.number(), v.integer(), v.minValue(1));
 const NON_NEGATIVE_INT = v.pipe(v.number(), v.integer(), v.minValue(0));
+/**
+ * The regulator contract versions this release supports (spec §9: test and live select theirs
+ * independently); adapters/regulator has one contract adapter for each.
+ */
+export const REGULATOR_CONTRACT_VERSIONS = ["v1"] as const;
+export type RegulatorContractVersion = (typeof REGULATOR_CONTRACT_VERSIONS)[number];
+
 /** NGN amounts are written as strings with two decimals ("1000000.00") and held as integer kobo. */
 const NGN = v.pipe(v.string(), v.regex(/^\d{1,13}\.\d{2}$/, 'an NGN amount like "50.00"'));
 

@@ -8,7 +8,8 @@
  */
 import { request } from "undici";
 import type { Alert } from "../ports.ts";
-import { chatText, webhookUrlProblems } from "./context.ts";
+import { webhookUrlProblems } from "../../config/url-rules.ts";
+import { chatText } from "./context.ts";
 
 export interface WebhookChannelOptions {
   /** https:// URL (http:// only to a loopback address: tests and local receivers). */

@@ -3,6 +3,7 @@
  * versions this release implements, the resource lists, and what callers hand to the client.
  * Re-exported by ../port.ts, the one file other folders import.
  */
+import { REGULATOR_CONTRACT_VERSIONS, type RegulatorContractVersion } from "../../../config/schema.ts";
 
 /** The regulator environment; selected by the business state, never by a request (spec §1.2 rule 4). */
 export type RegulatorState = "TEST" | "LIVE";
@@ -17,8 +18,11 @@ export const REGULATOR_CONTRACT_VERSION = "1.1.6";
  * version v1; test and live select their versions independently"), each with the interface
  * documentation version it follows. A state configured with any other version cannot start.
  */
-export const REGULATOR_ADAPTERS: Readonly<Record<string, { interfaceVersion: string }>> = { v1: { interfaceVersion: REGULATOR_CONTRACT_VERSION } };
-export const REGULATOR_ADAPTER_VERSIONS: readonly string[] = Object.keys(REGULATOR_ADAPTERS);
+export const REGULATOR_ADAPTERS: Readonly<Record<string, { interfaceVersion: string }>> = {
+  v1: { interfaceVersion: REGULATOR_CONTRACT_VERSION },
+} satisfies Record<RegulatorContractVersion, { interfaceVersion: string }>;
+/** The versions the config accepts (config/schema.ts): the map above must have an adapter for each. */
+export const REGULATOR_ADAPTER_VERSIONS: readonly string[] = REGULATOR_CONTRACT_VERSIONS;
 
 /**
  * Resource lists the regulator serves at `GET /api/v1/invoice/resources/{name}` (no credentials needed).
