@@ -47,7 +47,7 @@ test("a copy of client/ alone, with only undici installed, calls a running gatew
   symlinkSync(join(ROOT, "node_modules", "undici"), join(dir, "node_modules", "undici"));
   writeFileSync(
     join(dir, "use.ts"),
-    `import { createInvoiceGatewayClient, isProblemError, verifyWebhook } from "./http/index.ts";
+    `import { createInvoiceGatewayClient, isProblemError, verifyWebhook } from "./client/index.ts";
 const gw = createInvoiceGatewayClient({ baseUrl: process.argv[2], host: "${PASSTHROUGH}", apiKey: "gw_demo_key_0001" });
 const list = await gw.subBusinesses.list();
 const err = await gw.subBusinesses.get("nope-0001").catch((e) => e);
