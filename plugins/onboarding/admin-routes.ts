@@ -19,6 +19,7 @@ import {
   type MigrationInput,
   type ReviewListInput,
 } from "./schemas.ts";
+import { STORE_UNAVAILABLE } from "./routes.ts";
 import type { OnboardingService, OperatorCaller } from "./service.ts";
 
 export const ADMIN_PATHS = {
@@ -33,6 +34,7 @@ const READ = {
   auth: "admin",
   quota: "management",
   skip: ["mode"],
+  unavailable: STORE_UNAVAILABLE,
 } as const;
 const COMMON = { ...READ, idempotent: true } as const;
 

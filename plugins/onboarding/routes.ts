@@ -1,7 +1,8 @@
 /**
  * Public onboarding routes (spec §4.2): thin handlers — the core has validated the key, params,
  * query and body against the declaration; the handler calls the service and answers.
- * Every route: x-api-key on the business's approved domain, quota "management", any mode.
+ * Every route: x-api-key on the business's approved domain, quota "management", any mode; a store
+ * outage answers 503 GW_MANAGEMENT_SERVICE_UNAVAILABLE.
  */
 import type { RequestContext } from "../../core/context.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
@@ -28,7 +29,16 @@ export const PUBLIC_PATHS = {
   crypto: "/sub-businesses/:gatewaySubBusinessId/reg-crypto-material",
 } as const;
 
-const COMMON = { service: "gateway", auth: "apiKey", quota: "management" } as const;
+/**
+ * What every onboarding route answers when the store cannot (the service maps only the failures
+ * whose effect is uncertain, with the operation's own code).
+ */
+export const STORE_UNAVAILABLE = {
+  code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE",
+  detail: "The represented-business store is unavailable; retry as the retry field says.",
+} as const;
+
+const COMMON = { service: "gateway", auth: "apiKey", quota: "management", unavailable: STORE_UNAVAILABLE } as const;
 
 export function publicRoutes(service: OnboardingService): RouteDeclaration[] {
   return [

@@ -4,7 +4,7 @@
  * answers.
  */
 import { cleanIdentity, type RegulatorIdentity } from "./identity.ts";
-import type { IdentityVersionDoc, MigrationDoc, ReviewDoc, SubBusinessDoc } from "./store.ts";
+import type { IdentityVersionDoc, MigrationDoc, MigrationSide, ReviewDoc, ReviewStatus, SubBusinessDoc, VersionSource } from "./store.ts";
 
 /** The represented business (spec §2.1, DECISIONS.md field list, plus identityVersion and cryptoFingerprint). */
 export interface SubBusinessView {
@@ -67,7 +67,29 @@ export function reverificationView(r: ReviewDoc, status: ReverificationView["sta
   };
 }
 
-export function reviewView(r: ReviewDoc, operator = false) {
+/** A review; `decidedBy` (the operator credential id) only in operator answers. */
+export interface ReviewView {
+  reviewId: string;
+  gatewaySubBusinessId: string;
+  status: ReviewStatus;
+  driftClass: ReviewDoc["driftClass"];
+  changedFields: string[];
+  requiresProtectedMigration: boolean;
+  baseVersion: number;
+  appliedVersion: number | null;
+  observedIdentity: RegulatorIdentity;
+  createdAt: string;
+  decidedAt: string | null;
+  decidedBy?: string | null;
+}
+
+/** A review in the operator's list, with its business and state. */
+export interface OperatorReviewView extends ReviewView {
+  businessId: string;
+  state: "TEST" | "LIVE";
+}
+
+export function reviewView(r: ReviewDoc, operator = false): ReviewView {
   return {
     reviewId: r._id,
     gatewaySubBusinessId: r.gatewaySubBusinessId,
@@ -84,7 +106,17 @@ export function reviewView(r: ReviewDoc, operator = false) {
   };
 }
 
-export function versionView(v: IdentityVersionDoc, current: number) {
+/** One identity version of a represented business. */
+export interface VersionView {
+  version: number;
+  current: boolean;
+  source: VersionSource;
+  reviewId: string | null;
+  identity: RegulatorIdentity;
+  createdAt: string;
+}
+
+export function versionView(v: IdentityVersionDoc, current: number): VersionView {
   return {
     version: v.version,
     current: v.version === current,
@@ -95,7 +127,18 @@ export function versionView(v: IdentityVersionDoc, current: number) {
   };
 }
 
-export function migrationView(m: MigrationDoc, operator = false) {
+/** A protected migration's audit record; `operatorCredentialId` only in operator answers. */
+export interface MigrationView {
+  migrationId: string;
+  reviewId: string;
+  gatewaySubBusinessId: string;
+  at: string;
+  from: MigrationSide;
+  to: MigrationSide;
+  operatorCredentialId?: string;
+}
+
+export function migrationView(m: MigrationDoc, operator = false): MigrationView {
   return {
     migrationId: m._id,
     reviewId: m.reviewId,
