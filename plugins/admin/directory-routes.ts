@@ -2,7 +2,8 @@
  * The Admin API over the tenant directory (docs/operations.md "Admin API"): x-admin-api-key
  * (401 GW_ADMIN_AUTHENTICATION_FAILED otherwise), answered on every host (in trusted edge mode an
  * authenticated any-host route still needs the verified edge), the management quota per operator
- * credential (spec §8: 30 per 60 s by default), every mutation idempotent on x-idempotency-key.
+ * credential (spec §8: 30 per 60 s by default), every mutation idempotent on x-idempotency-key; a
+ * directory-store outage answers 503 GW_MANAGEMENT_SERVICE_UNAVAILABLE (declared once, below).
  * Handlers are thin: validate (by declaration) → service → respond.
  */
 import type { RouteDeclaration } from "../../core/plugin.ts";
@@ -45,11 +46,31 @@ export const DIRECTORY_PATHS = {
   audit: "/admin/audit",
 } as const;
 
+/** What every directory route answers when the directory store cannot. */
+const STORE_UNAVAILABLE = {
+  code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE",
+  detail: "The directory store is unavailable; reads may retry with backoff, mutations only with the same idempotency key.",
+} as const;
+
 // Operators set mode, fees and owners on purpose: the customer rule against server-managed fields (spec §1.2) does not apply.
-const READ = { service: "gateway", hosts: "any", auth: "admin", quota: "management", skip: ["mode"], rejectServerFields: false } as const;
+const READ = {
+  service: "gateway",
+  hosts: "any",
+  auth: "admin",
+  quota: "management",
+  skip: ["mode"],
+  rejectServerFields: false,
+  unavailable: STORE_UNAVAILABLE,
+} as const;
 const MUTATION = { ...READ, idempotent: true } as const;
 
 export function directoryRoutes(admin: DirectoryAdmin): RouteDeclaration[] {
+  return [..._businessRoutes(admin), ..._domainRoutes(admin), ..._keyRoutes(admin), _auditRoute(admin)];
+}
+
+// --- Internal helpers ---
+
+function _businessRoutes(admin: DirectoryAdmin): RouteDeclaration[] {
   return [
     {
       ...READ,
@@ -71,6 +92,11 @@ export function directoryRoutes(admin: DirectoryAdmin): RouteDeclaration[] {
       responses: { 200: "{ id, name, state, invoiceGateway, collections, domains }" },
       handler: async (ctx) => json(ctx, 200, await admin.getBusiness(ctx.params.businessId!)),
     },
+  ];
+}
+
+function _domainRoutes(admin: DirectoryAdmin): RouteDeclaration[] {
+  return [
     {
       ...READ,
       method: "GET",
@@ -123,6 +149,11 @@ export function directoryRoutes(admin: DirectoryAdmin): RouteDeclaration[] {
       responses: { 200: "The domain" },
       handler: async (ctx) => _answer(ctx, await admin.approveDomain(operatorCall(ctx), ctx.params.host!)),
     },
+  ];
+}
+
+function _keyRoutes(admin: DirectoryAdmin): RouteDeclaration[] {
+  return [
     {
       ...READ,
       method: "GET",
@@ -174,20 +205,21 @@ export function directoryRoutes(admin: DirectoryAdmin): RouteDeclaration[] {
       responses: { 200: "{ key }" },
       handler: async (ctx) => _answer(ctx, await admin.revokeKey(operatorCall(ctx), ctx.params.keyId!)),
     },
-    {
-      ...READ,
-      method: "GET",
-      path: DIRECTORY_PATHS.audit,
-      schemas: { query: AuditListQuery },
-      summary: "Operator: the directory's audit log (newest first)",
-      description: "Who (operator credential id, or the config file), what, when, and the changed fields; never a key or a secret. Filters: `targetId`, `action`.",
-      responses: { 200: "{ data: [record], nextCursor }" },
-      handler: async (ctx) => json(ctx, 200, await admin.listAudit(ctx.query as AuditListInput)),
-    },
   ];
 }
 
-// --- Internal helpers ---
+function _auditRoute(admin: DirectoryAdmin): RouteDeclaration {
+  return {
+    ...READ,
+    method: "GET",
+    path: DIRECTORY_PATHS.audit,
+    schemas: { query: AuditListQuery },
+    summary: "Operator: the directory's audit log (newest first)",
+    description: "Who (operator credential id, or the config file), what, when, and the changed fields; never a key or a secret. Filters: `targetId`, `action`.",
+    responses: { 200: "{ data: [record], nextCursor }" },
+    handler: async (ctx) => json(ctx, 200, await admin.listAudit(ctx.query as AuditListInput)),
+  };
+}
 
 /** The mutation's answer; the plain key (first answer of a create or roll only) is added here, never stored. */
 function _answer(ctx: Parameters<RouteDeclaration["handler"]>[0], answer: AdminAnswer): Response {

@@ -1,0 +1,39 @@
+/** The directory-admin answers shared by several use cases (the catalog codes and their details). */
+import { gwError, type GatewayError } from "../../../core/errors/gateway-error.ts";
+
+/** Another writer changed the record between our read and our write: the same request again resumes. */
+export function keyRaced(): GatewayError {
+  return gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", {
+    detail: "The key changed while this request ran; send the same request again with the same idempotency key.",
+  });
+}
+
+export function notFound(what: "business" | "key"): GatewayError {
+  return gwError("GW_OPERATION_NOT_FOUND", { detail: what === "business" ? "No business with that id." : "No key with that id." });
+}
+
+export function approvalState(detail: string): GatewayError {
+  return gwError("GW_DOMAIN_APPROVAL_STATE_CHANGED", { detail });
+}
+
+/** The key (named in the path) cannot take this change. */
+export function keyState(detail: string): GatewayError {
+  return gwError("GW_REQUEST_VALIDATION_FAILED", {
+    detail,
+    violations: [{ location: "path", field: "keyId", code: "MISMATCH", detail }],
+  });
+}
+
+export function invalidBody(pointer: string, code: "REQUIRED" | "MISMATCH" | "RANGE", detail: string): GatewayError {
+  return gwError("GW_REQUEST_VALIDATION_FAILED", {
+    detail: "The request has invalid values; see errors.",
+    violations: [{ location: "body", pointer, code, detail }],
+  });
+}
+
+export function badCursor(): GatewayError {
+  return gwError("GW_REQUEST_VALIDATION_FAILED", {
+    detail: "The request has invalid values; see errors.",
+    violations: [{ location: "query", field: "cursor", code: "FORMAT", detail: "an opaque cursor from nextCursor" }],
+  });
+}
