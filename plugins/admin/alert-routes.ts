@@ -1,10 +1,11 @@
 /**
  * Operator routes of the alert channel's dead-letter stream (docs/operations.md "Alerts"): alerts
  * whose chat delivery was exhausted, newest first, and their replay (one delivery attempt now).
- * x-admin-api-key, answered on every host, management quota per operator credential.
+ * x-admin-api-key, answered on every host, management quota per operator credential; a store outage
+ * answers 503 GW_MANAGEMENT_SERVICE_UNAVAILABLE.
  */
 import * as v from "valibot";
-import { isDependencyUnavailableError, type AlertChannel } from "../../adapters/ports.ts";
+import type { AlertChannel } from "../../adapters/ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
@@ -15,7 +16,14 @@ export const ALERT_PATHS = {
   replay: "/admin/alerts/dead-letters/:alertId/replay",
 } as const;
 
-const OPERATOR = { service: "gateway", hosts: "any", auth: "admin", quota: "management", skip: ["mode"] } as const;
+const OPERATOR = {
+  service: "gateway",
+  hosts: "any",
+  auth: "admin",
+  quota: "management",
+  skip: ["mode"],
+  unavailable: { code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE", detail: "The store is unavailable." },
+} as const;
 
 const DeadLetterQuery = v.object({
   status: v.optional(v.picklist(["dead", "replayed"], "dead or replayed")),
@@ -36,7 +44,7 @@ export function alertRoutes(alerts: AlertChannel): RouteDeclaration[] {
       responses: { 200: "{ data: [deadLetter], nextCursor }" },
       async handler(ctx) {
         const q = ctx.query as unknown as v.InferOutput<typeof DeadLetterQuery>;
-        const page = await _call(() => alerts.deadLetters({ limit: q.limit ?? 50, cursor: q.cursor ?? null, ...(q.status ? { status: q.status } : {}) }));
+        const page = await alerts.deadLetters({ limit: q.limit ?? 50, cursor: q.cursor ?? null, ...(q.status ? { status: q.status } : {}) });
         return json(ctx, 200, { data: page.items, nextCursor: page.nextCursor });
       },
     },
@@ -51,7 +59,7 @@ export function alertRoutes(alerts: AlertChannel): RouteDeclaration[] {
         "200 { delivered: true } when the chat webhook accepted it (the letter becomes `replayed`; replaying it again sends nothing); 502 GW_UPSTREAM_UNAVAILABLE when it did not (the letter stays dead, its attempt counted).",
       responses: { 200: "{ delivered, letter }" },
       async handler(ctx) {
-        const r = await _call(() => alerts.replay(ctx.params.alertId!));
+        const r = await alerts.replay(ctx.params.alertId!);
         if (!r) throw gwError("GW_OPERATION_NOT_FOUND", { detail: "No dead letter with that alert id." });
         if (!r.delivered)
           throw gwError("GW_UPSTREAM_UNAVAILABLE", {
@@ -61,15 +69,4 @@ export function alertRoutes(alerts: AlertChannel): RouteDeclaration[] {
       },
     },
   ];
-}
-
-// --- Internal helpers ---
-
-async function _call<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (isDependencyUnavailableError(e)) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The store is unavailable.", cause: e });
-    throw e;
-  }
 }

@@ -9,10 +9,11 @@
  * - Top-ups are idempotent on `reference` (not on x-idempotency-key): 201 when credited, 200 when the
  *   reference was already credited with the same amount; the same reference with another amount is
  *   409 GW_IDEMPOTENCY_CONTENT_CONFLICT.
- * - A ledger outage → 503 GW_BILLING_SERVICE_UNAVAILABLE (a top-up may retry with the same reference).
+ * - A ledger outage → 503 GW_BILLING_SERVICE_UNAVAILABLE (declared by the routes; a top-up may retry
+ *   with the same reference).
  */
 import * as v from "valibot";
-import { isBillingError, isDependencyUnavailableError, type BillingEntry, type BillingLedger } from "../../adapters/ports.ts";
+import { isBillingError, type BillingEntry, type BillingLedger } from "../../adapters/ports.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { PluginKit, RouteDeclaration } from "../../core/plugin.ts";
@@ -51,6 +52,7 @@ const COMMON = {
   auth: "admin",
   quota: "default",
   skip: ["mode"],
+  unavailable: { code: "GW_BILLING_SERVICE_UNAVAILABLE", detail: "The wallet ledger is unavailable." },
 } as const;
 
 export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclaration[] {
@@ -72,7 +74,7 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
       async handler(ctx) {
         const businessId = knownBusiness(ctx);
         const limit = ctx.query.limit ? Number(ctx.query.limit) : 100;
-        const w = await _call(() => ledger.wallet(businessId, limit));
+        const w = await ledger.wallet(businessId, limit);
         return json(ctx, 200, {
           businessId: w.businessId,
           currency: w.currency,
@@ -94,8 +96,8 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
         const businessId = knownBusiness(ctx);
         const body = ctx.body as CreditInput;
         const amountKobo = ngnToKobo(body.amount)!;
-        const r = await _call(() => ledger.credit(businessId, amountKobo, body.reference));
-        const w = await _call(() => ledger.wallet(businessId, 1));
+        const r = await _credit(ledger, businessId, amountKobo, body.reference);
+        const w = await ledger.wallet(businessId, 1);
         return json(ctx, r.created ? 201 : 200, {
           businessId,
           currency: "NGN",
@@ -117,14 +119,13 @@ function _entryView(e: BillingEntry): Record<string, unknown> {
   return out;
 }
 
-async function _call<T>(fn: () => Promise<T>): Promise<T> {
+/** The top-up; a reference used before with another amount → 409 (an outage: the routes' declaration). */
+async function _credit(ledger: BillingLedger, businessId: string, amountKobo: number, reference: string): ReturnType<BillingLedger["credit"]> {
   try {
-    return await fn();
+    return await ledger.credit(businessId, amountKobo, reference);
   } catch (e) {
-    if (isDependencyUnavailableError(e)) throw gwError("GW_BILLING_SERVICE_UNAVAILABLE", { detail: "The wallet ledger is unavailable.", cause: e });
-    if (isBillingError(e) && e.reason === "attempt_conflict") {
+    if (isBillingError(e) && e.reason === "attempt_conflict")
       throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", { detail: "The reference was used before with another amount.", cause: e });
-    }
     throw e;
   }
 }
