@@ -120,7 +120,7 @@ function _entryView(e: BillingEntry): Record<string, unknown> {
 }
 
 /** The top-up; a reference used before with another amount → 409 (an outage: the routes' declaration). */
-async function _credit(ledger: BillingLedger, businessId: string, amountKobo: number, reference: string): ReturnType<BillingLedger["credit"]> {
+async function _credit(ledger: BillingLedger, businessId: string, amountKobo: number, reference: string): Promise<{ entryId: string; created: boolean }> {
   try {
     return await ledger.credit(businessId, amountKobo, reference);
   } catch (e) {
