@@ -106,124 +106,16 @@ export function isKeepClaim(e: unknown): e is KeepClaim {
   return typeof e === "object" && e !== null && (e as { isKeepClaim?: unknown }).isKeepClaim === true;
 }
 
-export function createIdempotency(records: Collection<IdempotencyDoc>, options: IdempotencyOptions) {
-  const { now } = options;
-
-  const read = async (id: string) => {
-    try {
-      return await records.get(id);
-    } catch (e) {
-      throw options.unavailable(e);
-    }
-  };
-
-  async function run(r: IdempotentRun): Promise<IdempotentAnswer> {
-    const deadline = now() + options.waitMs;
-    for (;;) {
-      const rec = await read(r.recordId);
-      if (rec) {
-        if (!fingerprintMatches(rec.fingerprint, r.fingerprint, r.omittable ?? []))
-          throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
-            detail: "This idempotency key was used with different content; never reuse a key for different content.",
-          });
-        if (rec.status === "completed" && rec.response) return _replay(rec.response);
-        if (now() - rec.startedAtMs >= options.staleAfterMs) {
-          const resolved = await r.onStale(rec);
-          if (resolved !== "takeover") {
-            await _complete(r.recordId, rec.owner, resolved).catch(() => undefined);
-            return _replay(resolved);
-          }
-          const startedAtMs = now();
-          let taken: IdempotencyDoc | null;
-          try {
-            taken = await records.findOneAndUpdate(
-              { _id: r.recordId, owner: rec.owner, status: "in_progress" },
-              { $set: { owner: r.owner, startedAtMs, startedAt: new Date(startedAtMs).toISOString(), uncertainCode: null } },
-            );
-          } catch (e) {
-            throw options.unavailable(e);
-          }
-          if (!taken) continue;
-          return _execute(r);
-        }
-        if (rec.uncertainCode && rec.uncertainCode in CATALOG) {
-          const code = rec.uncertainCode as GwCode;
-          const strategy = CATALOG[code].strategy;
-          const wait = Math.max(1, Math.ceil((rec.startedAtMs + options.staleAfterMs - now()) / 1000));
-          throw gwError(code, {
-            detail: "An earlier request with this key ended with an unconfirmed outcome; it is resolved once its claim expires.",
-            ...(strategy === "SAME_IDEMPOTENCY_KEY" || strategy === "BACKOFF" ? { retryAfterSeconds: wait } : {}),
-          });
-        }
-        if (now() >= deadline)
-          throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
-            detail: "A request with this idempotency key is still in progress; read the resource before doing anything else.",
-          });
-        await _sleep(options.pollMs);
-        continue;
-      }
-      r.beforeClaim?.();
-      const startedAtMs = now();
-      try {
-        await records.insert({
-          _id: r.recordId,
-          scope: r.scope,
-          route: r.route,
-          fingerprint: _stored(r.fingerprint),
-          status: "in_progress",
-          owner: r.owner,
-          startedAt: new Date(startedAtMs).toISOString(),
-          startedAtMs,
-          completedAt: null,
-          response: null,
-          expiresAtMs: startedAtMs + options.retentionMs,
-        });
-      } catch (e) {
-        if (isDuplicateKeyError(e)) continue; // a concurrent duplicate claimed it first
-        throw options.unavailable(e);
-      }
-      return _execute(r);
-    }
-  }
-
-  async function _execute(r: IdempotentRun): Promise<IdempotentAnswer> {
-    let outcome: Outcome;
-    try {
-      outcome = await r.execute();
-    } catch (e) {
-      if (isKeepClaim(e)) {
-        await records
-          .findOneAndUpdate({ _id: r.recordId, owner: r.owner, status: "in_progress" }, { $set: { uncertainCode: e.error.code } })
-          .catch(() => null);
-        throw e.error;
-      }
-      await records.deleteMany({ _id: r.recordId, owner: r.owner, status: "in_progress" }).catch(() => 0);
-      throw e;
-    }
-    // The effect is done: a failure to record the answer leaves the claim to the stale path.
-    await _complete(r.recordId, r.owner, outcome).catch(() => undefined);
-    return { ...outcome, replayed: false };
-  }
-
-  async function _complete(id: string, owner: string, outcome: Outcome): Promise<void> {
-    const at = now();
-    await records.findOneAndUpdate(
-      { _id: id, owner, status: "in_progress" },
-      {
-        $set: {
-          status: "completed",
-          completedAt: new Date(at).toISOString(),
-          response: { status: outcome.status, body: outcome.body },
-          expiresAtMs: at + options.retentionMs,
-        },
-      },
-    );
-  }
-
-  return { run };
+/** The idempotency engine of one record collection. */
+export interface Idempotency {
+  /** Runs `r.execute` at most once per record (see above): its answer, or the stored one replayed. */
+  run(r: IdempotentRun): Promise<IdempotentAnswer>;
 }
 
-export type Idempotency = ReturnType<typeof createIdempotency>;
+export function createIdempotency(records: Collection<IdempotencyDoc>, options: IdempotencyOptions): Idempotency {
+  const engine: _Engine = { records, options, now: options.now };
+  return { run: (r) => _run(engine, r) };
+}
 
 /**
  * Same content? Every component must be equal, except that a component the caller omitted
@@ -243,6 +135,140 @@ export function fingerprintMatches(stored: Fingerprint, presented: PresentedFing
 }
 
 // --- Internal helpers ---
+
+interface _Engine {
+  records: Collection<IdempotencyDoc>;
+  options: IdempotencyOptions;
+  now: () => number;
+}
+
+/** Returned by a step that found the record changed under it: read it again. */
+const AGAIN = Symbol("again");
+type _Step = IdempotentAnswer | typeof AGAIN;
+
+async function _run(e: _Engine, r: IdempotentRun): Promise<IdempotentAnswer> {
+  const deadline = e.now() + e.options.waitMs;
+  for (;;) {
+    const rec = await _read(e, r.recordId);
+    const step = rec ? await _existing(e, r, rec, deadline) : await _claim(e, r);
+    if (step !== AGAIN) return step;
+  }
+}
+
+async function _read(e: _Engine, id: string): Promise<IdempotencyDoc | null> {
+  try {
+    return await e.records.get(id);
+  } catch (err) {
+    throw e.options.unavailable(err);
+  }
+}
+
+/** A record exists: a content conflict, the stored answer, the stale path, or waiting for its holder. */
+async function _existing(e: _Engine, r: IdempotentRun, rec: IdempotencyDoc, deadline: number): Promise<_Step> {
+  if (!fingerprintMatches(rec.fingerprint, r.fingerprint, r.omittable ?? []))
+    throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
+      detail: "This idempotency key was used with different content; never reuse a key for different content.",
+    });
+  if (rec.status === "completed" && rec.response) return _replay(rec.response);
+  if (e.now() - rec.startedAtMs >= e.options.staleAfterMs) return _stale(e, r, rec);
+  if (rec.uncertainCode && rec.uncertainCode in CATALOG) throw _uncertain(e, rec, rec.uncertainCode as GwCode);
+  if (e.now() >= deadline)
+    throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
+      detail: "A request with this idempotency key is still in progress; read the resource before doing anything else.",
+    });
+  await _sleep(e.options.pollMs);
+  return AGAIN;
+}
+
+/** The holder is presumed dead: the operation's `onStale` answers, or the claim is taken over (compare-and-set). */
+async function _stale(e: _Engine, r: IdempotentRun, rec: IdempotencyDoc): Promise<_Step> {
+  const resolved = await r.onStale(rec);
+  if (resolved !== "takeover") {
+    await _complete(e, r.recordId, rec.owner, resolved).catch(() => undefined);
+    return _replay(resolved);
+  }
+  const startedAtMs = e.now();
+  let taken: IdempotencyDoc | null;
+  try {
+    taken = await e.records.findOneAndUpdate(
+      { _id: r.recordId, owner: rec.owner, status: "in_progress" },
+      { $set: { owner: r.owner, startedAtMs, startedAt: new Date(startedAtMs).toISOString(), uncertainCode: null } },
+    );
+  } catch (err) {
+    throw e.options.unavailable(err);
+  }
+  if (!taken) return AGAIN;
+  return _execute(e, r);
+}
+
+/** The holder ended with an unconfirmed effect: its code again, with Retry-After until the claim is stale. */
+function _uncertain(e: _Engine, rec: IdempotencyDoc, code: GwCode): GatewayError {
+  const strategy = CATALOG[code].strategy;
+  const wait = Math.max(1, Math.ceil((rec.startedAtMs + e.options.staleAfterMs - e.now()) / 1000));
+  return gwError(code, {
+    detail: "An earlier request with this key ended with an unconfirmed outcome; it is resolved once its claim expires.",
+    ...(strategy === "SAME_IDEMPOTENCY_KEY" || strategy === "BACKOFF" ? { retryAfterSeconds: wait } : {}),
+  });
+}
+
+/** No record: claim it (a unique insert) before any effect, then run. */
+async function _claim(e: _Engine, r: IdempotentRun): Promise<_Step> {
+  r.beforeClaim?.();
+  const startedAtMs = e.now();
+  try {
+    await e.records.insert({
+      _id: r.recordId,
+      scope: r.scope,
+      route: r.route,
+      fingerprint: _stored(r.fingerprint),
+      status: "in_progress",
+      owner: r.owner,
+      startedAt: new Date(startedAtMs).toISOString(),
+      startedAtMs,
+      completedAt: null,
+      response: null,
+      expiresAtMs: startedAtMs + e.options.retentionMs,
+    });
+  } catch (err) {
+    if (isDuplicateKeyError(err)) return AGAIN; // a concurrent duplicate claimed it first
+    throw e.options.unavailable(err);
+  }
+  return _execute(e, r);
+}
+
+async function _execute(e: _Engine, r: IdempotentRun): Promise<IdempotentAnswer> {
+  let outcome: Outcome;
+  try {
+    outcome = await r.execute();
+  } catch (err) {
+    if (isKeepClaim(err)) {
+      await e.records
+        .findOneAndUpdate({ _id: r.recordId, owner: r.owner, status: "in_progress" }, { $set: { uncertainCode: err.error.code } })
+        .catch(() => null);
+      throw err.error;
+    }
+    await e.records.deleteMany({ _id: r.recordId, owner: r.owner, status: "in_progress" }).catch(() => 0);
+    throw err;
+  }
+  // The effect is done: a failure to record the answer leaves the claim to the stale path.
+  await _complete(e, r.recordId, r.owner, outcome).catch(() => undefined);
+  return { ...outcome, replayed: false };
+}
+
+async function _complete(e: _Engine, id: string, owner: string, outcome: Outcome): Promise<void> {
+  const at = e.now();
+  await e.records.findOneAndUpdate(
+    { _id: id, owner, status: "in_progress" },
+    {
+      $set: {
+        status: "completed",
+        completedAt: new Date(at).toISOString(),
+        response: { status: outcome.status, body: outcome.body },
+        expiresAtMs: at + e.options.retentionMs,
+      },
+    },
+  );
+}
 
 function _replay(o: Outcome): IdempotentAnswer {
   return { status: o.status === 201 ? 200 : o.status, body: o.body, replayed: true };
