@@ -16,7 +16,8 @@ import type { Config } from "../config/schema.ts";
 import type { HostKind } from "./context.ts";
 import type { Mode } from "./directory.ts";
 import type { GatewayPlugin, QuotaClass, RouteDeclaration } from "./plugin.ts";
-import { MANDATORY_STAGES, isStageName, type StageName } from "./stages/names.ts";
+import { declarationProblems } from "./route-table/checks.ts";
+import type { StageName } from "./stages/names.ts";
 
 export type Surface = "gateway" | "collections" | "any";
 
@@ -71,75 +72,92 @@ export function buildRouteTable(
   config: Config,
   entries: ReadonlyArray<{ plugin: GatewayPlugin; routes: RouteDeclaration[] }>,
 ): RouteTable {
-  const problems: string[] = [];
-  const routers: Record<Surface, RouterContext<PathEntry>> = {
-    gateway: createRouter(),
-    collections: createRouter(),
-    any: createRouter(),
+  const t: _Building = {
+    problems: [],
+    routers: { gateway: createRouter(), collections: createRouter(), any: createRouter() },
+    byPattern: new Map(),
+    all: [],
   };
-  const byPattern = new Map<string, PathEntry>();
-  const all: CompiledRoute[] = [];
-
-  for (const { plugin, routes } of entries) {
-    for (const decl of routes) {
-      const id = `${decl.method} ${decl.path}`;
-      const where = `plugin "${plugin.name}" route ${id}`;
-      if (!decl.path.startsWith("/")) problems.push(`${where}: path must start with "/"`);
-      for (const s of decl.skip ?? []) {
-        if (!isStageName(s)) problems.push(`${where}: skips unknown stage "${s}"`);
-        else if (MANDATORY_STAGES.includes(s)) problems.push(`${where}: stage "${s}" cannot be skipped`);
-      }
-      if (decl.auth === "none" && decl.idempotent) problems.push(`${where}: an idempotent mutation needs authentication`);
-      if (decl.modes && decl.service !== "gateway") problems.push(`${where}: modes apply to gateway routes only`);
-      if (decl.modes && decl.hosts === "any") problems.push(`${where}: modes apply to routes on approved domains (hosts "service") only`);
-      if (decl.modes && decl.modes.length === 0) problems.push(`${where}: modes must name at least one mode`);
-      if (decl.auth === "bearer" && decl.service !== "collections") problems.push(`${where}: Bearer auth is for collections routes`);
-      if (decl.auth === "apiKey" && decl.service !== "gateway") problems.push(`${where}: x-api-key auth is for gateway routes`);
-      if (decl.auth === "apiKey" && decl.hosts === "any") problems.push(`${where}: x-api-key routes answer on approved domains only`);
-      const surface: Surface = decl.hosts === "any" ? "any" : decl.service;
-      const bodyLimit =
-        typeof decl.bodyLimit === "number"
-          ? decl.bodyLimit
-          : decl.bodyLimit === "large"
-            ? config.limits.largeBodyBytes
-            : config.limits.bodyBytes;
-      const route: _MutableRoute = {
-        id,
-        plugin: plugin.name,
-        surface,
-        decl,
-        bodyLimit,
-        accepts: new Set(decl.accepts ?? ["application/json"]),
-        quota: decl.quota ?? (decl.auth === "none" ? "none" : "default"),
-        skips: new Set(decl.skip ?? []),
-        modeRoutes: null,
-      };
-      const key = `${surface} ${_normalizePattern(decl.path)}`;
-      let entry = byPattern.get(key);
-      if (!entry) {
-        entry = { pattern: decl.path, methods: new Map(), variants: new Map(), allow: "" };
-        byPattern.set(key, entry);
-        addRoute(routers[surface], "", decl.path, entry);
-      } else if (entry.pattern !== decl.path) {
-        problems.push(`${where}: same path shape as ${entry.pattern} with other parameter names`);
-      }
-      const declared = entry.variants.get(decl.method);
-      if (declared) {
-        const problem = _variantProblem(declared, route);
-        if (problem) {
-          problems.push(`${where}: ${problem}`);
-          continue;
-        }
-        declared.push(route);
-      } else {
-        entry.variants.set(decl.method, [route]);
-        entry.methods.set(decl.method, route);
-        entry.allow = [...entry.methods.keys()].sort().join(", ");
-      }
-      all.push(route);
-    }
+  for (const { plugin, routes } of entries) for (const decl of routes) _declare(t, config, plugin.name, decl);
+  _planModeRoutes(t.byPattern);
+  // A service path that shadows an any-host path would make health or OpenAPI unreachable.
+  for (const r of t.all) {
+    if (r.surface !== "any" && findRoute(t.routers.any, "", r.decl.path))
+      t.problems.push(`plugin "${r.plugin}" route ${r.id}: shadows an any-host route`);
   }
-  // Mode tables, planned once: the mode stage does one lookup per request, none for routes without modes.
+  if (t.problems.length > 0) throw new BootError(t.problems);
+  return _lookupTable(t.routers, t.all);
+}
+
+// --- Internal helpers ---
+
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+type _MutableRoute = { -readonly [K in keyof CompiledRoute]: CompiledRoute[K] };
+
+/** The table while declarations are read. */
+interface _Building {
+  problems: string[];
+  routers: Record<Surface, RouterContext<PathEntry>>;
+  /** By "surface normalized-pattern". */
+  byPattern: Map<string, PathEntry>;
+  all: CompiledRoute[];
+}
+
+/** Checks and compiles one declaration, and adds it to its path (a new method, or a mode variant). */
+function _declare(t: _Building, config: Config, plugin: string, decl: RouteDeclaration): void {
+  const where = `plugin "${plugin}" route ${decl.method} ${decl.path}`;
+  t.problems.push(...declarationProblems(decl, where));
+  const route = _compile(config, plugin, decl);
+  const entry = _pathEntry(t, route.surface, decl.path, where);
+  const declared = entry.variants.get(decl.method);
+  if (declared) {
+    const problem = _variantProblem(declared, route);
+    if (problem) {
+      t.problems.push(`${where}: ${problem}`);
+      return;
+    }
+    declared.push(route);
+  } else {
+    entry.variants.set(decl.method, [route]);
+    entry.methods.set(decl.method, route);
+    entry.allow = [...entry.methods.keys()].sort().join(", ");
+  }
+  t.all.push(route);
+}
+
+function _compile(config: Config, plugin: string, decl: RouteDeclaration): _MutableRoute {
+  const bodyLimit =
+    typeof decl.bodyLimit === "number" ? decl.bodyLimit : decl.bodyLimit === "large" ? config.limits.largeBodyBytes : config.limits.bodyBytes;
+  return {
+    id: `${decl.method} ${decl.path}`,
+    plugin,
+    surface: decl.hosts === "any" ? "any" : decl.service,
+    decl,
+    bodyLimit,
+    accepts: new Set(decl.accepts ?? ["application/json"]),
+    quota: decl.quota ?? (decl.auth === "none" ? "none" : "default"),
+    skips: new Set(decl.skip ?? []),
+    modeRoutes: null,
+  };
+}
+
+/** The entry of a path on its surface, created (and routed) on first sight. */
+function _pathEntry(t: _Building, surface: Surface, path: string, where: string): PathEntry {
+  const key = `${surface} ${_normalizePattern(path)}`;
+  let entry = t.byPattern.get(key);
+  if (!entry) {
+    entry = { pattern: path, methods: new Map(), variants: new Map(), allow: "" };
+    t.byPattern.set(key, entry);
+    addRoute(t.routers[surface], "", path, entry);
+  } else if (entry.pattern !== path) {
+    t.problems.push(`${where}: same path shape as ${entry.pattern} with other parameter names`);
+  }
+  return entry;
+}
+
+/** Mode tables, planned once: the mode stage does one lookup per request, none for routes without modes. */
+function _planModeRoutes(byPattern: Map<string, PathEntry>): void {
   for (const entry of byPattern.values()) {
     for (const variants of entry.variants.values()) {
       if (!variants[0]!.decl.modes) continue;
@@ -149,13 +167,9 @@ export function buildRouteTable(
       for (const v of variants) (v as _MutableRoute).modeRoutes = frozen;
     }
   }
-  // A service path that shadows an any-host path would make health or OpenAPI unreachable.
-  for (const r of all) {
-    if (r.surface !== "any" && findRoute(routers.any, "", r.decl.path))
-      problems.push(`plugin "${r.plugin}" route ${r.id}: shadows an any-host route`);
-  }
-  if (problems.length > 0) throw new BootError(problems);
+}
 
+function _lookupTable(routers: Record<Surface, RouterContext<PathEntry>>, all: readonly CompiledRoute[]): RouteTable {
   const lookupIn = (surface: Surface, path: string) => findRoute(routers[surface], "", path);
   return {
     lookup(hostKind, method, path) {
@@ -170,12 +184,6 @@ export function buildRouteTable(
     routes: () => all,
   };
 }
-
-// --- Internal helpers ---
-
-const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
-
-type _MutableRoute = { -readonly [K in keyof CompiledRoute]: CompiledRoute[K] };
 
 /**
  * Why `route` cannot be another declaration of a method + path already declared by `declared`, or
