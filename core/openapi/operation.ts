@@ -6,6 +6,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
+import type { RouteHeader } from "../plugin.ts";
 import type { CompiledRoute } from "../route-table.ts";
 
 /** The OpenAPI form of a route path ("/x/:id" → "/x/{id}"). */
@@ -83,8 +84,17 @@ function _parameters(group: readonly CompiledRoute[]): unknown[] {
     parameters.push({
       name: "x-idempotency-key",
       in: "header",
-      required: true,
+      // Required when every variant requires it; "optional" variants validate it when present.
+      required: group.every((v) => v.decl.idempotent === true),
       schema: { type: "string", minLength: 8, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$" },
+    });
+  for (const h of _declaredHeaders(group))
+    parameters.push({
+      name: h.name,
+      in: "header",
+      required: h.required,
+      description: h.description,
+      schema: h.pattern ? { type: "string", pattern: h.pattern } : { type: "string" },
     });
   const query = d.schemas?.query ? _schema(d.schemas.query) : null;
   if (query && typeof query.properties === "object" && query.properties) {
@@ -141,4 +151,12 @@ function _schema(schema: v.GenericSchema): Record<string, unknown> {
   const s = toJsonSchema(schema, { errorMode: "ignore" }) as Record<string, unknown>;
   delete s.$schema;
   return s;
+}
+
+/** The headers the variants declare, once each by name; required only when every variant requires it. */
+function _declaredHeaders(group: readonly CompiledRoute[]): RouteHeader[] {
+  const byName = new Map<string, RouteHeader>();
+  for (const v of group) for (const h of v.decl.headers ?? []) if (!byName.has(h.name)) byName.set(h.name, h);
+  const requiredEverywhere = (name: string) => group.every((v) => (v.decl.headers ?? []).some((h) => h.name === name && h.required));
+  return [...byName.values()].map((h) => ({ ...h, required: requiredEverywhere(h.name) }));
 }

@@ -89,6 +89,19 @@ const oaProbe = definePlugin({
       responses: { 202: "Accepted" },
       handler: (ctx) => json(ctx, 202, {}),
     },
+    {
+      method: "POST",
+      path: "/oa/headers",
+      service: "gateway",
+      auth: "apiKey",
+      idempotent: "optional",
+      headers: [
+        { name: "x-sub-business-id", required: true, description: "the represented business" },
+        { name: "x-attempt-number", required: false, description: "the attempt", pattern: "^[1-9][0-9]{0,8}$" },
+      ],
+      summary: "a route that reads headers",
+      handler: (ctx) => json(ctx, 200, {}),
+    },
     ],
   }),
 });
@@ -289,6 +302,19 @@ test("idempotent mutations document the required x-idempotency-key header (spec 
     schema: { type: "string", minLength: 8, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$" },
   });
   assert.not.ok((op("/probe/echo", "get").parameters ?? []).some((p) => p.name === "x-idempotency-key"));
+});
+
+test("declared headers are documented, and an optional idempotency key as optional", () => {
+  const headers = (op("/oa/headers", "post").parameters ?? []).filter((p) => p.in === "header");
+  assert.equal(
+    headers.map((h) => [h.name, h.required]),
+    [
+      ["x-idempotency-key", false],
+      ["x-sub-business-id", true],
+      ["x-attempt-number", false],
+    ],
+  );
+  assert.equal((headers[2] as { schema?: unknown }).schema, { type: "string", pattern: "^[1-9][0-9]{0,8}$" });
 });
 
 test("responses: documented statuses plus the service's error shape as default", () => {
