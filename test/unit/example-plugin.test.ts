@@ -3,6 +3,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { hello } from "../../docs/examples/hello/plugin.ts";
 import { plugins } from "../../plugins/index.ts";
+import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { withStoreFaults } from "../support/store-faults.ts";
 import { DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, startTestGateway } from "../support/gateway.ts";
 
 const tg = await startTestGateway({ plugins: [...plugins, hello] });
@@ -45,4 +47,20 @@ test("the core's contract applies to the plugin: key rules, validation, tenant s
 });
 
 test.after(() => tg.close());
+test("a store that cannot answer gives the route's declared 503, not a 500", async () => {
+  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  let down = false;
+  const faulty = await startTestGateway({
+    plugins: [...plugins, hello],
+    ports: { documentStore: withStoreFaults(raw, (collection) => (down && collection === "hello_greetings" ? "before" : null)) },
+  });
+  down = true;
+  const res = await faulty.call("/hello/greetings", { method: "POST", headers: headers("greet-down-1"), body: { name: "Bo" } });
+  assert.is(res.status, 503);
+  const problem = await res.json();
+  assert.is(problem.code, "GW_MANAGEMENT_SERVICE_UNAVAILABLE");
+  assert.is(problem.detail, "The greeting store is unavailable; retry with the same key.");
+  await faulty.close();
+});
+
 test.run();

@@ -21,6 +21,9 @@ const GreetingBody = v.strictObject({
   message: v.optional(v.pipe(v.string(), v.maxLength(200, "at most 200 characters")), "Hello"),
 });
 
+/** What both routes answer when the document store cannot answer (a 503 the caller retries). */
+const STORE_DOWN = { code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE", detail: "The greeting store is unavailable; retry with the same key." } as const;
+
 export const hello = definePlugin({
   name: "hello",
   needs: ["documentStore"],
@@ -38,6 +41,7 @@ export const hello = definePlugin({
         quota: "management",
         idempotent: true,
         schemas: { body: GreetingBody },
+        unavailable: STORE_DOWN,
         summary: "Store a greeting for the caller's business",
         responses: { 201: "The greeting", 200: "Replay of the same key" },
         async handler(ctx) {
@@ -76,6 +80,7 @@ export const hello = definePlugin({
         service: "gateway",
         auth: "apiKey",
         schemas: { params: v.object({ name: v.pipe(v.string(), v.maxLength(40)) }) },
+        unavailable: STORE_DOWN,
         summary: "Read a greeting of the caller's business",
         async handler(ctx) {
           const doc = await greetings.findOne({ businessId: ctx.businessId, name: ctx.params.name });
