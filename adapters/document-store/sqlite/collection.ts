@@ -1,0 +1,184 @@
+/**
+ * One collection of the SQLite store (the port's Collection). Reads run synchronously on the main
+ * thread's read connection (an indexed point read costs a few microseconds, less than a round trip
+ * to the writer thread; docs/decisions.md "SQLite document store: commit design"); in WAL mode they
+ * never wait for the writer, and a write's promise settles after its commit, so a read that follows
+ * an awaited write sees it. Writes go to the writer (./writer.ts) and settle after their commit.
+ *
+ * Inputs are validated here with filter.ts (an InvalidQueryError never costs a round trip). The
+ * collection's schema (./schema.ts) is read once and again after this process declared indexes,
+ * or when a statement names what the database no longer has (a dropped array marker).
+ */
+import type { Collection, CollectionSpec, Doc, Filter, FindOptions, FindPage, Lease, SortSpec, Update } from "../../ports.ts";
+import { DependencyUnavailableError, isInvalidQueryError } from "../../ports.ts";
+import {
+  assertDocument,
+  decodeCursor,
+  encodeCursor,
+  normalizeSort,
+  pageLimit,
+  pageSkip,
+  validateFilter,
+  validateLease,
+  validateUpdate,
+} from "../filter.ts";
+import type { SqliteConnection } from "./connection.ts";
+import { keyValue } from "./keys.ts";
+import type { WriteOp, WriteValue } from "./protocol.ts";
+import { countMatches, getText, selectMatches } from "./queries.ts";
+import { loadSchema, type CollectionSchema } from "./schema.ts";
+import type { Writer } from "./writer.ts";
+
+export interface CollectionContext {
+  kind: string;
+  reader: SqliteConnection;
+  writer: Writer;
+  clock: () => number;
+  /** Throws DependencyUnavailableError once the store is closed. */
+  assertOpen(): void;
+}
+
+/** A collection handle and what the store does with it. */
+export interface SqliteCollection {
+  handle: Collection<Doc>;
+  /** Declares indexes / TTL (once per distinct spec): the writer creates what the database lacks. */
+  declare(spec: CollectionSpec): void;
+  /** The schema as this process knows it (for EXPLAIN and the TTL sweep). */
+  schema(): CollectionSchema;
+}
+
+export function createSqliteCollection(ctx: CollectionContext, name: string): SqliteCollection {
+  const st: _State = { ctx, name, schema: null, declareError: null, declared: new Set() };
+  return {
+    handle: _handle(st),
+    declare(spec) {
+      const key = JSON.stringify(spec);
+      if (st.declared.has(key)) return;
+      st.declared.add(key);
+      ctx.writer.write({ kind: "ensure", collection: name, spec }).then(
+        () => (st.schema = null), // re-read with the new columns, markers and indexes
+        (e: Error) => (st.declareError = e),
+      );
+    },
+    schema: () => _schema(st),
+  };
+}
+
+// --- Internal helpers ---
+
+interface _State {
+  ctx: CollectionContext;
+  name: string;
+  schema: CollectionSchema | null;
+  /** Why declaring the collection's indexes failed (existing documents break a unique index). */
+  declareError: Error | null;
+  declared: Set<string>;
+}
+
+function _handle(st: _State): Collection<Doc> {
+  const { name } = st;
+  const now = st.ctx.clock;
+  return {
+    name,
+    async insert(doc) {
+      assertDocument(doc);
+      const text = JSON.stringify(doc);
+      await _write(st, { kind: "insert", collection: name, id: doc._id, text, now: now() });
+      return JSON.parse(text) as Doc;
+    },
+    get: async (id) => _parse(_read(st, (s) => getText(st.ctx.reader, s, id, now()))),
+    findOne: async (filter) => _findOne(st, filter),
+    find: async (filter, options = {}) => _find(st, filter, options),
+    count: async (filter) => _count(st, filter),
+    countNow: (filter) => _count(st, filter),
+    async findOneAndUpdate(filter, update, options = {}) {
+      _validate(filter, update);
+      return _parse(await _write(st, { kind: "update", collection: name, filter, update, upsert: options.upsert === true, returnDoc: true, now: now() }));
+    },
+    async updateOne(filter: Filter, update: Update) {
+      _validate(filter, update);
+      return (await _write(st, { kind: "update", collection: name, filter, update, upsert: false, returnDoc: false, now: now() })) === true;
+    },
+    delete: async (id) => (await _write(st, { kind: "delete", collection: name, id, now: now() })) === true,
+    async deleteMany(filter) {
+      validateFilter(filter);
+      return (await _write(st, { kind: "deleteMany", collection: name, filter, now: now() })) as number;
+    },
+    async claim(filter: Filter, owner: string, leaseMs: number, sort?: SortSpec[]) {
+      validateFilter(filter);
+      validateLease(owner, leaseMs);
+      const op: WriteOp = { kind: "claim", collection: name, filter, owner, leaseMs, sort: normalizeSort(sort), now: now() };
+      return _parse(await _write(st, op)) as (Doc & { lease: Lease }) | null;
+    },
+    release: async (id, owner) => (await _write(st, { kind: "release", collection: name, id, owner })) === true,
+  };
+}
+
+function _schema(st: _State): CollectionSchema {
+  return (st.schema ??= loadSchema(st.ctx.reader, st.name));
+}
+
+/** A read against the schema; once more with the schema re-read if the database changed under it. */
+function _read<T>(st: _State, fn: (s: CollectionSchema) => T): T {
+  st.ctx.assertOpen();
+  try {
+    return fn(_schema(st));
+  } catch (e) {
+    if (!_isStale(e)) throw _readError(st.ctx.kind, e);
+    st.schema = null;
+    try {
+      return fn(_schema(st));
+    } catch (e2) {
+      throw _readError(st.ctx.kind, e2);
+    }
+  }
+}
+
+function _write(st: _State, op: WriteOp): Promise<WriteValue> {
+  st.ctx.assertOpen();
+  if (st.declareError) return Promise.reject(st.declareError);
+  return st.ctx.writer.write(op);
+}
+
+function _findOne(st: _State, filter: Filter): Doc | null {
+  validateFilter(filter);
+  const [row] = _read(st, (s) => selectMatches(st.ctx.reader, s, { filter, sort: [], after: null, skip: 0, limit: 1, now: st.ctx.clock() }));
+  return row ? (JSON.parse(row.text) as Doc) : null;
+}
+
+function _find(st: _State, filter: Filter, options: FindOptions): FindPage<Doc> {
+  validateFilter(filter);
+  const sort = normalizeSort(options.sort);
+  const limit = pageLimit(options.limit);
+  const skip = pageSkip(options.skip);
+  const after = options.cursor ? decodeCursor(options.cursor, sort) : null;
+  const rows = _read(st, (s) => selectMatches(st.ctx.reader, s, { filter, sort, after, skip, limit: limit + 1, now: st.ctx.clock() }));
+  const page = rows.length > limit ? rows.slice(0, limit) : rows;
+  const last = page[page.length - 1];
+  const nextCursor = rows.length > limit && last ? encodeCursor(sort, last.keys.map(keyValue)) : null;
+  return { items: page.map((r) => JSON.parse(r.text) as Doc), nextCursor };
+}
+
+function _count(st: _State, filter: Filter): number {
+  validateFilter(filter);
+  return _read(st, (s) => countMatches(st.ctx.reader, s, filter, st.ctx.clock()));
+}
+
+function _validate(filter: Filter, update: Update): void {
+  validateFilter(filter);
+  validateUpdate(update);
+}
+
+function _parse(text: WriteValue): Doc | null {
+  return typeof text === "string" ? (JSON.parse(text) as Doc) : null;
+}
+
+/** A statement named a table or column the database no longer has (another connection changed the schema). */
+function _isStale(e: unknown): boolean {
+  return /no such (table|column)/.test(String((e as Error)?.message ?? ""));
+}
+
+function _readError(kind: string, e: unknown): Error {
+  if (isInvalidQueryError(e) || !(e instanceof Error) || (e as { code?: unknown }).code === undefined) return e as Error;
+  return new DependencyUnavailableError(kind, `read failed: ${(e as { code?: string }).code}: ${e.message}`, "server_error");
+}

@@ -1,0 +1,43 @@
+/**
+ * EXPLAIN QUERY PLAN of the statement a query runs, judged: does SQLite find the rows through an
+ * index, or walk the collection? A list of product queries is checked through it (a query that
+ * scans a collection growing with traffic is a bug).
+ */
+import type { SqliteConnection } from "./connection.ts";
+import type { MatchStatement } from "./queries.ts";
+import type { CollectionSchema } from "./schema.ts";
+
+export interface QueryPlan {
+  /** The statement explained (its parameters bound as the query would bind them). */
+  sql: string;
+  /** The plan's lines (EXPLAIN QUERY PLAN's `detail` column), the marker subquery's left out. */
+  plan: string[];
+  /** A line seeks the collection's rows through an index (`SEARCH <table> USING ... INDEX` or the primary key). */
+  usesIndex: boolean;
+  /**
+   * How the collection is walked, if it is: "table" (every row), "index" (every entry of an index,
+   * in its order: cheap only while a LIMIT stops it early), or "none".
+   */
+  scan: "table" | "index" | "none";
+  /** SQLite sorts rows itself (a temporary B-tree) instead of reading them in index order. */
+  sorts: boolean;
+  /** Some rows are re-checked in JS (the translation is not exact for this filter). */
+  jsCheck: boolean;
+}
+
+export function explainStatement(conn: SqliteConnection, schema: CollectionSchema, st: MatchStatement, count: boolean): QueryPlan {
+  const sql = count ? st.sql.replace(/^SELECT .*? FROM /, "SELECT count(*) FROM ").replace(/ ORDER BY .*$/, "") : `${st.sql} LIMIT 1000`;
+  const table = schema.tableRaw;
+  const lines = schema.exists ? conn.all(`EXPLAIN QUERY PLAN ${sql}`, st.params).map((r) => String(r[3])) : [];
+  const plan = lines.filter((l) => !l.includes("/scalar/") && !/^(SCALAR SUBQUERY|CO-ROUTINE|SCAN CONSTANT ROW)/.test(l));
+  const onTable = plan.filter((l) => l.startsWith(`SEARCH ${table} `) || l.startsWith(`SCAN ${table}`));
+  const scanLine = onTable.find((l) => l.startsWith(`SCAN ${table}`));
+  return {
+    sql,
+    plan,
+    usesIndex: onTable.some((l) => l.startsWith(`SEARCH ${table} `) && /USING (COVERING )?INDEX|PRIMARY KEY/.test(l)),
+    scan: scanLine === undefined ? "none" : /USING (COVERING )?INDEX/.test(scanLine) ? "index" : "table",
+    sorts: plan.some((l) => l.startsWith("USE TEMP B-TREE")),
+    jsCheck: st.checked,
+  };
+}

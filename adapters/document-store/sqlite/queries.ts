@@ -1,0 +1,146 @@
+/**
+ * Reads of a collection, synchronous on one connection: the main thread's read connection answers
+ * the port's reads, and the writer runs the same functions inside its transaction to find what it
+ * updates. Every query is one SQL statement through the collection's indexes (./translate.ts); when
+ * the translation leaves rows to re-check in JS, those are read in chunks of CHUNK rows inside one
+ * read transaction (one snapshot), so a page never holds more than it returns plus a chunk.
+ *
+ * TTL: a document whose TTL key is a number below `now` is invisible to every read (the writer's
+ * sweep deletes it later).
+ */
+import type { Doc, Filter, SortSpec } from "../../ports.ts";
+import { compileFilter } from "../filter.ts";
+import type { SqlParam, SqliteConnection } from "./connection.ts";
+import { NULL_KEY } from "./keys.ts";
+import type { CollectionSchema } from "./schema.ts";
+import { afterCursorSql, orderBySql, sortKeys, translateFilter } from "./translate.ts";
+
+export interface MatchQuery {
+  filter: Filter;
+  /** A normalized sort (ends with `_id`), or empty for any order. */
+  sort: readonly SortSpec[];
+  /** Sort values of the last row of the previous page (filter.ts's `decodeCursor`), or null. */
+  after: readonly unknown[] | null;
+  skip: number;
+  /** At most this many rows; null for all. */
+  limit: number | null;
+  now: number;
+  /** An extra SQL condition and its parameters (the lease test of `claim`). */
+  extra?: { sql: string; params: SqlParam[] };
+}
+
+export interface MatchRow {
+  rowid: number;
+  /** The document's JSON text. */
+  text: string;
+  /** The row's sort keys, in sort order. */
+  keys: unknown[];
+}
+
+/** The statement `selectMatches` runs (also what EXPLAIN QUERY PLAN is asked about). */
+export interface MatchStatement {
+  sql: string;
+  params: SqlParam[];
+  /** Whether rows carry a trailing check flag (JS re-checks those with a true flag). */
+  checked: boolean;
+}
+
+/** Rows read per chunk when the translation is not exact (the first chunk; later ones double up to MAX_CHUNK). */
+const CHUNK = 256;
+const MAX_CHUNK = 16_384;
+
+/** The SQL of `selectMatches` without LIMIT/OFFSET. */
+export function matchStatement(schema: CollectionSchema, q: MatchQuery): MatchStatement {
+  const t = translateFilter(schema, q.filter);
+  const params = [...t.params];
+  const where = [t.where];
+  const visible = visibleSql(schema, params, q.now);
+  if (visible) where.push(visible);
+  if (q.extra) {
+    where.push(q.extra.sql);
+    params.push(...q.extra.params);
+  }
+  const keys = q.sort.length > 0 ? sortKeys(schema, q.sort) : [];
+  if (q.after) where.push(afterCursorSql(keys, q.sort, q.after, params));
+  const columns = ["rowid", "doc", ...keys, ...(t.check ? [t.check] : [])].join(", ");
+  const order = keys.length > 0 ? ` ORDER BY ${orderBySql(keys, q.sort)}` : "";
+  return { sql: `SELECT ${columns} FROM ${schema.table} WHERE ${where.join(" AND ")}${order}`, params, checked: t.check !== null };
+}
+
+/** The matching rows in sort order, after `skip`, at most `limit`. */
+export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, q: MatchQuery): MatchRow[] {
+  if (!schema.exists || q.limit === 0) return [];
+  const st = matchStatement(schema, q);
+  const nKeys = q.sort.length;
+  const toRow = (r: unknown[]): MatchRow => ({ rowid: r[0] as number, text: r[1] as string, keys: r.slice(2, 2 + nKeys) });
+  if (!st.checked) {
+    return conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, q.limit ?? -1, q.skip]).map(toRow);
+  }
+  const matches = compileFilter(q.filter);
+  const out: MatchRow[] = [];
+  let toSkip = q.skip;
+  return inSnapshot(conn, () => {
+    // Chunks double in size, so reading n rows re-walks at most ~2n of them (OFFSET starts over).
+    for (let offset = 0, size = CHUNK; ; offset += size, size = Math.min(size * 2, MAX_CHUNK)) {
+      const rows = conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, size, offset]);
+      for (const r of rows) {
+        if (r[r.length - 1] && !matches(JSON.parse(r[1] as string) as Doc)) continue;
+        if (toSkip > 0) {
+          toSkip--;
+          continue;
+        }
+        out.push(toRow(r));
+        if (q.limit !== null && out.length >= q.limit) return out;
+      }
+      if (rows.length < size) return out;
+    }
+  });
+}
+
+/** How many visible documents match. */
+export function countMatches(conn: SqliteConnection, schema: CollectionSchema, filter: Filter, now: number): number {
+  if (!schema.exists) return 0;
+  const t = translateFilter(schema, filter);
+  const params = [...t.params];
+  const visible = visibleSql(schema, params, now);
+  const where = visible ? `${t.where} AND ${visible}` : t.where;
+  if (!t.check) return conn.get(`SELECT count(*) FROM ${schema.table} WHERE ${where}`, params)![0] as number;
+  const matches = compileFilter(filter);
+  return inSnapshot(conn, () => {
+    let n = conn.get(`SELECT count(*) FROM ${schema.table} WHERE ${where} AND NOT ${t.check}`, params)![0] as number;
+    for (let last = -Infinity; ; ) {
+      const rows = conn.all(`SELECT rowid, doc FROM ${schema.table} WHERE ${where} AND ${t.check} AND rowid > ? ORDER BY rowid LIMIT ${CHUNK}`, [...params, last]);
+      for (const r of rows) if (matches(JSON.parse(r[1] as string) as Doc)) n++;
+      if (rows.length < CHUNK) return n;
+      last = rows[rows.length - 1]![0] as number;
+    }
+  });
+}
+
+/** One visible document by `_id`, as JSON text. */
+export function getText(conn: SqliteConnection, schema: CollectionSchema, id: string, now: number): string | null {
+  if (!schema.exists) return null;
+  const params: SqlParam[] = [id];
+  const visible = visibleSql(schema, params, now);
+  const row = conn.get(`SELECT doc FROM ${schema.table} WHERE _id = ?${visible ? ` AND ${visible}` : ""}`, params);
+  return row ? (row[0] as string) : null;
+}
+
+/** The TTL visibility condition (appending its parameter), or "" for a collection without TTL. */
+export function visibleSql(schema: CollectionSchema, params: SqlParam[], now: number): string {
+  if (!schema.ttl) return "";
+  params.push(now);
+  const k = schema.ttl.column;
+  return `NOT (${k} > ${NULL_KEY} AND ${k} < ?)`;
+}
+
+/** Runs `fn` in one read snapshot: the connection's transaction if it is in one, else a new one. */
+export function inSnapshot<T>(conn: SqliteConnection, fn: () => T): T {
+  if (conn.inTransaction) return fn();
+  conn.begin("DEFERRED");
+  try {
+    return fn();
+  } finally {
+    conn.commit();
+  }
+}

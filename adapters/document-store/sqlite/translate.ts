@@ -1,0 +1,233 @@
+/**
+ * A (validated) filter, sort or cursor of the port translated to SQL over keys (./keys.ts), every
+ * value a bound parameter (paths are identifiers: SQL string literals of JSON paths).
+ *
+ * A translation is exact where SQL can decide filter.ts's semantics, and a superset elsewhere:
+ * `where` holds every match, and exactly the matches among the rows where `check` is false; the
+ * rows where `check` is true are re-checked in JS with filter.ts's `compileFilter` (the caller reads
+ * them in chunks). SQL is exact for
+ * - `_id` (a TEXT column, never an array);
+ * - an indexed path with a marker (./schema.ts: no document holds an array along it), compared on
+ *   its key column, so the index serves equality, `$in`, ranges and sorts;
+ * - any other path outside the rows that hold an array along it (those go to `check`);
+ * - `$contains` with an ASCII needle: `lower()` is ASCII-only in SQLite, and the only characters
+ *   whose JS lower case holds ASCII letters are U+0130 and U+212A, replaced first. Any other needle
+ *   is checked in JS on every candidate.
+ * Range operators keep filter.ts's type brackets: numbers are the keys between -Infinity (null and
+ * missing) and '' (the first TEXT), strings between '' and x'' (the first BLOB).
+ */
+import { InvalidQueryError, type Filter, type SortSpec } from "../../ports.ts";
+import { isOperatorObject } from "../filter.ts";
+import type { SqlParam } from "./connection.ts";
+import { NULL_KEY, arrayAlongExpr, isSqlPath, keyExpr, keySql, presenceExpr } from "./keys.ts";
+import type { CollectionSchema } from "./schema.ts";
+
+export interface Translation {
+  /** SQL condition holding every match (exactly the matches where `check` is false). */
+  where: string;
+  params: SqlParam[];
+  /** SQL condition true on the rows JS must re-check; null when SQL is exact for every row. */
+  check: string | null;
+}
+
+export function translateFilter(schema: CollectionSchema, filter: Filter): Translation {
+  const ctx: _Ctx = { schema, params: [], checks: new Set(), markers: new Set() };
+  let where = _filterSql(filter, ctx, true);
+  // Naming the markers makes SQLite re-prepare, and fail, in any snapshot where one was dropped.
+  if (ctx.markers.size > 0) where += ` AND EXISTS (SELECT 1 FROM ${[...ctx.markers].join(", ")})`;
+  const check = ctx.checks.has("1") ? "1" : ctx.checks.size > 0 ? `(${[...ctx.checks].join(" OR ")})` : null;
+  return { where, params: ctx.params, check };
+}
+
+/** The SQL key of each sort field (`_id`, a key column, or the key expression). */
+export function sortKeys(schema: CollectionSchema, sort: readonly SortSpec[]): string[] {
+  return sort.map((s) => {
+    if (s.field === "_id") return "_id";
+    const col = schema.columns.get(s.field);
+    if (col) return col;
+    if (!isSqlPath(s.field)) throw new InvalidQueryError(`cannot sort by "${s.field}": a field name holds a double quote`);
+    return keyExpr(s.field);
+  });
+}
+
+export function orderBySql(keys: readonly string[], sort: readonly SortSpec[]): string {
+  return keys.map((k, i) => `${k} ${sort[i]!.direction === 1 ? "ASC" : "DESC"}`).join(", ");
+}
+
+/** Rows strictly after a cursor's sort values (decoded by filter.ts's `decodeCursor`), in sort order. */
+export function afterCursorSql(keys: readonly string[], sort: readonly SortSpec[], values: readonly unknown[], params: SqlParam[]): string {
+  const key = (v: unknown): string => {
+    const k = keySql(v, params);
+    if (k === undefined) throw new InvalidQueryError("invalid cursor");
+    return k;
+  };
+  const dir = sort[0]!.direction;
+  if (sort.every((s) => s.direction === dir)) {
+    const cmp = dir === 1 ? ">" : "<";
+    return `(${keys.join(", ")}) ${cmp} (${values.map(key).join(", ")})`;
+  }
+  const alternatives: string[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    const terms: string[] = [];
+    for (let j = 0; j < i; j++) terms.push(`${keys[j]} = ${key(values[j])}`);
+    terms.push(`${keys[i]} ${sort[i]!.direction === 1 ? ">" : "<"} ${key(values[i])}`);
+    alternatives.push(`(${terms.join(" AND ")})`);
+  }
+  return `(${alternatives.join(" OR ")})`;
+}
+
+// --- Internal helpers ---
+
+interface _Ctx {
+  schema: CollectionSchema;
+  params: SqlParam[];
+  /** SQL conditions (or "1") marking rows for the JS re-check. */
+  checks: Set<string>;
+  /** Marker views the exact forms rely on. */
+  markers: Set<string>;
+}
+
+function _filterSql(filter: Filter, ctx: _Ctx, top: boolean): string {
+  const terms: string[] = [];
+  const presence: string[] = [];
+  for (const key in filter) {
+    const cond = filter[key];
+    if (key === "$or") {
+      terms.push(`(${(cond as Filter[]).map((f) => _filterSql(f, ctx, false)).join(" OR ")})`);
+    } else if (key === "_id") {
+      terms.push(_and(_ops(cond).map(([op, arg]) => _idOp(op, arg, ctx))));
+    } else {
+      terms.push(_fieldSql(key, cond, ctx));
+      // A sparse (partial) index serves a query only when the query states its condition.
+      if (top && ctx.schema.sparsePaths.has(key) && _ops(cond).some(([op, arg]) => _impliesPresence(op, arg))) presence.push(presenceExpr(key));
+    }
+  }
+  return _and([...terms, ...presence]);
+}
+
+function _fieldSql(path: string, cond: unknown, ctx: _Ctx): string {
+  if (!isSqlPath(path)) {
+    ctx.checks.add("1");
+    return "1";
+  }
+  const key = ctx.schema.columns.get(path) ?? keyExpr(path);
+  const sql = _and(_ops(cond).map(([op, arg]) => _fieldOp(path, key, op, arg, ctx)));
+  const marker = ctx.schema.scalar.get(path);
+  if (marker) {
+    ctx.markers.add(marker);
+    return sql;
+  }
+  const along = arrayAlongExpr(path);
+  ctx.checks.add(along);
+  return `(${along} OR ${sql})`;
+}
+
+function _fieldOp(path: string, key: string, op: string, arg: unknown, ctx: _Ctx): string {
+  switch (op) {
+    case "$eq": {
+      const k = keySql(arg, ctx.params);
+      return k === undefined ? "0" : `${key} = ${k}`;
+    }
+    case "$ne": {
+      const k = keySql(arg, ctx.params);
+      return k === undefined ? "1" : `${key} <> ${k}`;
+    }
+    case "$in": {
+      const keys = (arg as unknown[]).map((v) => keySql(v, ctx.params)).filter((k): k is string => k !== undefined);
+      return keys.length === 0 ? "0" : `${key} IN (${keys.join(", ")})`;
+    }
+    case "$gt":
+    case "$gte":
+    case "$lt":
+    case "$lte":
+      return _rangeSql(key, op, arg as number | string, ctx);
+    case "$exists":
+      return arg ? presenceExpr(path) : `NOT ${presenceExpr(path)}`;
+    case "$contains":
+      return _containsSql(key, arg as string, ctx);
+    default:
+      throw new InvalidQueryError(`unsupported operator ${op}`);
+  }
+}
+
+/** `$gt`/`$gte`/`$lt`/`$lte` within the operand's type bracket (see the module comment). */
+function _rangeSql(key: string, op: "$gt" | "$gte" | "$lt" | "$lte", q: number | string, ctx: _Ctx): string {
+  const cmp = op === "$gt" ? ">" : op === "$gte" ? ">=" : op === "$lt" ? "<" : "<=";
+  const upward = op === "$gt" || op === "$gte";
+  if (typeof q === "string") {
+    ctx.params.push(q);
+    return upward ? `(${key} ${cmp} ? AND ${key} < x'')` : `(${key} ${cmp} ? AND ${key} >= '')`;
+  }
+  const anyNumber = `(${key} > ${NULL_KEY} AND ${key} < '')`;
+  if (Number.isNaN(q)) return op === "$gte" || op === "$lte" ? anyNumber : "0"; // as `!(v < NaN)` / `v > NaN`
+  if (q === Infinity) return upward ? "0" : anyNumber;
+  if (q === -Infinity) return upward ? anyNumber : "0";
+  ctx.params.push(q);
+  return upward ? `(${key} ${cmp} ? AND ${key} < '')` : `(${key} ${cmp} ? AND ${key} > ${NULL_KEY})`;
+}
+
+function _containsSql(value: string, needle: string, ctx: _Ctx): string {
+  if (!_ASCII.test(needle)) {
+    ctx.checks.add("1");
+    return `typeof(${value}) = 'text'`;
+  }
+  ctx.params.push(needle.toLowerCase());
+  return `(typeof(${value}) = 'text' AND instr(lower(replace(replace(${value}, '\u0130', 'i\u0307'), '\u212a', 'k')), ?) > 0)`;
+}
+
+/** A condition on `_id`: a TEXT column present in every document. */
+function _idOp(op: string, arg: unknown, ctx: _Ctx): string {
+  switch (op) {
+    case "$eq":
+    case "$ne":
+      if (typeof arg !== "string") return op === "$eq" ? "0" : "1";
+      ctx.params.push(arg);
+      return op === "$eq" ? "_id = ?" : "_id <> ?";
+    case "$in": {
+      const ids = (arg as unknown[]).filter((v): v is string => typeof v === "string");
+      ctx.params.push(...ids);
+      return ids.length === 0 ? "0" : `_id IN (${ids.map(() => "?").join(", ")})`;
+    }
+    case "$gt":
+    case "$gte":
+    case "$lt":
+    case "$lte":
+      if (typeof arg !== "string") return "0";
+      ctx.params.push(arg);
+      return `_id ${op === "$gt" ? ">" : op === "$gte" ? ">=" : op === "$lt" ? "<" : "<="} ?`;
+    case "$exists":
+      return arg ? "1" : "0";
+    case "$contains":
+      return _containsSql("_id", arg as string, ctx);
+    default:
+      throw new InvalidQueryError(`unsupported operator ${op}`);
+  }
+}
+
+/** A field condition as operator/operand pairs (a plain value is `$eq`). */
+function _ops(cond: unknown): Array<[string, unknown]> {
+  return isOperatorObject(cond) ? Object.entries(cond) : [["$eq", cond]];
+}
+
+/** Whether an operator can only match a present field. */
+function _impliesPresence(op: string, arg: unknown): boolean {
+  switch (op) {
+    case "$eq":
+      return arg !== null && arg !== undefined;
+    case "$in":
+      return (arg as unknown[]).length > 0 && !(arg as unknown[]).some((v) => v === null || v === undefined);
+    case "$exists":
+      return arg === true;
+    case "$ne":
+      return false;
+    default:
+      return true;
+  }
+}
+
+function _and(terms: string[]): string {
+  if (terms.length === 0) return "1";
+  return terms.length === 1 ? terms[0]! : `(${terms.join(" AND ")})`;
+}
+
+const _ASCII = /^[\x00-\x7f]*$/;

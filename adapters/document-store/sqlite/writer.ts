@@ -1,0 +1,199 @@
+/**
+ * The main thread's side of the writer: every write operation asked for in one turn of the event
+ * loop goes out as one batch (one postMessage), and each operation's promise settles when the
+ * transaction that held it has committed (./commit-loop.ts). Two transports:
+ * - "thread": a worker thread owning the writer's connection (files: the fsync stays off the
+ *   thread that serves HTTP). It is ref'd only while operations are outstanding, so an idle store
+ *   does not keep the process alive. If it dies, outstanding operations fail with
+ *   DependencyUnavailableError and the next write starts a new one.
+ * - "inline": the commit loop on this thread (the in-memory store: one connection for everything).
+ */
+import { Worker } from "node:worker_threads";
+import { DependencyUnavailableError } from "../../ports.ts";
+import { createCommitLoop, createWriterState } from "./commit-loop.ts";
+import type { SqliteConnection } from "./connection.ts";
+import { failureError, type BatchMessage, type BatchReply, type CommitInfo, type WriteOp, type WriteValue } from "./protocol.ts";
+import type { WriterThreadData } from "./writer-thread.ts";
+
+export interface Writer {
+  write(op: WriteOp): Promise<WriteValue>;
+  stats(): WriterStats;
+  /** Waits for outstanding operations, then stops the writer (the thread closes its connection). */
+  close(): Promise<void>;
+}
+
+export interface WriterStats {
+  transport: "thread" | "inline";
+  /** Transactions committed, and the operations they held. */
+  commits: number;
+  operations: number;
+  /** Milliseconds of the last commit (BEGIN..COMMIT, fsync included). */
+  lastCommitMs: number;
+}
+
+export interface WriterOptions {
+  /** Store kind, for errors. */
+  kind: string;
+  /** Told after each commit, before its operations' promises settle. */
+  onCommit?: (commit: CommitInfo) => void;
+}
+
+/** A writer on a worker thread owning the file's writer connection; resolves once the file is open. */
+export async function createThreadWriter(data: WriterThreadData, options: WriterOptions & { entry?: URL }): Promise<Writer> {
+  let worker: Worker | null = null;
+  const core = _createCore("thread", options, (message) => {
+    worker ??= start();
+    worker.postMessage(message);
+  });
+  const start = (): Worker => {
+    const w = _spawn(data, options.entry);
+    w.on("message", (m: BatchReply | { ready?: true; failed?: string }) => {
+      if ("batches" in m) core.onReply(m);
+    });
+    w.on("error", (e) => core.failAll(`the writer thread failed: ${e.message}`));
+    w.on("exit", (code) => {
+      if (worker === w) worker = null;
+      core.failAll(`the writer thread exited (code ${code})`);
+    });
+    core.onIdle = (idle) => (idle ? w.unref() : w.ref());
+    return w;
+  };
+  worker = start();
+  await _ready(worker);
+  worker.unref(); // ref'd again while operations are outstanding
+  return {
+    write: core.write,
+    stats: core.stats,
+    async close() {
+      await core.drained();
+      const w = worker;
+      worker = null;
+      if (!w) return;
+      w.ref();
+      const closed = new Promise<void>((resolve) => {
+        w.on("message", (m: { closed?: true }) => m.closed && resolve());
+        w.once("exit", () => resolve());
+      });
+      w.postMessage({ close: true });
+      await closed;
+      await w.terminate();
+    },
+  };
+}
+
+/** A writer running the commit loop on this thread over `conn` (the in-memory store). */
+export function createInlineWriter(conn: SqliteConnection, options: WriterOptions): Writer {
+  let core: ReturnType<typeof _createCore>;
+  const loop = createCommitLoop(createWriterState(conn), (reply) => core.onReply(reply));
+  core = _createCore("inline", options, (message) => loop.enqueue(message));
+  return { write: core.write, stats: core.stats, close: () => core.drained() };
+}
+
+// --- Internal helpers ---
+
+interface _Pending {
+  resolve(v: WriteValue): void;
+  reject(e: Error): void;
+}
+
+/** Batching and bookkeeping shared by both transports. */
+function _createCore(transport: WriterStats["transport"], options: WriterOptions, send: (message: BatchMessage) => void) {
+  const outstanding = new Map<number, _Pending[]>();
+  let queued: WriteOp[] = [];
+  let waiters: _Pending[] = [];
+  let seq = 0;
+  let scheduled = false;
+  let drainWaiters: Array<() => void> = [];
+  const stats: WriterStats = { transport, commits: 0, operations: 0, lastCommitMs: 0 };
+
+  const idleCheck = (): void => {
+    if (outstanding.size > 0 || queued.length > 0) return;
+    core.onIdle?.(true);
+    const ws = drainWaiters;
+    drainWaiters = [];
+    for (const w of ws) w();
+  };
+  const flush = (): void => {
+    scheduled = false;
+    if (queued.length === 0) return;
+    const message: BatchMessage = { seq: ++seq, ops: queued };
+    outstanding.set(message.seq, waiters);
+    queued = [];
+    waiters = [];
+    core.onIdle?.(false);
+    try {
+      send(message);
+    } catch (e) {
+      core.failAll(`the writer could not take the batch: ${(e as Error).message}`);
+    }
+  };
+  const core = {
+    onIdle: undefined as ((idle: boolean) => void) | undefined,
+    write(op: WriteOp): Promise<WriteValue> {
+      return new Promise<WriteValue>((resolve, reject) => {
+        queued.push(op);
+        waiters.push({ resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      });
+    },
+    onReply(reply: BatchReply): void {
+      stats.commits += reply.commit.operations > 0 ? 1 : 0;
+      stats.operations += reply.commit.operations;
+      stats.lastCommitMs = reply.commit.ms;
+      options.onCommit?.(reply.commit);
+      for (const b of reply.batches) {
+        const ws = outstanding.get(b.seq);
+        outstanding.delete(b.seq);
+        if (!ws) continue;
+        b.results.forEach((r, i) => (r.ok ? ws[i]!.resolve(r.value) : ws[i]!.reject(failureError(r.error, options.kind))));
+      }
+      idleCheck();
+    },
+    failAll(message: string): void {
+      const error = new DependencyUnavailableError(options.kind, message, "server_error");
+      for (const ws of outstanding.values()) for (const w of ws) w.reject(error);
+      outstanding.clear();
+      idleCheck();
+    },
+    stats: (): WriterStats => ({ ...stats }),
+    drained(): Promise<void> {
+      if (outstanding.size === 0 && queued.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => drainWaiters.push(resolve));
+    },
+  };
+  return core;
+}
+
+/**
+ * The writer thread. From the TypeScript sources (tsx), a worker does not inherit tsx's loader: it
+ * is started from a one-line bootstrap that registers tsx, then imports the entry. A compiled
+ * build passes the bundled entry as `entry`.
+ */
+function _spawn(data: WriterThreadData, entry?: URL): Worker {
+  const source = entry ?? new URL("./writer-thread.ts", import.meta.url);
+  if (!source.pathname.endsWith(".ts")) return new Worker(source, { workerData: data });
+  const tsx = import.meta.resolve("tsx/esm/api");
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); })`;
+  return new Worker(boot, { eval: true, workerData: data });
+}
+
+function _ready(worker: Worker): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onMessage = (m: { ready?: true; failed?: string }): void => {
+      if (m.ready) done();
+      else if (m.failed) done(new Error(m.failed));
+    };
+    const onExit = (code: number): void => done(new Error(`the writer thread exited (code ${code}) before opening the database`));
+    const done = (e?: Error): void => {
+      worker.off("message", onMessage);
+      worker.off("exit", onExit);
+      if (e) reject(e);
+      else resolve();
+    };
+    worker.on("message", onMessage);
+    worker.on("exit", onExit);
+  });
+}
