@@ -19,8 +19,12 @@ export interface QueryPlan {
    * in its order: cheap only while a LIMIT stops it early), or "none".
    */
   scan: "table" | "index" | "none";
-  /** SQLite sorts rows itself (a temporary B-tree) instead of reading them in index order. */
-  sorts: boolean;
+  /**
+   * Whether SQLite sorts rows itself (a temporary B-tree): "full" (every match, before the first row
+   * comes out), "partial" (only runs of equal leading keys, e.g. the `_id` tie-break after an index's
+   * order: rows still stream), or "none".
+   */
+  sorts: "full" | "partial" | "none";
   /** Some rows are re-checked in JS (the translation is not exact for this filter). */
   jsCheck: boolean;
 }
@@ -37,7 +41,15 @@ export function explainStatement(conn: SqliteConnection, schema: CollectionSchem
     plan,
     usesIndex: onTable.some((l) => l.startsWith(`SEARCH ${table} `) && /USING (COVERING )?INDEX|PRIMARY KEY/.test(l)),
     scan: scanLine === undefined ? "none" : /USING (COVERING )?INDEX/.test(scanLine) ? "index" : "table",
-    sorts: plan.some((l) => l.startsWith("USE TEMP B-TREE")),
+    sorts: _sorts(plan),
     jsCheck: st.checked,
   };
+}
+
+// --- Internal helpers ---
+
+function _sorts(plan: readonly string[]): QueryPlan["sorts"] {
+  const line = plan.find((l) => l.startsWith("USE TEMP B-TREE FOR") && l.includes("ORDER BY"));
+  if (!line) return "none";
+  return line.includes("RIGHT PART") || line.includes("LAST TERM") ? "partial" : "full";
 }

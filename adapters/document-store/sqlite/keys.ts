@@ -47,7 +47,7 @@ export function keyExpr(path: string, doc = "doc"): string {
 /** True (1) when `path` or one of its prefixes holds an array: filter.ts then matches element-wise. */
 export function arrayAlongExpr(path: string): string {
   const segs = path.split(".");
-  const terms = segs.map((_, i) => `json_type(doc, ${jsonPath(segs.slice(0, i + 1).join("."))}) = 'array'`);
+  const terms = segs.map((_, i) => `json_type(doc, ${jsonPath(segs.slice(0, i + 1).join("."))}) IS 'array'`);
   return terms.length === 1 ? terms[0]! : `(${terms.join(" OR ")})`;
 }
 

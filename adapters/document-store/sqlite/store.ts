@@ -93,8 +93,11 @@ export async function createSqliteDocumentStore(options: SqliteDocumentStoreOpti
       if (closed) return;
       closed = true;
       clearInterval(sweepTimer);
+      await writer.drained();
+      // The reader first: the last connection to close checkpoints the WAL, and that should be the writer's thread.
+      if (writer.stats().transport === "thread") reader.close();
       await writer.close();
-      reader.close();
+      if (writer.stats().transport === "inline") reader.close();
     },
     writerStats: () => writer.stats(),
     explain(name, filter, opts = {}) {

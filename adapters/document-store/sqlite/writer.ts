@@ -18,6 +18,8 @@ import type { WriterThreadData } from "./writer-thread.ts";
 export interface Writer {
   write(op: WriteOp): Promise<WriteValue>;
   stats(): WriterStats;
+  /** Settles once no operation is outstanding. */
+  drained(): Promise<void>;
   /** Waits for outstanding operations, then stops the writer (the thread closes its connection). */
   close(): Promise<void>;
 }
@@ -64,6 +66,7 @@ export async function createThreadWriter(data: WriterThreadData, options: Writer
   return {
     write: core.write,
     stats: core.stats,
+    drained: core.drained,
     async close() {
       await core.drained();
       const w = worker;
@@ -86,7 +89,7 @@ export function createInlineWriter(conn: SqliteConnection, options: WriterOption
   let core: ReturnType<typeof _createCore>;
   const loop = createCommitLoop(createWriterState(conn), (reply) => core.onReply(reply));
   core = _createCore("inline", options, (message) => loop.enqueue(message));
-  return { write: core.write, stats: core.stats, close: () => core.drained() };
+  return { write: core.write, stats: core.stats, drained: core.drained, close: () => core.drained() };
 }
 
 // --- Internal helpers ---
