@@ -196,6 +196,20 @@ const CASES: Case[] = [
     },
   ],
   [
+    "a collection read before its first write (nothing there yet) sees that write afterwards",
+    async ({ store }) => {
+      const c = store.collection<Doc>("fresh");
+      assert.is(await c.get("f1"), null);
+      assert.is(await c.count({}), 0);
+      assert.equal((await c.find({ n: 1 })).items, []);
+      await c.insert({ _id: "f1", n: 1 });
+      assert.equal(await c.get("f1"), { _id: "f1", n: 1 });
+      assert.is(await c.count({}), 1);
+      assert.equal((await c.find({ n: 1 })).items, [{ _id: "f1", n: 1 }]);
+      assert.is((await c.findOne({ n: 1 }))?._id, "f1");
+    },
+  ],
+  [
     "ids with odd characters round-trip",
     async ({ store }) => {
       const c = store.collection<Doc>("odd ids/: .");

@@ -10,7 +10,7 @@
  * or when a statement names what the database no longer has (a dropped array marker).
  */
 import type { Collection, CollectionSpec, Doc, Filter, FindOptions, FindPage, Lease, SortSpec, Update } from "../../ports.ts";
-import { DependencyUnavailableError, isInvalidQueryError } from "../../ports.ts";
+import { DependencyUnavailableError, isDuplicateKeyError, isInvalidQueryError } from "../../ports.ts";
 import {
   assertDocument,
   decodeCursor,
@@ -48,17 +48,14 @@ export interface SqliteCollection {
 }
 
 export function createSqliteCollection(ctx: CollectionContext, name: string): SqliteCollection {
-  const st: _State = { ctx, name, schema: null, declareError: null, declared: new Set() };
+  const st: _State = { ctx, name, schema: null, declareError: null, declared: new Set(), retry: new Map() };
   return {
     handle: _handle(st),
     declare(spec) {
       const key = JSON.stringify(spec);
       if (st.declared.has(key)) return;
       st.declared.add(key);
-      ctx.writer.write({ kind: "ensure", collection: name, spec }).then(
-        () => (st.schema = null), // re-read with the new columns, markers and indexes
-        (e: Error) => (st.declareError = e),
-      );
+      _declare(st, spec, key);
     },
     schema: () => _schema(st),
   };
@@ -73,6 +70,8 @@ interface _State {
   /** Why declaring the collection's indexes failed (existing documents break a unique index). */
   declareError: Error | null;
   declared: Set<string>;
+  /** Declarations that failed for a reason other than the documents (retried before the next write). */
+  retry: Map<string, CollectionSpec>;
 }
 
 function _handle(st: _State): Collection<Doc> {
@@ -114,8 +113,10 @@ function _handle(st: _State): Collection<Doc> {
   };
 }
 
+/** The schema, read again while the collection has no table yet (the writer creates it on a first write). */
 function _schema(st: _State): CollectionSchema {
-  return (st.schema ??= loadSchema(st.ctx.reader, st.name));
+  if (st.schema?.exists) return st.schema;
+  return (st.schema = loadSchema(st.ctx.reader, st.name));
 }
 
 /** A read against the schema; once more with the schema re-read if the database changed under it. */
@@ -134,9 +135,26 @@ function _read<T>(st: _State, fn: (s: CollectionSchema) => T): T {
   }
 }
 
+/**
+ * Has the writer create what `spec` declares. Existing documents that break a new unique index
+ * fail every later write of the collection; a failure of the database itself (a full disk) is
+ * retried before the next write.
+ */
+function _declare(st: _State, spec: CollectionSpec, key: string): void {
+  st.ctx.writer.write({ kind: "ensure", collection: st.name, spec }).then(
+    () => (st.schema = null), // re-read with the new columns, markers and indexes
+    (e: Error) => {
+      if (isDuplicateKeyError(e) || isInvalidQueryError(e)) st.declareError = e;
+      else st.retry.set(key, spec);
+    },
+  );
+}
+
 function _write(st: _State, op: WriteOp): Promise<WriteValue> {
   st.ctx.assertOpen();
   if (st.declareError) return Promise.reject(st.declareError);
+  for (const [key, spec] of st.retry) _declare(st, spec, key); // queued ahead of `op`
+  st.retry.clear();
   return st.ctx.writer.write(op);
 }
 
