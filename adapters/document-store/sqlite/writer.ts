@@ -86,7 +86,7 @@ export async function createThreadWriter(data: WriterThreadData, options: Writer
 
 /** A writer running the commit loop on this thread over `conn` (the in-memory store). */
 export function createInlineWriter(conn: SqliteConnection, options: WriterOptions): Writer {
-  let core: ReturnType<typeof _createCore>;
+  let core: _Core;
   const loop = createCommitLoop(createWriterState(conn), (reply) => core.onReply(reply));
   core = _createCore("inline", options, (message) => loop.enqueue(message));
   return { write: core.write, stats: core.stats, drained: core.drained, close: () => core.drained() };
@@ -100,7 +100,18 @@ interface _Pending {
 }
 
 /** Batching and bookkeeping shared by both transports. */
-function _createCore(transport: WriterStats["transport"], options: WriterOptions, send: (message: BatchMessage) => void) {
+interface _Core {
+  /** Told when the writer has nothing outstanding (true) or has again (false): the thread's ref. */
+  onIdle: ((idle: boolean) => void) | undefined;
+  write(op: WriteOp): Promise<WriteValue>;
+  onReply(reply: BatchReply): void;
+  /** Fails every outstanding operation (the thread died). */
+  failAll(message: string): void;
+  stats(): WriterStats;
+  drained(): Promise<void>;
+}
+
+function _createCore(transport: WriterStats["transport"], options: WriterOptions, send: (message: BatchMessage) => void): _Core {
   const outstanding = new Map<number, _Pending[]>();
   let queued: WriteOp[] = [];
   let waiters: _Pending[] = [];
@@ -130,8 +141,8 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
       core.failAll(`the writer could not take the batch: ${(e as Error).message}`);
     }
   };
-  const core = {
-    onIdle: undefined as ((idle: boolean) => void) | undefined,
+  const core: _Core = {
+    onIdle: undefined,
     write(op: WriteOp): Promise<WriteValue> {
       return new Promise<WriteValue>((resolve, reject) => {
         queued.push(op);

@@ -73,6 +73,28 @@ test("fsync evidence: the writer thread fsyncs the WAL after writing the commit'
   for (const i of [...frames, ...syncs]) assert.is.not(window[i]!.split(/\s+/)[0], mainTid, `not on the main thread: ${window[i]}`);
 });
 
+test("a write takes its values when called: changing them before it settles changes nothing stored", async () => {
+  for (const file of [":memory:", tempFile()]) {
+    const store = await createSqliteDocumentStore({ file });
+    try {
+      const c = store.collection<Doc>("copies");
+      const doc: Doc = { _id: "x", tags: ["a"] };
+      const inserted = c.insert(doc);
+      (doc.tags as string[]).push("late");
+      await inserted;
+      const update = { $set: { tags: ["b"] } };
+      const filter: Doc = { _id: "x" };
+      const updated = c.updateOne(filter, update);
+      update.$set.tags.push("late");
+      filter._id = "y";
+      assert.ok(await updated);
+      assert.equal(await c.get("x"), { _id: "x", tags: ["b"] }, file);
+    } finally {
+      await store.close();
+    }
+  }
+});
+
 test("group commit: 500 concurrent writes share far fewer commits, and every one is there", async () => {
   const store = await createSqliteDocumentStore({ file: tempFile() });
   try {
