@@ -3,7 +3,7 @@
  * index, or walk the collection? A list of product queries is checked through it (a query that
  * scans a collection growing with traffic is a bug).
  */
-import type { SqliteConnection } from "./connection.ts";
+import type { SqlParam, SqliteConnection } from "./connection.ts";
 import type { MatchStatement } from "./queries.ts";
 import type { CollectionSchema } from "./schema.ts";
 
@@ -32,7 +32,7 @@ export interface QueryPlan {
 export function explainStatement(conn: SqliteConnection, schema: CollectionSchema, st: MatchStatement, count: boolean): QueryPlan {
   const sql = count ? st.sql.replace(/^SELECT .*? FROM /, "SELECT count(*) FROM ").replace(/ ORDER BY .*$/, "") : `${st.sql} LIMIT 1000`;
   const table = schema.tableRaw;
-  const lines = schema.exists ? conn.all(`EXPLAIN QUERY PLAN ${sql}`, st.params).map((r) => String(r[3])) : [];
+  const lines = schema.exists ? _explain(conn, `EXPLAIN QUERY PLAN ${sql}`, st.params) : [];
   const plan = lines.filter((l) => !l.includes("/scalar/") && !/^(SCALAR SUBQUERY|CO-ROUTINE|SCAN CONSTANT ROW)/.test(l));
   const onTable = plan.filter((l) => l.startsWith(`SEARCH ${table} `) || l.startsWith(`SCAN ${table}`));
   const scanLine = onTable.find((l) => l.startsWith(`SCAN ${table}`));
@@ -47,6 +47,16 @@ export function explainStatement(conn: SqliteConnection, schema: CollectionSchem
 }
 
 // --- Internal helpers ---
+
+/**
+ * The plan's `detail` lines. libsql leaves an EXPLAIN statement read to its end with `all()` active
+ * (a DROP run next on the connection fails with "database table is locked"); `get()` resets it.
+ */
+function _explain(conn: SqliteConnection, sql: string, params: readonly SqlParam[]): string[] {
+  const lines = conn.all(sql, params).map((r) => String(r[3]));
+  conn.get(sql, params);
+  return lines;
+}
 
 function _sorts(plan: readonly string[]): QueryPlan["sorts"] {
   const line = plan.find((l) => l.startsWith("USE TEMP B-TREE FOR") && l.includes("ORDER BY"));

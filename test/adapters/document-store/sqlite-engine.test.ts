@@ -5,7 +5,7 @@
  * that keep indexed queries exact; JS re-checks; EXPLAIN QUERY PLAN; busy timeouts.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -211,6 +211,9 @@ test("EXPLAIN QUERY PLAN: equality and range on indexes, sorts in index order, s
     assert.is.not(unindexed.scan, "none", "walks every row (here in _id order, the default sort)");
     const byId = store.explain("invoices", { _id: { $in: ["i1", "i2"] } });
     assert.ok(byId.usesIndex, byId.plan.join(" | "));
+    // In memory the reader is the writer's connection: an EXPLAIN must not block the marker's DROP.
+    await store.collection<Doc>("invoices").insert({ _id: "i2", businessId: "b1", status: ["a", "z"] });
+    assert.equal((await store.collection<Doc>("invoices").find({ status: "z" })).items.map((d) => d._id), ["i2"]);
   } finally {
     await store.close();
   }
@@ -257,6 +260,18 @@ test("another process holding the write lock past the busy timeout → Dependenc
     holder.close();
     await store.close();
   }
+});
+
+test("a file that is not a SQLite database: opening fails naming the cause, and the file is left as it was", async () => {
+  const file = tempFile();
+  writeFileSync(file, "this is not a database, it is a note\n".repeat(200));
+  const before = readFileSync(file);
+  const e = await createSqliteDocumentStore({ file }).then(
+    (s) => s.close().then(() => null),
+    (err: unknown) => err,
+  );
+  assert.ok(e instanceof Error && /NOTADB|not a database/i.test(e.message), `got ${String(e)}`);
+  assert.ok(readFileSync(file).equals(before), "nothing overwritten");
 });
 
 test.run();
