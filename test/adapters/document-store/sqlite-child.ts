@@ -4,6 +4,7 @@
  *
  *   node --import tsx sqlite-child.ts <file> fsync              one acknowledged insert between two markers on stdout
  *   node --import tsx sqlite-child.ts <file> race <name>        waits for "go" on stdin, then races (see _race)
+ *   node --import tsx sqlite-child.ts <file> stream             inserts until killed, printing each acknowledged _id
  */
 import { writeSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -20,6 +21,17 @@ if (scenario === "fsync") {
   writeSync(1, "BEFORE-INSERT\n");
   await c.insert({ _id: "traced", at: Date.now() });
   writeSync(1, "ACKNOWLEDGED\n");
+} else if (scenario === "stream") {
+  const c = store.collection<Doc>("stream", { indexes: [{ fields: ["n"], unique: true }] });
+  let n = 0;
+  const loop = async (): Promise<never> => {
+    for (;;) {
+      const id = `s${n++}`;
+      await c.insert({ _id: id, n, pad: "x".repeat(300) });
+      writeSync(1, `${id}\n`);
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, loop));
 } else if (scenario === "race") {
   writeSync(1, "READY\n");
   await new Promise<void>((resolve) => {

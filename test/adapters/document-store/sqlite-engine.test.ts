@@ -262,6 +262,33 @@ test("another process holding the write lock past the busy timeout → Dependenc
   }
 });
 
+test("SIGKILL while writing: every acknowledged write is in the file when it is opened again", async () => {
+  const file = tempFile();
+  const proc = spawn(process.execPath, ["--import", "tsx", CHILD, file, "stream"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  await new Promise<void>((resolve) => {
+    proc.stdout!.on("data", (d: Buffer) => {
+      out += d.toString("utf8");
+      if (out.split("\n").length > 800) resolve();
+    });
+    proc.on("exit", () => resolve());
+  });
+  proc.kill("SIGKILL");
+  await new Promise((r) => proc.once("exit", r));
+  const acknowledged = out.split("\n").filter((l) => /^s\d+$/.test(l));
+  assert.ok(acknowledged.length >= 800, `${acknowledged.length} acknowledged before the kill`);
+  const store = await createSqliteDocumentStore({ file });
+  try {
+    const c = store.collection<Doc>("stream");
+    const missing: string[] = [];
+    for (const id of acknowledged) if (!(await c.get(id))) missing.push(id);
+    assert.equal(missing, [], "no acknowledged write lost");
+    console.log(`[sigkill] ${acknowledged.length} acknowledged, ${await c.count({})} in the file`);
+  } finally {
+    await store.close();
+  }
+});
+
 test("a file that is not a SQLite database: opening fails naming the cause, and the file is left as it was", async () => {
   const file = tempFile();
   writeFileSync(file, "this is not a database, it is a note\n".repeat(200));
