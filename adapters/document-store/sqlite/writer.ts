@@ -183,11 +183,13 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
 
 /**
  * The writer thread. From the TypeScript sources (tsx), a worker does not inherit tsx's loader: it
- * is started from a one-line bootstrap that registers tsx, then imports the entry. A compiled
- * build passes the bundled entry as `entry`.
+ * is started from a one-line bootstrap that registers tsx, then imports ./writer-thread.ts. From a
+ * bundle (this module compiled to .mjs), the entry is `sqlite-writer.mjs` beside it: the build
+ * compiles ./writer-thread.ts under that name.
  */
 function _spawn(data: WriterThreadData, entry?: URL): Worker {
-  const source = entry ?? new URL("./writer-thread.ts", import.meta.url);
+  const here = import.meta.url;
+  const source = entry ?? new URL(here.endsWith(".ts") ? "./writer-thread.ts" : "./sqlite-writer.mjs", here);
   if (!source.pathname.endsWith(".ts")) return new Worker(source, { workerData: data });
   const tsx = import.meta.resolve("tsx/esm/api");
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); })`;
