@@ -61,7 +61,12 @@ export async function createThreadWriter(data: WriterThreadData, options: Writer
     return w;
   };
   worker = start();
-  await _ready(worker);
+  try {
+    await _ready(worker);
+  } catch (e) {
+    await worker.terminate(); // tsx's loader channel would keep a failed thread alive
+    throw e;
+  }
   worker.unref(); // ref'd again while operations are outstanding
   return {
     write: core.write,
