@@ -14,6 +14,8 @@ export type Location = Violation["location"];
 export function validateInput<S extends v.GenericSchema>(schema: S, value: unknown, location: Location): v.InferOutput<S> {
   const result = v.safeParse(schema, value, { abortEarly: false });
   if (result.success) return result.output;
+  const answer = _invalidAnswers.get(schema);
+  if (answer) return answer(result.issues, value) as v.InferOutput<S>;
   const code =
     location === "path"
       ? "GW_REQUEST_PATH_PARAMETER_INVALID"
@@ -24,6 +26,19 @@ export function validateInput<S extends v.GenericSchema>(schema: S, value: unkno
     detail: "The request has invalid values; see errors.",
     violations: violationsFromIssues(result.issues, location, schema),
   });
+}
+
+/**
+ * What a schema's failures answer instead of the catalog's validation codes: a service with its own
+ * error shape (the collections envelope lists every failing field, by its name as sent) declares
+ * its schema with this, and validateInput returns what `answer(issues, input)` returns, or throws
+ * what it throws. Routes keep declaring the schema itself (OpenAPI shows it, it decides validity).
+ */
+export type InvalidInputAnswer = (issues: readonly v.BaseIssue<unknown>[], input: unknown) => unknown;
+
+export function withInvalidInputAnswer<S extends v.GenericSchema>(schema: S, answer: InvalidInputAnswer): S {
+  _invalidAnswers.set(schema, answer);
+  return schema;
 }
 
 /**
@@ -219,6 +234,9 @@ export function createJsonLimitCheck(limits: JsonLimits): (text: string) => void
 }
 
 // --- Internal helpers ---
+
+/** The answers declared with withInvalidInputAnswer, by schema. */
+const _invalidAnswers = new WeakMap<v.GenericSchema, InvalidInputAnswer>();
 
 /** Every spelling of a server-managed field a header or query name may take, lower-cased. */
 const SERVER_MANAGED_NAMES: ReadonlySet<string> = new Set(
