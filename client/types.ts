@@ -21,7 +21,7 @@ import type {
   PageQuery,
   ToggleStatusBody,
   FieldErrors,
-} from "../plugins/collections/schemas.ts";
+} from "../plugins/collections/payment-links/schemas.ts";
 import type {
   CreateCustomerBody,
   CreateVirtualAccountShape,
@@ -29,13 +29,13 @@ import type {
   FindVirtualAccountQuery,
   ListVirtualAccountsQuery,
   ToggleVirtualAccountBody,
-} from "../plugins/collections/virtual-account-schemas.ts";
-import type { PaymentLinkView } from "../plugins/collections/service.ts";
-import type { TransactionView } from "../plugins/collections/checkout.ts";
-import type { VirtualAccountView } from "../plugins/collections/virtual-accounts.ts";
-import type { CustomerView } from "../plugins/collections/customers.ts";
-import type { DepositView } from "../plugins/collections/deposits.ts";
-import type { WalletEntryView } from "../plugins/collections/wallet.ts";
+} from "../plugins/collections/virtual-accounts/schemas.ts";
+import type { PaymentLinkView } from "../plugins/collections/payment-links/link-service.ts";
+import type { TransactionView } from "../plugins/collections/payment-links/checkout/service.ts";
+import type { VirtualAccountView } from "../plugins/collections/virtual-accounts/account-service.ts";
+import type { CustomerView } from "../plugins/collections/virtual-accounts/customers.ts";
+import type { DepositView } from "../plugins/collections/virtual-accounts/deposit-service.ts";
+import type { WalletEntryView } from "../plugins/collections/wallet/wallet.ts";
 import type { CollectionsEnvelope, PageMeta } from "../core/respond.ts";
 import type { GwCode, RetryStrategy } from "../core/errors/catalog.ts";
 import type { CollectionsErrorBody, ProblemBody } from "../core/errors/render.ts";

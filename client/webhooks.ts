@@ -11,8 +11,8 @@
  * (docs/client.md "Receiving webhooks").
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { CheckoutEvent } from "../plugins/collections/checkout.ts";
-import type { InFlowSuccessEvent } from "../plugins/collections/deposits.ts";
+import type { CheckoutEvent } from "../plugins/collections/payment-links/checkout/service.ts";
+import type { InFlowSuccessEvent } from "../plugins/collections/virtual-accounts/deposit-service.ts";
 import type { InvoiceEvent } from "../plugins/stored-processing/store.ts";
 
 /** Headers as Node's IncomingHttpHeaders, a Fetch `Headers`, or a plain record (names case-insensitive). */

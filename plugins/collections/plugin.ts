@@ -12,13 +12,13 @@ import { isDependencyUnavailableError } from "../../adapters/ports.ts";
 import { CollectionsError } from "../../core/errors/gateway-error.ts";
 import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type RouteDeclaration, type Worker } from "../../core/plugin.ts";
 import { describeError } from "../../core/log.ts";
-import { createCheckoutService } from "./checkout.ts";
-import { ngnTextToKobo } from "./money.ts";
-import { collectionsRoutes, type CollectionsServices } from "./routes.ts";
-import { createPaymentLinkService } from "./service.ts";
-import { UNAVAILABLE_RETRY_AFTER_SECONDS, intervalWorker } from "./shared.ts";
-import { createCollectionWallet } from "./wallet.ts";
-import { depositWorker, virtualAccountRoutes, virtualAccountServices } from "./virtual-account-routes.ts";
+import { createCheckoutService } from "./payment-links/checkout/service.ts";
+import { ngnTextToKobo } from "./shared/money.ts";
+import { collectionsRoutes, type CollectionsServices } from "./payment-links/routes.ts";
+import { createPaymentLinkService } from "./payment-links/link-service.ts";
+import { UNAVAILABLE_RETRY_AFTER_SECONDS, intervalWorker } from "./shared/common.ts";
+import { createCollectionWallet } from "./wallet/wallet.ts";
+import { depositWorker, virtualAccountRoutes, virtualAccountServices } from "./virtual-accounts/routes.ts";
 
 export interface CollectionsPluginOptions {
   /** Epoch milliseconds for every time the plugin records (tests move it). Default Date.now. */

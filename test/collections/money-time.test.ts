@@ -1,8 +1,8 @@
 /** Money and time helpers of the collections plugin: kobo conversions, the capped fee, window dates. */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { feeKobo, formatNgn, koboToNgn, ngnToKobo, parseNgnText, split } from "../../plugins/collections/money.ts";
-import { formatTime, parseWindowEdge } from "../../plugins/collections/time.ts";
+import { feeKobo, formatNgn, koboToNgn, ngnToKobo, parseNgnText, split } from "../../plugins/collections/shared/money.ts";
+import { formatTime, parseWindowEdge } from "../../plugins/collections/shared/time.ts";
 
 const FEE = { percent: 1.5, capKobo: 2_000_00 };
 

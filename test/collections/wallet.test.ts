@@ -1,8 +1,8 @@
-/** The collection wallet service (plugins/collections/wallet.ts) on the embedded document store. */
+/** The collection wallet service (plugins/collections/wallet/wallet.ts) on the embedded document store. */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
-import { createCollectionWallet, creditId, walletEntryView } from "../../plugins/collections/wallet.ts";
+import { createCollectionWallet, creditId, walletEntryView } from "../../plugins/collections/wallet/wallet.ts";
 
 const store = await createUnstorageDocumentStore({ driver: "memory" });
 let now = Date.UTC(2025, 4, 6, 7, 8, 9);

@@ -15,7 +15,7 @@ import {
   nubanCheckDigit,
   uuidV5,
   walletUuid,
-} from "../../plugins/collections/virtual-accounts.ts";
+} from "../../plugins/collections/virtual-accounts/account-service.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { BEARER_OTHER, BEARER_LIVE, sourceRef, startCollections } from "../collections/collections-helpers.ts";
 import { HOUR, TIME, UUID, body, createAccount, fmt, type AccountData } from "./va-helpers.ts";

@@ -3,7 +3,7 @@
  * creates a multi_use account named after the customer, false creates none; GET; attach to a
  * customer that has none (409 if it has one, atomic under concurrency); scoping; 422 lists.
  */
-import type { CustomerView } from "../../plugins/collections/customers.ts";
+import type { CustomerView } from "../../plugins/collections/virtual-accounts/customers.ts";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { BEARER_OTHER, startCollections } from "../collections/collections-helpers.ts";

@@ -10,9 +10,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Collection } from "../../adapters/ports.ts";
-import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/deposits.ts";
-import { createVirtualAccountService } from "../../plugins/collections/virtual-accounts.ts";
-import type { WalletEntry } from "../../plugins/collections/wallet.ts";
+import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/virtual-accounts/deposit-service.ts";
+import { createVirtualAccountService } from "../../plugins/collections/virtual-accounts/account-service.ts";
+import type { WalletEntry } from "../../plugins/collections/wallet/wallet.ts";
 import {
   BEARER_HOOKED,
   BEARER_LIVE,

@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { reconcileInflow } from "../../plugins/collections/reconcile.ts";
+import { reconcileInflow } from "../../plugins/collections/virtual-accounts/reconcile.ts";
 import { BEARER_HOOKED, eventually, startCollections, startReceiver } from "../collections/collections-helpers.ts";
 import { HOUR, createAccount, deposit, fmt, list } from "./va-helpers.ts";
 

@@ -12,7 +12,7 @@ import {
   VIRTUAL_ACCOUNTS_COLLECTION,
   type VirtualAccount,
   type VirtualAccountView,
-} from "../../plugins/collections/virtual-accounts.ts";
+} from "../../plugins/collections/virtual-accounts/account-service.ts";
 import {
   createDepositService,
   DEPOSITS_COLLECTION,
@@ -22,8 +22,8 @@ import {
   type DepositService,
   type DepositServiceOptions,
   type DepositView,
-} from "../../plugins/collections/deposits.ts";
-import { createCollectionWallet, type WalletEntry } from "../../plugins/collections/wallet.ts";
+} from "../../plugins/collections/virtual-accounts/deposit-service.ts";
+import { createCollectionWallet, type WalletEntry } from "../../plugins/collections/wallet/wallet.ts";
 import type { CollectionsHarness, HarnessOptions } from "../collections/collections-helpers.ts";
 import { BEARER_HOOKED, sourceRef, startCollections } from "../collections/collections-helpers.ts";
 import { withStoreFaults } from "../support/store-faults.ts";

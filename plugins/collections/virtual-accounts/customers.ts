@@ -12,18 +12,18 @@
  * request fails; `POST /api/v1/customers/:id/virtual-account` then attaches one.
  */
 import { randomUUID } from "node:crypto";
-import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
-import { CollectionsError } from "../../core/errors/gateway-error.ts";
-import { describeError, type Logger } from "../../core/log.ts";
-import { formatTime } from "./time.ts";
-import type { CreateCustomerInput } from "./virtual-account-schemas.ts";
+import type { Collection, Doc, DocumentStore } from "../../../adapters/ports.ts";
+import { CollectionsError } from "../../../core/errors/gateway-error.ts";
+import { describeError, type Logger } from "../../../core/log.ts";
+import { formatTime } from "../shared/time.ts";
+import type { CreateCustomerInput } from "./schemas.ts";
 import {
   customerHasAccountError,
   dedicatedSourceReference,
   type VirtualAccount,
   type VirtualAccountService,
   type VirtualAccountView,
-} from "./virtual-accounts.ts";
+} from "./account-service.ts";
 
 export const CUSTOMERS_COLLECTION = "collections_customers";
 

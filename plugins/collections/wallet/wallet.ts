@@ -8,10 +8,10 @@
  * The balance is the sum of the credits (no separate counter that a crash between two writes
  * could leave out of step with the entries).
  */
-import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore } from "../../adapters/ports.ts";
-import { CURRENCY, koboToNgn } from "./money.ts";
-import { findPage } from "./shared.ts";
-import { formatTime } from "./time.ts";
+import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore } from "../../../adapters/ports.ts";
+import { CURRENCY, koboToNgn } from "../shared/money.ts";
+import { findPage } from "../shared/common.ts";
+import { formatTime } from "../shared/time.ts";
 
 export const WALLET_COLLECTION = "collections_wallet_entries";
 const SUM_PAGE = 1000;

@@ -10,10 +10,10 @@
  *
  * Merchants reconcile the same way over HTTP: `GET /api/v1/virtual-account?accountNumber=<n>`.
  */
-import type { DocumentStore } from "../../adapters/ports.ts";
-import { IN_FLOW_SUCCESS_EVENT } from "./deposits.ts";
-import { ngnToKobo } from "./money.ts";
-import { openVirtualAccounts, type VirtualAccount } from "./virtual-accounts.ts";
+import type { DocumentStore } from "../../../adapters/ports.ts";
+import { IN_FLOW_SUCCESS_EVENT } from "./deposit-service.ts";
+import { ngnToKobo } from "../shared/money.ts";
+import { openVirtualAccounts, type VirtualAccount } from "./account-service.ts";
 
 export type ReconciledInflow =
   | {

@@ -25,15 +25,15 @@ import {
   type PaymentProcessor,
   type PaymentReport,
   type WebhookOutbox,
-} from "../../adapters/ports.ts";
-import type { TenantDirectory } from "../../core/directory.ts";
-import { describeError, type Logger } from "../../core/log.ts";
-import { CURRENCY, koboToNgn, split, type FeeBearer, type FeePolicy } from "./money.ts";
-import type { CheckoutInput, ListTransactionsInput, SandboxOutcome } from "./schemas.ts";
-import type { PaymentLink } from "./service.ts";
-import { findPage, newReference, webhookEndpointOf } from "./shared.ts";
-import { formatTime, formatTimeOrNull } from "./time.ts";
-import type { CollectionWallet } from "./wallet.ts";
+} from "../../../../adapters/ports.ts";
+import type { TenantDirectory } from "../../../../core/directory.ts";
+import { describeError, type Logger } from "../../../../core/log.ts";
+import { CURRENCY, koboToNgn, split, type FeeBearer, type FeePolicy } from "../../shared/money.ts";
+import type { CheckoutInput, ListTransactionsInput, SandboxOutcome } from "../schemas.ts";
+import type { PaymentLink } from "../link-service.ts";
+import { findPage, newReference, webhookEndpointOf } from "../../shared/common.ts";
+import { formatTime, formatTimeOrNull } from "../../shared/time.ts";
+import type { CollectionWallet } from "../../wallet/wallet.ts";
 
 export const SESSIONS_COLLECTION = "collections_checkout_sessions";
 /** A session with no completion within this time is abandoned (DECISIONS.md). */

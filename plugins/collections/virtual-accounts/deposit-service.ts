@@ -23,15 +23,15 @@
  *   worker (`redrive`) finishes deposits left `received` or with pending effects by a crash.
  */
 import { randomInt } from "node:crypto";
-import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type WebhookOutbox } from "../../adapters/ports.ts";
-import type { TenantDirectory } from "../../core/directory.ts";
-import { describeError, type Logger } from "../../core/log.ts";
-import { CURRENCY, koboToNgn } from "./money.ts";
-import { newReference, webhookEndpointOf } from "./shared.ts";
-import { formatTime, formatTimeOrNull } from "./time.ts";
-import type { AccountType, DepositInput } from "./virtual-account-schemas.ts";
-import { deriveStatus, type VirtualAccount, type VirtualAccountService } from "./virtual-accounts.ts";
-import type { CollectionWallet } from "./wallet.ts";
+import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type WebhookOutbox } from "../../../adapters/ports.ts";
+import type { TenantDirectory } from "../../../core/directory.ts";
+import { describeError, type Logger } from "../../../core/log.ts";
+import { CURRENCY, koboToNgn } from "../shared/money.ts";
+import { newReference, webhookEndpointOf } from "../shared/common.ts";
+import { formatTime, formatTimeOrNull } from "../shared/time.ts";
+import type { AccountType, DepositInput } from "./schemas.ts";
+import { deriveStatus, type VirtualAccount, type VirtualAccountService } from "./account-service.ts";
+import type { CollectionWallet } from "../wallet/wallet.ts";
 
 export const DEPOSITS_COLLECTION = "collections_va_deposits";
 export const IN_FLOW_SUCCESS_EVENT = "IN_FLOW_SUCCESS_EVENT";

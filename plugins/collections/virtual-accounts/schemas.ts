@@ -6,9 +6,9 @@
  * core lists their failures the same way, as 422 `{ field, message }`).
  */
 import * as v from "valibot";
-import { CollectionsError } from "../../core/errors/gateway-error.ts";
-import { MAX_AMOUNT_KOBO, ngnToKobo } from "./money.ts";
-import { parseDateFilter, parseFullTime } from "./time.ts";
+import { CollectionsError } from "../../../core/errors/gateway-error.ts";
+import { MAX_AMOUNT_KOBO, ngnToKobo } from "../shared/money.ts";
+import { parseDateFilter, parseFullTime } from "../shared/time.ts";
 import {
   CONTROL,
   EMAIL,
@@ -20,7 +20,7 @@ import {
   parseInput,
   positiveInt,
   type FieldErrors,
-} from "./schemas.ts";
+} from "../payment-links/schemas.ts";
 
 export const ACCOUNT_TYPES = ["single_use", "multi_use"] as const;
 export type AccountType = (typeof ACCOUNT_TYPES)[number];

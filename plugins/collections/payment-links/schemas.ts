@@ -5,9 +5,9 @@
  * query strings go through the route declarations (the core lists them the same way).
  */
 import * as v from "valibot";
-import { CollectionsError } from "../../core/errors/gateway-error.ts";
-import { MAX_AMOUNT_KOBO, MIN_AMOUNT_KOBO, ngnToKobo, parseNgnText } from "./money.ts";
-import { parseWindowEdge } from "./time.ts";
+import { CollectionsError } from "../../../core/errors/gateway-error.ts";
+import { MAX_AMOUNT_KOBO, MIN_AMOUNT_KOBO, ngnToKobo, parseNgnText } from "../shared/money.ts";
+import { parseWindowEdge } from "../shared/time.ts";
 
 export const VALIDATION_MESSAGE = "The request has invalid values; see errors.";
 export const MAX_PAGE_LIMIT = 100;

@@ -6,15 +6,15 @@
  * simply not found.
  */
 import { randomUUID } from "node:crypto";
-import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type EmailSender, type Filter } from "../../adapters/ports.ts";
-import { CollectionsError } from "../../core/errors/gateway-error.ts";
-import type { TenantDirectory } from "../../core/directory.ts";
-import { describeError, type Logger } from "../../core/log.ts";
-import { linkEmail } from "./checkout-page.ts";
-import { CURRENCY, koboToNgn, ngnToKobo, type FeeBearer } from "./money.ts";
+import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type EmailSender, type Filter } from "../../../adapters/ports.ts";
+import { CollectionsError } from "../../../core/errors/gateway-error.ts";
+import type { TenantDirectory } from "../../../core/directory.ts";
+import { describeError, type Logger } from "../../../core/log.ts";
+import { linkEmail } from "./pages/checkout-page.ts";
+import { CURRENCY, koboToNgn, ngnToKobo, type FeeBearer } from "../shared/money.ts";
 import type { CreatePaymentLinkInput, ListLinksInput } from "./schemas.ts";
-import { findPage, newReference } from "./shared.ts";
-import { formatTime, formatTimeOrNull, parseWindowEdge } from "./time.ts";
+import { findPage, newReference } from "../shared/common.ts";
+import { formatTime, formatTimeOrNull, parseWindowEdge } from "../shared/time.ts";
 
 export const LINKS_COLLECTION = "collections_payment_links";
 const REFERENCE_ATTEMPTS = 5;

@@ -4,14 +4,14 @@
  * envelope. Also the services they share (built once per gateway) and the deposit worker.
  * Read docs/collections-virtual-accounts.md.
  */
-import { requirePort, type RouteDeclaration, type Worker } from "../../core/plugin.ts";
-import { CollectionsError } from "../../core/errors/gateway-error.ts";
-import { describeError } from "../../core/log.ts";
-import { envelope, pageMeta } from "../../core/respond.ts";
+import { requirePort, type RouteDeclaration, type Worker } from "../../../core/plugin.ts";
+import { CollectionsError } from "../../../core/errors/gateway-error.ts";
+import { describeError } from "../../../core/log.ts";
+import { envelope, pageMeta } from "../../../core/respond.ts";
 import { createCustomerService, type CustomerService } from "./customers.ts";
-import { createDepositService, type DepositService } from "./deposits.ts";
-import { intervalWorker } from "./shared.ts";
-import type { CollectionsServices } from "./routes.ts";
+import { createDepositService, type DepositService } from "./deposit-service.ts";
+import { intervalWorker } from "../shared/common.ts";
+import type { CollectionsServices } from "../payment-links/routes.ts";
 import {
   CreateCustomerBody,
   FindVirtualAccountQuery,
@@ -22,8 +22,8 @@ import {
   parseBody,
   parseCreateVirtualAccount,
   parseDeposit,
-} from "./virtual-account-schemas.ts";
-import { createVirtualAccountService, type VirtualAccountService } from "./virtual-accounts.ts";
+} from "./schemas.ts";
+import { createVirtualAccountService, type VirtualAccountService } from "./account-service.ts";
 
 export interface VirtualAccountServices {
   base: CollectionsServices;

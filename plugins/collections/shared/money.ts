@@ -10,7 +10,7 @@ export const MIN_AMOUNT_KOBO = 100_00;
 export const MAX_AMOUNT_KOBO = 100_000_000_00;
 
 // The conversions are the project's own (core/money.ts); collections adds its limits and fees.
-export { formatNgn, koboToNgn, ngnTextToKobo, ngnToKobo, parseNgnText } from "../../core/money.ts";
+export { formatNgn, koboToNgn, ngnTextToKobo, ngnToKobo, parseNgnText } from "../../../core/money.ts";
 
 export interface FeePolicy {
   /** Percent of the amount, e.g. 1.5. */

@@ -3,14 +3,14 @@
  * Handlers stay thin: read validated input → call the service → answer the envelope or the page.
  */
 import { randomUUID } from "node:crypto";
-import { isDependencyUnavailableError } from "../../adapters/ports.ts";
-import type { RequestContext } from "../../core/context.ts";
-import { describeError } from "../../core/log.ts";
-import type { PluginKit, RouteDeclaration } from "../../core/plugin.ts";
-import { envelope, html, pageMeta } from "../../core/respond.ts";
-import type { CheckoutService, CheckoutSession } from "./checkout.ts";
-import { checkoutPage, messagePage, sentence, sessionPage, unavailablePage, type PageLink } from "./checkout-page.ts";
-import type { FeePolicy } from "./money.ts";
+import { isDependencyUnavailableError } from "../../../adapters/ports.ts";
+import type { RequestContext } from "../../../core/context.ts";
+import { describeError } from "../../../core/log.ts";
+import type { PluginKit, RouteDeclaration } from "../../../core/plugin.ts";
+import { envelope, html, pageMeta } from "../../../core/respond.ts";
+import type { CheckoutService, CheckoutSession } from "./checkout/service.ts";
+import { checkoutPage, messagePage, sentence, sessionPage, unavailablePage, type PageLink } from "./pages/checkout-page.ts";
+import type { FeePolicy } from "../shared/money.ts";
 import {
   CreatePaymentLinkBody,
   ListLinksQuery,
@@ -24,9 +24,9 @@ import {
   type ListTransactionsInput,
   type PageInput,
 } from "./schemas.ts";
-import type { Availability, PaymentLink, PaymentLinkService } from "./service.ts";
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from "./shared.ts";
-import { walletEntryView, type CollectionWallet } from "./wallet.ts";
+import type { Availability, PaymentLink, PaymentLinkService } from "./link-service.ts";
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from "../shared/common.ts";
+import { walletEntryView, type CollectionWallet } from "../wallet/wallet.ts";
 
 export interface CollectionsServices {
   kit: PluginKit;

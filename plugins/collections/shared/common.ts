@@ -3,9 +3,9 @@
  * webhook endpoint, page/limit lists over a collection, and the periodic background worker.
  */
 import { randomBytes } from "node:crypto";
-import type { Collection, Doc, Filter, SortSpec, WebhookEndpoint } from "../../adapters/ports.ts";
-import type { TenantDirectory } from "../../core/directory.ts";
-import type { Worker } from "../../core/plugin.ts";
+import type { Collection, Doc, Filter, SortSpec, WebhookEndpoint } from "../../../adapters/ports.ts";
+import type { TenantDirectory } from "../../../core/directory.ts";
+import type { Worker } from "../../../core/plugin.ts";
 
 /** Retry-After (seconds) of the 503 answers when a dependency does not answer (API and checkout pages). */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 30;

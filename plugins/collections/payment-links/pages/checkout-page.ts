@@ -4,11 +4,11 @@
  * page, plus the e-mail that carries a link to customers. Every value is escaped; the pages use
  * only inline CSS and same-origin form posts, so the CSP of core/respond.ts `html()` holds.
  */
-import { formatNgn, split, type FeePolicy } from "./money.ts";
-import type { CheckoutSession } from "./checkout.ts";
-import { redirectTarget, type FieldErrors, type SandboxOutcome } from "./schemas.ts";
-import type { Availability, PaymentLink } from "./service.ts";
-import { formatTime } from "./time.ts";
+import { formatNgn, split, type FeePolicy } from "../../shared/money.ts";
+import type { CheckoutSession } from "../checkout/service.ts";
+import { redirectTarget, type FieldErrors, type SandboxOutcome } from "../schemas.ts";
+import type { Availability, PaymentLink } from "../link-service.ts";
+import { formatTime } from "../../shared/time.ts";
 
 export interface FormState {
   email: string;
