@@ -26,15 +26,14 @@ import type {
   CreateCustomerBody,
   CreateVirtualAccountShape,
   DepositShape,
-  FindVirtualAccountQuery,
-  ListVirtualAccountsQuery,
   ToggleVirtualAccountBody,
 } from "../plugins/collections/virtual-accounts/schemas.ts";
+import type { FindVirtualAccountQuery, ListVirtualAccountsQuery } from "../plugins/collections/virtual-accounts/query-schemas.ts";
 import type { PaymentLinkView } from "../plugins/collections/payment-links/link-service.ts";
 import type { TransactionView } from "../plugins/collections/payment-links/checkout/service.ts";
-import type { VirtualAccountView } from "../plugins/collections/virtual-accounts/account-service.ts";
+import type { VirtualAccountView } from "../plugins/collections/virtual-accounts/account.ts";
 import type { CustomerView } from "../plugins/collections/virtual-accounts/customers.ts";
-import type { DepositView } from "../plugins/collections/virtual-accounts/deposit-service.ts";
+import type { DepositView } from "../plugins/collections/virtual-accounts/deposit.ts";
 import type { WalletEntryView } from "../plugins/collections/wallet/wallet.ts";
 import type { CollectionsEnvelope, PageMeta } from "../core/respond.ts";
 import type { GwCode, RetryStrategy } from "../core/errors/catalog.ts";

@@ -12,7 +12,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { CheckoutEvent } from "../plugins/collections/payment-links/checkout/service.ts";
-import type { InFlowSuccessEvent } from "../plugins/collections/virtual-accounts/deposit-service.ts";
+import type { InFlowSuccessEvent } from "../plugins/collections/virtual-accounts/deposit.ts";
 import type { InvoiceEvent } from "../plugins/stored-processing/store.ts";
 
 /** Headers as Node's IncomingHttpHeaders, a Fetch `Headers`, or a plain record (names case-insensitive). */

@@ -18,7 +18,10 @@ import { collectionsRoutes, type CollectionsServices } from "./payment-links/rou
 import { createPaymentLinkService } from "./payment-links/link-service.ts";
 import { UNAVAILABLE_RETRY_AFTER_SECONDS, intervalWorker } from "./shared/common.ts";
 import { createCollectionWallet } from "./wallet/wallet.ts";
-import { depositWorker, virtualAccountRoutes, virtualAccountServices } from "./virtual-accounts/routes.ts";
+import { customerRoutes } from "./virtual-accounts/customer-routes.ts";
+import { depositRoutes } from "./virtual-accounts/deposit-routes.ts";
+import { virtualAccountRoutes } from "./virtual-accounts/routes.ts";
+import { createVirtualAccountServices, depositWorker } from "./virtual-accounts/services.ts";
 
 export interface CollectionsPluginOptions {
   /** Epoch milliseconds for every time the plugin records (tests move it). Default Date.now. */
@@ -36,10 +39,12 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
     stages: ["auth", "quota"],
     setup(kit) {
       const services = _build(kit, options);
-      const accounts = virtualAccountServices(services, options);
+      const accounts = createVirtualAccountServices(kit, services.wallet, options.clock ?? Date.now);
       const intervalMs = options.sweepIntervalMs ?? kit.config.collections.sweepIntervalMs;
       return {
-        routes: [...collectionsRoutes(services), ...virtualAccountRoutes(accounts)].map((r) => _unavailableAs503(kit, r)),
+        routes: [...collectionsRoutes(services), ...virtualAccountRoutes(accounts), ...customerRoutes(accounts), ...depositRoutes(accounts)].map((r) =>
+          _unavailableAs503(kit, r),
+        ),
         workers: [_sweeper(services, intervalMs), depositWorker(accounts, intervalMs)],
       };
     },

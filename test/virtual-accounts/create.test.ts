@@ -7,15 +7,15 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createVirtualAccountService } from "../../plugins/collections/virtual-accounts/account-service.ts";
 import {
   businessUuid,
-  createVirtualAccountService,
   isNuban,
   newAccountNumber,
   nubanCheckDigit,
   uuidV5,
   walletUuid,
-} from "../../plugins/collections/virtual-accounts/account-service.ts";
+} from "../../plugins/collections/virtual-accounts/identifiers.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { BEARER_OTHER, BEARER_LIVE, sourceRef, startCollections } from "../collections/collections-helpers.ts";
 import { HOUR, TIME, UUID, body, createAccount, fmt, type AccountData } from "./va-helpers.ts";

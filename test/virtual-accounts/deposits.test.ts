@@ -10,7 +10,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
 import type { Collection } from "../../adapters/ports.ts";
-import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/virtual-accounts/deposit-service.ts";
+import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/virtual-accounts/deposit.ts";
 import { createVirtualAccountService } from "../../plugins/collections/virtual-accounts/account-service.ts";
 import type { WalletEntry } from "../../plugins/collections/wallet/wallet.ts";
 import {

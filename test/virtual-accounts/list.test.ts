@@ -8,7 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { matchesFilter } from "../../adapters/document-store/filter.ts";
 import type { Doc } from "../../adapters/ports.ts";
-import { deriveStatus, NEVER, statusFilter } from "../../plugins/collections/virtual-accounts/account-service.ts";
+import { deriveStatus, NEVER, statusFilter } from "../../plugins/collections/virtual-accounts/account.ts";
 import { ACCOUNT_STATUSES } from "../../plugins/collections/virtual-accounts/schemas.ts";
 import { BEARER_OTHER, sourceRef, startCollections, type CollectionsHarness } from "../collections/collections-helpers.ts";
 import { HOUR, body, createAccount, deposit, fmt, list, type AccountData } from "./va-helpers.ts";

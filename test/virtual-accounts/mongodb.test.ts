@@ -9,7 +9,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
-import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/virtual-accounts/deposit-service.ts";
+import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../plugins/collections/virtual-accounts/deposit.ts";
 import type { WalletEntry } from "../../plugins/collections/wallet/wallet.ts";
 import { isMongoSkip, startMongoServer } from "../support/mongo-server.ts";
 import { BEARER_HOOKED, eventually, sourceRef, startCollections, startReceiver } from "../collections/collections-helpers.ts";

@@ -7,21 +7,14 @@ import type { DocumentStore } from "../../adapters/ports.ts";
 import type { CollectionsEnvelope } from "../../core/respond.ts";
 import type { CollectionsErrorBody } from "../../core/errors/render.ts";
 import { createLogger } from "../../core/log.ts";
-import {
-  createVirtualAccountService,
-  VIRTUAL_ACCOUNTS_COLLECTION,
-  type VirtualAccount,
-  type VirtualAccountView,
-} from "../../plugins/collections/virtual-accounts/account-service.ts";
+import { VIRTUAL_ACCOUNTS_COLLECTION, type VirtualAccount, type VirtualAccountView } from "../../plugins/collections/virtual-accounts/account.ts";
+import { createVirtualAccountService } from "../../plugins/collections/virtual-accounts/account-service.ts";
+import { DEPOSITS_COLLECTION, IN_FLOW_SUCCESS_EVENT, type Deposit, type DepositView } from "../../plugins/collections/virtual-accounts/deposit.ts";
 import {
   createDepositService,
-  DEPOSITS_COLLECTION,
-  IN_FLOW_SUCCESS_EVENT,
   REDRIVE_AFTER_MS,
-  type Deposit,
   type DepositService,
   type DepositServiceOptions,
-  type DepositView,
 } from "../../plugins/collections/virtual-accounts/deposit-service.ts";
 import { createCollectionWallet, type WalletEntry } from "../../plugins/collections/wallet/wallet.ts";
 import type { CollectionsHarness, HarnessOptions } from "../collections/collections-helpers.ts";

@@ -17,13 +17,9 @@ import { CollectionsError } from "../../../core/errors/gateway-error.ts";
 import { describeError, type Logger } from "../../../core/log.ts";
 import { formatTime } from "../shared/time.ts";
 import type { CreateCustomerInput } from "./schemas.ts";
-import {
-  customerHasAccountError,
-  dedicatedSourceReference,
-  type VirtualAccount,
-  type VirtualAccountService,
-  type VirtualAccountView,
-} from "./account-service.ts";
+import type { VirtualAccount, VirtualAccountView } from "./account.ts";
+import { customerHasAccountError, type VirtualAccountService } from "./account-service.ts";
+import { dedicatedSourceReference } from "./identifiers.ts";
 
 export const CUSTOMERS_COLLECTION = "collections_customers";
 

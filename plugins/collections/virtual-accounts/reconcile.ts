@@ -11,9 +11,9 @@
  * Merchants reconcile the same way over HTTP: `GET /api/v1/virtual-account?accountNumber=<n>`.
  */
 import type { DocumentStore } from "../../../adapters/ports.ts";
-import { IN_FLOW_SUCCESS_EVENT } from "./deposit-service.ts";
 import { ngnToKobo } from "../shared/money.ts";
-import { openVirtualAccounts, type VirtualAccount } from "./account-service.ts";
+import { openVirtualAccounts, type VirtualAccount } from "./account.ts";
+import { IN_FLOW_SUCCESS_EVENT } from "./deposit.ts";
 
 export type ReconciledInflow =
   | {
