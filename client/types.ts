@@ -14,14 +14,8 @@ import type { ReverificationView, SubBusinessView } from "../plugins/onboarding/
 import type { InvoiceDocumentBody, IrnValidationBody, PaymentUpdateBody } from "../plugins/signing/schemas.ts";
 import type { IntakeBody, ListQuery as InvoiceListQuery } from "../plugins/stored-processing/schemas.ts";
 import type { IntakeView, InvoiceView } from "../plugins/stored-processing/store.ts";
-import type {
-  CreatePaymentLinkBody,
-  ListLinksQuery,
-  ListTransactionsQuery,
-  PageQuery,
-  ToggleStatusBody,
-  FieldErrors,
-} from "../plugins/collections/payment-links/schemas.ts";
+import type { CreatePaymentLinkBody, ListLinksQuery, ListTransactionsQuery, ToggleStatusBody } from "../plugins/collections/payment-links/schemas.ts";
+import type { FieldErrors, PageQuery } from "../plugins/collections/shared/input.ts";
 import type {
   CreateCustomerBody,
   CreateVirtualAccountShape,
@@ -29,8 +23,8 @@ import type {
   ToggleVirtualAccountBody,
 } from "../plugins/collections/virtual-accounts/schemas.ts";
 import type { FindVirtualAccountQuery, ListVirtualAccountsQuery } from "../plugins/collections/virtual-accounts/query-schemas.ts";
-import type { PaymentLinkView } from "../plugins/collections/payment-links/link-service.ts";
-import type { TransactionView } from "../plugins/collections/payment-links/checkout/service.ts";
+import type { PaymentLinkView } from "../plugins/collections/payment-links/link.ts";
+import type { TransactionView } from "../plugins/collections/payment-links/checkout/session.ts";
 import type { VirtualAccountView } from "../plugins/collections/virtual-accounts/account.ts";
 import type { CustomerView } from "../plugins/collections/virtual-accounts/customers.ts";
 import type { DepositView } from "../plugins/collections/virtual-accounts/deposit.ts";

@@ -11,7 +11,7 @@
  * (docs/client.md "Receiving webhooks").
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { CheckoutEvent } from "../plugins/collections/payment-links/checkout/service.ts";
+import type { CheckoutEvent } from "../plugins/collections/payment-links/checkout/session.ts";
 import type { InFlowSuccessEvent } from "../plugins/collections/virtual-accounts/deposit.ts";
 import type { InvoiceEvent } from "../plugins/stored-processing/store.ts";
 

@@ -7,9 +7,6 @@ import type { Collection, Doc, Filter, SortSpec, WebhookEndpoint } from "../../.
 import type { TenantDirectory } from "../../../core/directory.ts";
 import type { Worker } from "../../../core/plugin.ts";
 
-/** Retry-After (seconds) of the 503 answers when a dependency does not answer (API and checkout pages). */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 30;
-
 const _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 
 /** `prefix` + 16 characters of an unambiguous alphabet (80 bits of randomness), e.g. `PL-…`. */

@@ -1,6 +1,6 @@
 /**
- * The business collection wallet: where settled collections land (payment-link checkouts now,
- * virtual-account deposits later). A credit is one document whose `_id` is derived from its
+ * The business collection wallet: where settled collections land (payment-link checkouts and
+ * virtual-account deposits). A credit is one document whose `_id` is derived from its
  * source (`credit:<sourceType>:<sourceId>`), so crediting the same source twice — a processor
  * reporting a payment twice, two workers settling the same session, a retry after a crash — stores
  * exactly one credit: the store's unique `_id` decides, in every process sharing the store.
