@@ -14,7 +14,7 @@ import type { ReverificationView, SubBusinessView } from "../plugins/onboarding/
 import type { InvoiceDocumentBody, IrnValidationBody, PaymentUpdateBody } from "../plugins/signing/schemas.ts";
 import type { IntakeBody, ListQuery as InvoiceListQuery } from "../plugins/stored-processing/schemas.ts";
 import type { IntakeView, InvoiceView } from "../plugins/stored-processing/store.ts";
-import type { CreatePaymentLinkBody, ListLinksQuery, ListTransactionsQuery, ToggleStatusBody } from "../plugins/collections/payment-links/schemas.ts";
+import type { CreatePaymentLinkBody, ListLinksQuery, ListTransactionsQuery, ToggleStatusBody } from "../plugins/collections/payment-links/links/schemas.ts";
 import type { FieldErrors, PageQuery } from "../plugins/collections/shared/input.ts";
 import type {
   CreateCustomerBody,
@@ -23,7 +23,7 @@ import type {
   ToggleVirtualAccountBody,
 } from "../plugins/collections/virtual-accounts/schemas.ts";
 import type { FindVirtualAccountQuery, ListVirtualAccountsQuery } from "../plugins/collections/virtual-accounts/query-schemas.ts";
-import type { PaymentLinkView } from "../plugins/collections/payment-links/link.ts";
+import type { PaymentLinkView } from "../plugins/collections/payment-links/links/link.ts";
 import type { TransactionView } from "../plugins/collections/payment-links/checkout/session.ts";
 import type { VirtualAccountView } from "../plugins/collections/virtual-accounts/account.ts";
 import type { CustomerView } from "../plugins/collections/virtual-accounts/customers.ts";

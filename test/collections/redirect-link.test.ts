@@ -7,7 +7,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { LINKS_COLLECTION } from "../../plugins/collections/payment-links/link.ts";
+import { LINKS_COLLECTION } from "../../plugins/collections/payment-links/links/link.ts";
 import { expectContractShape } from "../support/assertions.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { BEARER_DEMO, HOST, sourceRef, startCollections } from "./collections-helpers.ts";

@@ -5,7 +5,7 @@
 import type { RequestContext } from "../../../core/context.ts";
 import type { RouteDeclaration } from "../../../core/plugin.ts";
 import { envelope, pageMeta } from "../../../core/respond.ts";
-import type { PaymentLink } from "./link.ts";
+import type { PaymentLink } from "./links/link.ts";
 import {
   CreatePaymentLinkBody,
   ListLinksQuery,
@@ -15,7 +15,7 @@ import {
   type ListLinksInput,
   type ListTransactionsInput,
   type ToggleStatusInput,
-} from "./schemas.ts";
+} from "./links/schemas.ts";
 import type { PaymentLinkServices } from "./services.ts";
 
 export function paymentLinkRoutes(s: PaymentLinkServices): RouteDeclaration[] {

@@ -11,12 +11,12 @@ import type { RouteDeclaration } from "../../../core/plugin.ts";
 import { html } from "../../../core/respond.ts";
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from "../shared/outage.ts";
 import type { CheckoutSession } from "./checkout/session.ts";
-import { CheckoutFormFields, parseCheckoutForm } from "./checkout-form.ts";
-import type { PaymentLink, UnavailableReason } from "./link.ts";
+import { CheckoutFormFields, parseCheckoutForm } from "./checkout/form.ts";
+import type { PaymentLink, UnavailableReason } from "./links/link.ts";
 import { checkoutPage, type PageLink } from "./pages/checkout-page.ts";
 import { messagePage, sentence } from "./pages/layout.ts";
 import { sessionPage, unavailablePage } from "./pages/outcome-pages.ts";
-import { redirectTarget } from "./redirect.ts";
+import { redirectTarget } from "./links/redirect.ts";
 import type { PaymentLinkServices } from "./services.ts";
 
 const FORM = "application/x-www-form-urlencoded";

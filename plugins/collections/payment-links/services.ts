@@ -10,7 +10,7 @@ import { intervalWorker } from "../shared/common.ts";
 import { ngnTextToKobo, type FeePolicy } from "../shared/money.ts";
 import type { CollectionWallet } from "../wallet/wallet.ts";
 import { createCheckoutService, type CheckoutService } from "./checkout/service.ts";
-import { createPaymentLinkService, type PaymentLinkService } from "./link-service.ts";
+import { createPaymentLinkService, type PaymentLinkService } from "./links/link-service.ts";
 
 export interface PaymentLinkServices {
   links: PaymentLinkService;

@@ -23,7 +23,7 @@ export const MAX_EXPIRY_WINDOW_MS = 24 * 60 * 60_000;
 // ---------------------------------------------------------------------------
 
 /** Trimmed single-line text of `min`..`max` characters. */
-export const text = (min: number, max: number) =>
+const text = (min: number, max: number) =>
   v.pipe(
     v.string("must be a string"),
     v.trim(),

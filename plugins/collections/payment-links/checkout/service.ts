@@ -8,9 +8,9 @@
 import type { DocumentStore, Filter, PaymentProcessor, PaymentReport, WebhookOutbox } from "../../../../adapters/ports.ts";
 import type { BusinessRecord, TenantDirectory } from "../../../../core/directory.ts";
 import type { Logger } from "../../../../core/log.ts";
-import type { CheckoutInput } from "../checkout-form.ts";
-import type { PaymentLink } from "../link.ts";
-import type { ListTransactionsInput } from "../schemas.ts";
+import type { CheckoutInput } from "./form.ts";
+import type { PaymentLink } from "../links/link.ts";
+import type { ListTransactionsInput } from "../links/schemas.ts";
 import { findPage } from "../../shared/common.ts";
 import type { FeePolicy } from "../../shared/money.ts";
 import type { CollectionWallet } from "../../wallet/wallet.ts";

@@ -9,7 +9,7 @@
  * already failed or been abandoned (late payment).
  */
 import type { Collection, Doc, DocumentStore } from "../../../../adapters/ports.ts";
-import type { SandboxOutcome } from "../checkout-form.ts";
+import type { SandboxOutcome } from "./form.ts";
 import { CURRENCY, koboToNgn, type FeeBearer } from "../../shared/money.ts";
 import { formatTime, formatTimeOrNull } from "../../shared/time.ts";
 

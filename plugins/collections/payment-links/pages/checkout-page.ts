@@ -2,11 +2,12 @@
  * The checkout form page (GET /pay/:reference, and its re-render after a refused POST, with an
  * error summary and accessible messages per field). Every value is escaped.
  */
-import type { SandboxOutcome } from "../checkout-form.ts";
-import type { PaymentLink } from "../link.ts";
+import type { SandboxOutcome } from "../checkout/form.ts";
+import type { PaymentLink } from "../links/link.ts";
 import type { FieldErrors } from "../../shared/input.ts";
 import { formatNgn, split, type FeePolicy } from "../../shared/money.ts";
-import { escapeHtml, pageHeader, pageLayout } from "./layout.ts";
+import { escapeHtml } from "../../shared/html.ts";
+import { pageHeader, pageLayout } from "./layout.ts";
 
 export interface FormState {
   email: string;

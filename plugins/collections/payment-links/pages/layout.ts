@@ -1,10 +1,11 @@
 /**
  * The one layout of the checkout pages (no framework, no script): the document, its inline
- * stylesheet and the link's header, the escaping every value goes through, and the plain message
- * page. Pages use only inline CSS and same-origin form posts, so the CSP of core/respond.ts
- * `html()` holds.
+ * stylesheet and the link's header, and the plain message page. Every value goes through
+ * escapeHtml (shared/html.ts). Pages use only inline CSS and same-origin form posts, so the CSP of
+ * core/respond.ts `html()` holds.
  */
-import type { PaymentLink } from "../link.ts";
+import { escapeHtml } from "../../shared/html.ts";
+import type { PaymentLink } from "../links/link.ts";
 
 /** Unknown reference, unknown session, or an unexpected failure. */
 export function messagePage(title: string, text: string): string {
@@ -17,11 +18,6 @@ export function messagePage(title: string, text: string): string {
 export function sentence(text: string): string {
   const t = text.trim();
   return /[.!?]$/.test(t) ? t : `${t}.`;
-}
-
-/** Escapes text for HTML element content and quoted attributes. */
-export function escapeHtml(s: string): string {
-  return s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;").replaceAll("'", "&#39;");
 }
 
 /** The page header: who is paid, and what for. */

@@ -3,11 +3,12 @@
  * link that accepts no payment now (deactivated, before its start, after its end).
  */
 import type { CheckoutSession } from "../checkout/session.ts";
-import type { PaymentLink, UnavailableReason } from "../link.ts";
-import { redirectTarget } from "../redirect.ts";
+import type { PaymentLink, UnavailableReason } from "../links/link.ts";
+import { redirectTarget } from "../links/redirect.ts";
 import { formatNgn } from "../../shared/money.ts";
 import { formatTime } from "../../shared/time.ts";
-import { escapeHtml, pageHeader, pageLayout, sentence } from "./layout.ts";
+import { escapeHtml } from "../../shared/html.ts";
+import { pageHeader, pageLayout, sentence } from "./layout.ts";
 
 /** What an outcome page shows of the link. */
 export interface PageOf {

@@ -5,13 +5,13 @@
  * key's business in its filter: another business's link is simply not found.
  */
 import { randomUUID } from "node:crypto";
-import { isDuplicateKeyError, type Collection, type DocumentStore, type EmailSender, type Filter } from "../../../adapters/ports.ts";
-import { CollectionsError } from "../../../core/errors/gateway-error.ts";
-import type { TenantDirectory } from "../../../core/directory.ts";
-import type { Logger } from "../../../core/log.ts";
-import { findPage, newReference } from "../shared/common.ts";
-import { ngnToKobo } from "../shared/money.ts";
-import { parseWindowEdge } from "../shared/time.ts";
+import { isDuplicateKeyError, type Collection, type DocumentStore, type EmailSender, type Filter } from "../../../../adapters/ports.ts";
+import { CollectionsError } from "../../../../core/errors/gateway-error.ts";
+import type { TenantDirectory } from "../../../../core/directory.ts";
+import type { Logger } from "../../../../core/log.ts";
+import { findPage, newReference } from "../../shared/common.ts";
+import { ngnToKobo } from "../../shared/money.ts";
+import { parseWindowEdge } from "../../shared/time.ts";
 import { availability, openPaymentLinks, paymentLinkView, type Availability, type PaymentLink, type PaymentLinkView } from "./link.ts";
 import { sendLinkEmails } from "./link-emails.ts";
 import type { CreatePaymentLinkInput, ListLinksInput } from "./schemas.ts";

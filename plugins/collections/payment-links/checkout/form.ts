@@ -6,8 +6,8 @@
  * itself (re-rendered with accessible messages), never by the API envelope.
  */
 import * as v from "valibot";
-import { issuesToErrors, orderedErrors, type FieldErrors } from "../shared/input.ts";
-import { MAX_AMOUNT_KOBO, MIN_AMOUNT_KOBO, parseNgnText } from "../shared/money.ts";
+import { issuesToErrors, orderedErrors, type FieldErrors } from "../../shared/input.ts";
+import { MAX_AMOUNT_KOBO, MIN_AMOUNT_KOBO, parseNgnText } from "../../shared/money.ts";
 
 export const SANDBOX_OUTCOMES = ["success", "failure", "duplicate_report"] as const;
 export type SandboxOutcome = (typeof SANDBOX_OUTCOMES)[number];

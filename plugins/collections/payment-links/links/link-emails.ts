@@ -4,12 +4,12 @@
  * another's address), never awaited by the create request. Without an e-mail sender the send is
  * skipped and logged.
  */
-import type { EmailSender } from "../../../adapters/ports.ts";
-import type { TenantDirectory } from "../../../core/directory.ts";
-import { describeError, type Logger } from "../../../core/log.ts";
-import { formatNgn } from "../shared/money.ts";
+import type { EmailSender } from "../../../../adapters/ports.ts";
+import type { TenantDirectory } from "../../../../core/directory.ts";
+import { describeError, type Logger } from "../../../../core/log.ts";
+import { formatNgn } from "../../shared/money.ts";
 import type { PaymentLink } from "./link.ts";
-import { escapeHtml } from "./pages/layout.ts";
+import { escapeHtml } from "../../shared/html.ts";
 
 export interface LinkEmailDeps {
   directory: TenantDirectory;

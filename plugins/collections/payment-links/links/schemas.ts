@@ -6,9 +6,9 @@
  * declarations too (the core lists them the same way).
  */
 import * as v from "valibot";
-import { CONTROL, EMAIL, LIMIT, PAGE, SEARCH, envelopeBody } from "../shared/input.ts";
-import { MAX_AMOUNT_KOBO, MIN_AMOUNT_KOBO, ngnToKobo } from "../shared/money.ts";
-import { parseWindowEdge } from "../shared/time.ts";
+import { CONTROL, EMAIL, LIMIT, PAGE, SEARCH, envelopeBody } from "../../shared/input.ts";
+import { MAX_AMOUNT_KOBO, MIN_AMOUNT_KOBO, ngnToKobo } from "../../shared/money.ts";
+import { parseWindowEdge } from "../../shared/time.ts";
 import { MAX_REDIRECT_LENGTH, isRedirectUrl } from "./redirect.ts";
 
 export const MAX_CUSTOMER_EMAILS = 50;

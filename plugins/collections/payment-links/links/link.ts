@@ -2,9 +2,9 @@
  * A payment link: the stored document, the view the API answers, the collection with its unique
  * keys, and the availability rules (status and start/end window) the checkout page applies.
  */
-import type { Collection, Doc, DocumentStore } from "../../../adapters/ports.ts";
-import { CURRENCY, koboToNgn, type FeeBearer } from "../shared/money.ts";
-import { formatTime, formatTimeOrNull } from "../shared/time.ts";
+import type { Collection, Doc, DocumentStore } from "../../../../adapters/ports.ts";
+import { CURRENCY, koboToNgn, type FeeBearer } from "../../shared/money.ts";
+import { formatTime, formatTimeOrNull } from "../../shared/time.ts";
 
 export const LINKS_COLLECTION = "collections_payment_links";
 
