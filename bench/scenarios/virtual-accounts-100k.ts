@@ -42,13 +42,8 @@ import { composeGateway } from "../../boot/compose.ts";
 import { createLogger } from "../../core/log.ts";
 import { serveGateway } from "../../core/server.ts";
 import { createCollectionsPlugin } from "../../plugins/collections/plugin.ts";
-import {
-  VIRTUAL_ACCOUNTS_COLLECTION,
-  createVirtualAccountService,
-  deriveStatus,
-  openVirtualAccounts,
-  type VirtualAccount,
-} from "../../plugins/collections/virtual-accounts.ts";
+import { createVirtualAccountService } from "../../plugins/collections/virtual-accounts/account-service.ts";
+import { VIRTUAL_ACCOUNTS_COLLECTION, deriveStatus, openVirtualAccounts, type VirtualAccount } from "../../plugins/collections/virtual-accounts/account.ts";
 import { health } from "../../plugins/health/plugin.ts";
 import { BEARER_DEMO, testConfig } from "../../test/support/gateway.ts";
 import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
