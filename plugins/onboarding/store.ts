@@ -2,9 +2,8 @@
  * What the onboarding plugin keeps in the document store, and the keyed hashes it keeps instead of
  * secrets. Six collections (docs/onboarding.md "Storage"):
  *
- *   onboarding_sub_businesses      one represented business; `_id` = `${state}:${gatewaySubBusinessId}`;
- *                                  unique `identityKey` = `${state}:${externalBusinessId}` (a regulator
- *                                  identity is claimed by at most one represented business, spec §7.2 ex. 2)
+ *   onboarding_sub_businesses      one represented business (the invoice kit's read model:
+ *                                  plugins/invoice/represented-businesses.ts)
  *   onboarding_identity_versions   identity history; `_id` = `${subKey}|v${version}`
  *   onboarding_identity_reviews    reverification outcomes; at most one `pending` per represented business
  *                                  (sparse unique `pendingKey`, present only while pending)
@@ -20,45 +19,24 @@ import type { IdempotencyDoc } from "../../core/idempotency.ts";
 import { deriveKey, keyedHash } from "../../core/keyed-hash.ts";
 import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
+import {
+  openRepresentedBusinesses,
+  REPRESENTED_BUSINESSES_COLLECTION,
+  type SubBusinessDoc,
+} from "../invoice/represented-businesses.ts";
 import type { RegulatorIdentity } from "./identity.ts";
 
+// The represented business itself is the invoice kit's read model (the invoice plugins read it).
+export { identityKeyOf, subKeyOf, type CryptoMaterial, type SubBusinessDoc } from "../invoice/represented-businesses.ts";
+
 export const COLLECTIONS = {
-  subBusinesses: "onboarding_sub_businesses",
+  subBusinesses: REPRESENTED_BUSINESSES_COLLECTION,
   versions: "onboarding_identity_versions",
   reviews: "onboarding_identity_reviews",
   migrations: "onboarding_identity_migrations",
   crypto: "onboarding_crypto_versions",
   idempotency: "onboarding_idempotency",
 } as const;
-
-/** The QR material in force (public material: stored, never answered beyond its fingerprint). */
-export interface CryptoMaterial {
-  version: number;
-  publicKey: string;
-  certificate: string;
-  /** "sha256:<hex>" of publicKey + "\n" + certificate. */
-  fingerprint: string;
-  /** Idempotency record that installed it (recovery of an interrupted rotation). */
-  installedBy: string;
-  installedAt: string;
-}
-
-export interface SubBusinessDoc extends Doc {
-  gatewaySubBusinessId: string;
-  /** Top-level business. */
-  businessId: string;
-  state: RegulatorState;
-  externalBusinessId: string;
-  identityKey: string;
-  identity: RegulatorIdentity;
-  identityVersion: number;
-  cryptoVersion: number;
-  crypto: CryptoMaterial | null;
-  /** Idempotency record of the onboarding that created it. */
-  onboardingKey: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export type VersionSource = "onboarding" | "review" | "migration";
 
@@ -142,14 +120,7 @@ export interface OnboardingStore {
 
 export function openOnboardingStore(store: DocumentStore): OnboardingStore {
   return {
-    subBusinesses: store.collection<SubBusinessDoc>(COLLECTIONS.subBusinesses, {
-      indexes: [
-        { fields: ["identityKey"], unique: true },
-        { fields: ["onboardingKey"], unique: true },
-        { fields: ["businessId", "state", "createdAt"] },
-        { fields: ["gatewaySubBusinessId"] },
-      ],
-    }),
+    subBusinesses: openRepresentedBusinesses(store),
     versions: store.collection<IdentityVersionDoc>(COLLECTIONS.versions, { indexes: [{ fields: ["subKey", "version"], unique: true }] }),
     reviews: store.collection<ReviewDoc>(COLLECTIONS.reviews, {
       indexes: [{ fields: ["pendingKey"], unique: true, sparse: true }, { fields: ["subKey", "createdAt"] }],
@@ -160,14 +131,6 @@ export function openOnboardingStore(store: DocumentStore): OnboardingStore {
     }),
     idempotency: store.collection<IdempotencyDoc>(COLLECTIONS.idempotency, { ttlField: "expiresAtMs" }),
   };
-}
-
-export function subKeyOf(state: RegulatorState, gatewaySubBusinessId: string): string {
-  return `${state}:${gatewaySubBusinessId}`;
-}
-
-export function identityKeyOf(state: RegulatorState, regulatorBusinessId: string): string {
-  return `${state}:${regulatorBusinessId}`;
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,111 @@
+/**
+ * Represented businesses (spec §2.1): the one read model of onboarding's collection and the one
+ * ownership check every invoice operation makes ("the represented business of this caller").
+ *
+ *   onboarding_sub_businesses   one represented business; `_id` = `${state}:${gatewaySubBusinessId}`;
+ *                               unique `identityKey` = `${state}:${externalBusinessId}` (a regulator
+ *                               identity is claimed by at most one represented business, spec §7.2 ex. 2)
+ *
+ * The onboarding plugin writes it; signing, transmission and Stored mode only read it.
+ */
+import type { Collection, CollectionSpec, Doc, DocumentStore } from "../../adapters/ports.ts";
+import type { RegulatorState } from "../../adapters/regulator/port.ts";
+import { gwError } from "../../core/errors/gateway-error.ts";
+
+export const REPRESENTED_BUSINESSES_COLLECTION = "onboarding_sub_businesses";
+
+/** The stored regulator identity snapshot (= `regulatorIdentity` and `observedIdentity` in answers). */
+export interface RegulatorIdentity {
+  entityId: string;
+  entityReference: string;
+  regulatorBusinessId: string;
+  businessName: string;
+  tin: string;
+  irnTemplate: string | null;
+  /** The business is usable at the regulator: the business AND its entity are active. */
+  active: boolean;
+}
+
+/** The QR material in force (public material: stored, never answered beyond its fingerprint). */
+export interface CryptoMaterial {
+  version: number;
+  publicKey: string;
+  certificate: string;
+  /** "sha256:<hex>" of publicKey + "\n" + certificate. */
+  fingerprint: string;
+  /** Idempotency record that installed it (recovery of an interrupted rotation). */
+  installedBy: string;
+  installedAt: string;
+}
+
+export interface SubBusinessDoc extends Doc {
+  gatewaySubBusinessId: string;
+  /** Top-level business. */
+  businessId: string;
+  state: RegulatorState;
+  externalBusinessId: string;
+  identityKey: string;
+  identity: RegulatorIdentity;
+  identityVersion: number;
+  cryptoVersion: number;
+  crypto: CryptoMaterial | null;
+  /** Idempotency record of the onboarding that created it. */
+  onboardingKey: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The fields of a represented business the invoice operations read. */
+export type RepresentedBusiness = Pick<SubBusinessDoc, "_id" | "gatewaySubBusinessId" | "businessId" | "state" | "externalBusinessId"> & {
+  identity: Pick<RegulatorIdentity, "tin" | "irnTemplate" | "regulatorBusinessId">;
+};
+
+const SPEC: CollectionSpec = {
+  indexes: [
+    { fields: ["identityKey"], unique: true },
+    { fields: ["onboardingKey"], unique: true },
+    { fields: ["businessId", "state", "createdAt"] },
+    { fields: ["gatewaySubBusinessId"] },
+  ],
+};
+
+/** The collection with its indexes (opening it again anywhere is harmless: indexes are declared once). */
+export function openRepresentedBusinesses(store: DocumentStore): Collection<SubBusinessDoc> {
+  return store.collection<SubBusinessDoc>(REPRESENTED_BUSINESSES_COLLECTION, SPEC);
+}
+
+/** `_id` of a represented business: its id is unique within a state. */
+export function subKeyOf(state: RegulatorState, gatewaySubBusinessId: string): string {
+  return `${state}:${gatewaySubBusinessId}`;
+}
+
+/** `identityKey`: the regulator business a represented business stands for, within a state. */
+export function identityKeyOf(state: RegulatorState, regulatorBusinessId: string): string {
+  return `${state}:${regulatorBusinessId}`;
+}
+
+/** Where the caller named the represented business (the 404's detail names it the same way). */
+export type SubBusinessIdSource = "x-sub-business-id" | "gatewaySubBusinessId";
+
+/**
+ * The caller's represented business: 404 GW_SUB_BUSINESS_NOT_FOUND when there is none with that id
+ * in the caller's state, 403 GW_SUB_BUSINESS_FORBIDDEN when it belongs to another top-level business.
+ * A store that cannot answer throws its DependencyUnavailableError (the route says what that answers).
+ */
+export async function ownedBusiness<T extends Pick<SubBusinessDoc, "_id" | "businessId">>(
+  subs: Collection<T>,
+  caller: { businessId: string; state: RegulatorState },
+  gatewaySubBusinessId: string,
+  source: SubBusinessIdSource = "x-sub-business-id",
+): Promise<T> {
+  const doc = await subs.get(subKeyOf(caller.state, gatewaySubBusinessId));
+  if (!doc) throw gwError("GW_SUB_BUSINESS_NOT_FOUND", { detail: `No represented business with that ${source}.` });
+  if (doc.businessId !== caller.businessId)
+    throw gwError("GW_SUB_BUSINESS_FORBIDDEN", { detail: "That represented business belongs to another top-level business." });
+  return doc;
+}
+
+/** The represented businesses of a state with that TIN (whom an inbound invoice is addressed to). */
+export async function businessesWithTin(subs: Collection<SubBusinessDoc>, state: RegulatorState, tin: string, limit: number): Promise<SubBusinessDoc[]> {
+  return (await subs.find({ state, "identity.tin": tin }, { limit })).items;
+}
