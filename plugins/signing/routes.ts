@@ -9,6 +9,7 @@ import type { RouteDeclaration } from "../../core/plugin.ts";
 import { relayed } from "../../core/respond.ts";
 import { attemptNumber, subBusinessId } from "../../core/validation.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
+import { ATTEMPT_NUMBER_HEADER, SUB_BUSINESS_HEADER } from "../invoice/headers.ts";
 import {
   checkResourceName,
   InvoiceDocumentBody,
@@ -18,7 +19,7 @@ import {
   ResourceParams,
   type IrnValidationInput,
 } from "./schemas.ts";
-import type { SignCaller, SigningService } from "./service.ts";
+import type { SignCaller, SigningService } from "./types.ts";
 
 export const SIGNING_PATHS = {
   sign: "/api/v1/invoice/sign",
@@ -34,10 +35,18 @@ export const SIGNING_PATHS = {
 
 const PASSTHROUGH = { service: "gateway", auth: "apiKey", modes: ["passthrough"] } as const;
 
+/** Routes of one represented business (x-sub-business-id), read from the store before the regulator is called. */
+const FOR_SUB_BUSINESS = {
+  ...PASSTHROUGH,
+  headers: [SUB_BUSINESS_HEADER],
+  unavailable: { code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE", detail: "The gateway's store is unavailable; retry with the same key." },
+} as const;
+
 export function signingRoutes(service: SigningService): RouteDeclaration[] {
   return [
     {
-      ...PASSTHROUGH,
+      ...FOR_SUB_BUSINESS,
+      headers: [SUB_BUSINESS_HEADER, ATTEMPT_NUMBER_HEADER],
       method: "POST",
       path: SIGNING_PATHS.sign,
       quota: "sign",
@@ -62,7 +71,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       },
     },
     {
-      ...PASSTHROUGH,
+      ...FOR_SUB_BUSINESS,
       method: "POST",
       path: SIGNING_PATHS.validate,
       idempotent: "optional",
@@ -76,7 +85,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       },
     },
     {
-      ...PASSTHROUGH,
+      ...FOR_SUB_BUSINESS,
       method: "POST",
       path: SIGNING_PATHS.irnValidate,
       idempotent: "optional",
@@ -101,7 +110,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       },
     },
     {
-      ...PASSTHROUGH,
+      ...FOR_SUB_BUSINESS,
       method: "GET",
       path: SIGNING_PATHS.confirm,
       schemas: { params: IrnParams },
@@ -113,7 +122,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       },
     },
     {
-      ...PASSTHROUGH,
+      ...FOR_SUB_BUSINESS,
       method: "GET",
       path: SIGNING_PATHS.download,
       schemas: { params: IrnParams },
@@ -125,7 +134,7 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
       },
     },
     {
-      ...PASSTHROUGH,
+      ...FOR_SUB_BUSINESS,
       method: "PATCH",
       path: SIGNING_PATHS.update,
       idempotent: "optional",

@@ -1,32 +1,13 @@
 /**
- * Input shapes and pure checks of the signing plugin: the IRN format of spec §2.3 and its binding to
- * a represented business (the IRN template carries the business's service id), path parameters,
- * and the few body fields the gateway itself reads (spec §9: it validates only what it needs).
+ * Input shapes of the signing plugin: path parameters and the few body fields the gateway itself
+ * reads (spec §9: it validates only what it needs). The IRN and invoice checks are the invoice kit's
+ * (plugins/invoice/checks.ts).
  */
 import * as v from "valibot";
 import { gwError } from "../../core/errors/gateway-error.ts";
-import { irnMatchesTemplate, parseIrn, type ParsedIrn } from "../../adapters/regulator/irn.ts";
 import { REGULATOR_RESOURCES } from "../../adapters/regulator/port.ts";
 
-/**
- * The IRN, checked: well-formed (400 GW_INVOICE_IRN_INVALID) and bound to the represented business,
- * i.e. it follows that business's IRN template, which carries its service id (403 GW_INVOICE_IRN_FORBIDDEN).
- */
-export function checkIrn(irn: unknown, irnTemplate: string | null, where: "body" | "path"): ParsedIrn {
-  const parsed = parseIrn(irn);
-  if (!parsed)
-    throw gwError("GW_INVOICE_IRN_INVALID", {
-      detail: "The IRN is missing or malformed; expected {InvoiceNo}-{ServiceID}-{YYYYMMDD}.",
-      violations: [
-        where === "body"
-          ? { location: "body", pointer: "/irn", code: irn === undefined ? "REQUIRED" : "FORMAT", detail: "IRN missing or malformed" }
-          : { location: "path", field: "irn", code: "FORMAT", detail: "IRN malformed" },
-      ],
-    });
-  if (!irnMatchesTemplate(parsed.irn, irnTemplate))
-    throw gwError("GW_INVOICE_IRN_FORBIDDEN", { detail: "The IRN is not bound to this represented business (service id / IRN template)." });
-  return parsed;
-}
+export { checkIrn } from "../invoice/checks.ts";
 
 export const IrnParams = v.object({ irn: v.pipe(v.string(), v.minLength(1), v.maxLength(128)) });
 
