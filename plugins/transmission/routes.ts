@@ -4,7 +4,8 @@ import { relayed } from "../../core/respond.ts";
 import { subBusinessId } from "../../core/validation.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import { TransmitParams, checkEmptyBody } from "./schemas.ts";
-import type { TransmissionService } from "./service.ts";
+import { SUB_BUSINESS_HEADER } from "../invoice/headers.ts";
+import type { TransmissionService } from "./types.ts";
 
 export const TRANSMIT_PATH = "/api/v1/invoice/transmit/:irn";
 
@@ -18,6 +19,8 @@ export function transmissionRoutes(service: TransmissionService): RouteDeclarati
       method: "POST",
       path: TRANSMIT_PATH,
       idempotent: "optional",
+      headers: [SUB_BUSINESS_HEADER],
+      unavailable: { code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE", detail: "The gateway's store is unavailable; nothing was transmitted." },
       schemas: { params: TransmitParams },
       summary: "Transmit a signed invoice by IRN (unbilled; one regulator transmission per IRN claim)",
       description:
