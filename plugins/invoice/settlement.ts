@@ -83,7 +83,9 @@ export async function signResultOf(call: () => Promise<SignOutcome>): Promise<Si
   }
 }
 
-/** The table's sign rows: the money effect of a sign result. */
+/** The table's sign rows: the money effect of a sign result ("keep" only in Pass-through). */
+export function signEffect(result: SignResult, mode: "stored"): Exclude<SignEffect, { money: "keep" }>;
+export function signEffect(result: SignResult, mode: SettlementMode): SignEffect;
 export function signEffect(result: SignResult, mode: SettlementMode): SignEffect {
   switch (result.kind) {
     case "signed":

@@ -7,15 +7,16 @@ import type { RequestContext } from "../../core/context.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
 import { AdminListQuery, InvoiceParams, ResolutionBody, type AdminListQueryInput, type ResolutionInput } from "./schemas.ts";
-import type { StoredService } from "./service.ts";
-import { invoiceView } from "./store.ts";
+import { invoiceView } from "../invoice/stored-invoices.ts";
+import { INVOICE_STORE_UNAVAILABLE } from "./routes.ts";
+import type { StoredService } from "./types.ts";
 
 export const STORED_ADMIN_PATHS = {
   list: "/admin/invoices",
   resolution: "/admin/invoices/:invoiceId/resolution",
 } as const;
 
-const OPERATOR = { service: "gateway", hosts: "any", auth: "admin", quota: "management", skip: ["mode"] } as const;
+const OPERATOR = { service: "gateway", hosts: "any", auth: "admin", quota: "management", skip: ["mode"], unavailable: INVOICE_STORE_UNAVAILABLE } as const;
 
 /** Appends the operator's decision to the audit log (GET /admin/audit). */
 export type ResolutionAudit = (entry: { actor: string; requestId: string; invoiceId: string; operationId: string; outcome: string }) => Promise<void>;

@@ -7,8 +7,7 @@
  */
 import type { WebhookEndpoint, WebhookOutbox } from "../../adapters/ports.ts";
 import type { TenantDirectory } from "../../core/directory.ts";
-import type { InvoiceDoc, InvoiceEvent, InvoiceEventType, InvoiceStatus, LastError } from "./store.ts";
-import { eventData } from "./store.ts";
+import { eventData, type InvoiceDoc, type InvoiceEvent, type InvoiceEventType, type InvoiceStatus, type LastError } from "../invoice/stored-invoices.ts";
 
 export interface InvoiceWebhooks {
   /** The event to record with a transition, or none when the business has no endpoint. */

@@ -9,15 +9,16 @@
  * An unknown TIN is acknowledged and dropped (logged without taxpayer data).
  */
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
-import { isDuplicateKeyError, type DocumentStore } from "../../adapters/ports.ts";
+import { isDuplicateKeyError, type Collection, type DocumentStore } from "../../adapters/ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
 import type { Logger } from "../../core/log.ts";
 import { validateInput } from "../../core/validation.ts";
-import { SIGNING_COLLECTIONS, type RepresentedBusiness } from "../signing/store.ts";
+import { businessesWithTin, openRepresentedBusinesses, type SubBusinessDoc } from "../invoice/represented-businesses.ts";
+import type { InvoiceDoc } from "../invoice/stored-invoices.ts";
 import type { InvoiceWebhooks } from "./events.ts";
-import { InboundDelivery } from "./schemas.ts";
-import { storeCall, type InvoiceDoc, type StoredStore } from "./store.ts";
+import { InboundDelivery, type InboundDeliveryInput } from "./schemas.ts";
+import type { StoredStore } from "./store.ts";
 
 export const INBOUND_PATH = "/regulator/inbound-invoices";
 export const SIGNATURE_HEADER = "x-regulator-signature";
@@ -47,82 +48,15 @@ export interface InboundDeliveryRequest {
 
 export type InboundResult = "accepted" | "duplicate";
 
-export function createInboundReceiver(o: InboundOptions) {
-  const now = o.now ?? Date.now;
-  const invoices = o.store.invoices;
-  const subs = o.documentStore.collection<RepresentedBusiness>(SIGNING_COLLECTIONS.subBusinesses);
-
-  const db = <T>(fn: () => Promise<T>) => storeCall(fn, "GW_INVOICE_INTAKE_UNAVAILABLE", "The delivery could not be stored; deliver it again.");
-
-  async function receive(r: InboundDeliveryRequest): Promise<InboundResult> {
-    verifySignature(r, o.regulatorSecret, Math.floor(now() / 1000), o.toleranceSeconds);
-    const delivery = validateInput(InboundDelivery, r.body, "body");
-    const fingerprint = keyedHash(o.secret, canonicalJson(delivery));
-    const deliveryKey = keyedHash(o.secret, `inbound\u0000${delivery.delivery_id}`);
-    const buyers = await db(() => subs.find({ state: delivery.environment, "identity.tin": delivery.buyer_tin }, { limit: 100 }));
-    if (buyers.items.length === 0) {
-      o.log.event("stored_inbound_unrouted", { requestId: r.requestId, environment: delivery.environment });
-      return "accepted";
-    }
-    let created = 0;
-    for (const sub of buyers.items) {
-      const at = new Date(now()).toISOString();
-      const base = {
-        _id: randomUUID(),
-        businessId: sub.businessId,
-        state: delivery.environment,
-        domain: null,
-        subBusinessId: sub.gatewaySubBusinessId,
-        direction: "inbound",
-        irn: delivery.irn,
-        status: "received",
-        statusHistory: [{ status: "received", at }],
-        attempts: 0,
-        budgetLeft: 0,
-        budget: 0,
-        lastError: null,
-        operationId: randomUUID(),
-        createdAt: at,
-        updatedAt: at,
-        createdAtMs: Date.parse(at),
-        document: delivery.invoice,
-        fingerprint,
-        inboundKey: `${sub.businessId}|${sub.gatewaySubBusinessId}|${deliveryKey}`,
-        feeKobo: 0,
-        rev: 0,
-        dueAt: null,
-        step: "done",
-        signAttempt: 0,
-        outages: 0,
-        billDoubt: false,
-        settle: false,
-        reverseFor: null,
-        events: [],
-      } satisfies InvoiceDoc;
-      const events = o.webhooks.event(base, "invoice.inbound.received", "received", at);
-      const doc: InvoiceDoc = { ...base, events, dueAt: events.length > 0 ? Date.parse(at) : null };
-      try {
-        await db(() => invoices.insert(doc));
-      } catch (e) {
-        if (!isDuplicateKeyError(e)) throw e;
-        const stored = await db(() => invoices.findOne({ inboundKey: doc.inboundKey }));
-        if (stored && stored.fingerprint !== fingerprint)
-          throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", { detail: "This delivery id was delivered before with different content." });
-        // A redelivery: its webhook (if any is still owed) goes out again, idempotently.
-        if (stored && stored.events.length > 0) await o.webhooks.enqueue(stored, stored.events).catch(() => undefined);
-        continue;
-      }
-      created++;
-      o.log.event("stored_inbound_received", { requestId: r.requestId, invoiceId: doc._id, businessId: doc.businessId });
-      if (events.length > 0) await o.webhooks.enqueue(doc, events).catch(() => o.onDue());
-    }
-    return created > 0 ? "accepted" : "duplicate";
-  }
-
-  return { receive };
+export interface InboundReceiver {
+  /** Verifies and stores one delivery; "duplicate" when every addressee had it already. */
+  receive(r: InboundDeliveryRequest): Promise<InboundResult>;
 }
 
-export type InboundReceiver = ReturnType<typeof createInboundReceiver>;
+export function createInboundReceiver(o: InboundOptions): InboundReceiver {
+  const subs = openRepresentedBusinesses(o.documentStore);
+  return { receive: (r) => _receive(o, subs, r) };
+}
 
 /**
  * The delivery's headers: both present (400 GW_REQUEST_HEADER_INVALID), the timestamp within the
@@ -145,6 +79,82 @@ export function verifySignature(r: Pick<InboundDeliveryRequest, "rawBody" | "tim
 }
 
 // --- Internal helpers ---
+
+/** A store that cannot answer throws: the route answers 503 GW_INVOICE_INTAKE_UNAVAILABLE (deliver it again). */
+async function _receive(o: InboundOptions, subs: Collection<SubBusinessDoc>, r: InboundDeliveryRequest): Promise<InboundResult> {
+  const now = o.now ?? Date.now;
+  verifySignature(r, o.regulatorSecret, Math.floor(now() / 1000), o.toleranceSeconds);
+  const delivery = validateInput(InboundDelivery, r.body, "body");
+  const fingerprint = keyedHash(o.secret, canonicalJson(delivery));
+  const deliveryKey = keyedHash(o.secret, `inbound\u0000${delivery.delivery_id}`);
+  const buyers = await businessesWithTin(subs, delivery.environment, delivery.buyer_tin, 100);
+  if (buyers.length === 0) {
+    o.log.event("stored_inbound_unrouted", { requestId: r.requestId, environment: delivery.environment });
+    return "accepted";
+  }
+  let created = 0;
+  for (const sub of buyers) {
+    const doc = _inboundInvoice(o, sub, delivery, fingerprint, deliveryKey, new Date(now()).toISOString());
+    try {
+      await o.store.invoices.insert(doc);
+    } catch (e) {
+      if (!isDuplicateKeyError(e)) throw e;
+      await _redelivered(o, doc, fingerprint);
+      continue;
+    }
+    created++;
+    o.log.event("stored_inbound_received", { requestId: r.requestId, invoiceId: doc._id, businessId: doc.businessId });
+    if (doc.events.length > 0) await o.webhooks.enqueue(doc, doc.events).catch(() => o.onDue());
+  }
+  return created > 0 ? "accepted" : "duplicate";
+}
+
+/** The inbound invoice of one addressee: status received, with its webhook when the business has an endpoint. */
+function _inboundInvoice(o: InboundOptions, sub: SubBusinessDoc, delivery: InboundDeliveryInput, fingerprint: string, deliveryKey: string, at: string): InvoiceDoc {
+  const base = {
+    _id: randomUUID(),
+    businessId: sub.businessId,
+    state: delivery.environment,
+    domain: null,
+    subBusinessId: sub.gatewaySubBusinessId,
+    direction: "inbound",
+    irn: delivery.irn,
+    status: "received",
+    statusHistory: [{ status: "received", at }],
+    attempts: 0,
+    budgetLeft: 0,
+    budget: 0,
+    lastError: null,
+    operationId: randomUUID(),
+    createdAt: at,
+    updatedAt: at,
+    createdAtMs: Date.parse(at),
+    document: delivery.invoice,
+    fingerprint,
+    inboundKey: `${sub.businessId}|${sub.gatewaySubBusinessId}|${deliveryKey}`,
+    feeKobo: 0,
+    rev: 0,
+    dueAt: null,
+    step: "done",
+    signAttempt: 0,
+    outages: 0,
+    billDoubt: false,
+    settle: false,
+    reverseFor: null,
+    events: [],
+  } satisfies InvoiceDoc;
+  const events = o.webhooks.event(base, "invoice.inbound.received", "received", at);
+  return { ...base, events, dueAt: events.length > 0 ? Date.parse(at) : null };
+}
+
+/** The delivery stored before for this addressee: the same content is a redelivery, other content a conflict. */
+async function _redelivered(o: InboundOptions, doc: InvoiceDoc, fingerprint: string): Promise<void> {
+  const stored = await o.store.invoices.findOne({ inboundKey: doc.inboundKey });
+  if (stored && stored.fingerprint !== fingerprint)
+    throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", { detail: "This delivery id was delivered before with different content." });
+  // A redelivery: its webhook (if any is still owed) goes out again, idempotently.
+  if (stored && stored.events.length > 0) await o.webhooks.enqueue(stored, stored.events).catch(() => undefined);
+}
 
 function _mac(secret: string, timestamp: string, body: Uint8Array): Buffer {
   return createHmac("sha256", secret).update(`${timestamp}.`).update(body).digest();

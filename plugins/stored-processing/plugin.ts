@@ -10,15 +10,16 @@
  * whose heartbeat and backlog appear in /health/dependencies.
  */
 import { appendAudit, openDirectoryStore } from "../../core/directory-store.ts";
-import { definePlugin, offer, requirePort, type GatewayPlugin, type PluginKit, type Worker } from "../../core/plugin.ts";
+import { definePlugin, offer, requirePort, type GatewayPlugin, type PluginKit } from "../../core/plugin.ts";
 import { FROZEN_INVOICE_RESOLVER } from "../invoice/offers.ts";
-import { storedAdminRoutes } from "./admin-routes.ts";
+import { storedAdminRoutes, type ResolutionAudit } from "./admin-routes.ts";
 import { createInvoiceWebhooks } from "./events.ts";
 import { createInboundReceiver, type InboundReceiver } from "./inbound.ts";
 import { createStoredProcessor, type ProcessorHooks, type StoredProcessor } from "./processor.ts";
 import { storedRoutes } from "./routes.ts";
-import { createStoredService, type StoredService } from "./service.ts";
+import { createStoredService } from "./service.ts";
 import { BACKLOG_STATUSES, deriveStoredSecret, openStoredStore, type StoredStore } from "./store.ts";
+import type { StoredService } from "./types.ts";
 
 export interface StoredProcessingOptions {
   /** Test-only crash points of the processor. */
@@ -45,7 +46,7 @@ export function createStoredProcessingPlugin(options: StoredProcessingOptions = 
       kit.reports.register("storedProcessor", () => _report(b.store));
       return {
         routes: [...storedRoutes(b.service, b.inbound), ...storedAdminRoutes(b.service, resolutionAudit(kit))],
-        workers: b.processor ? [b.processor as Worker] : [],
+        workers: b.processor ? [b.processor] : [],
         offers: [offer(FROZEN_INVOICE_RESOLVER, b.service)],
       };
     },
@@ -57,9 +58,9 @@ export const storedProcessing = createStoredProcessingPlugin();
 // --- Internal helpers ---
 
 /** An operator's resolution of a frozen invoice, in the directory's audit log. */
-function resolutionAudit(kit: PluginKit) {
+function resolutionAudit(kit: PluginKit): ResolutionAudit {
   const audit = openDirectoryStore(kit.ports.documentStore).audit;
-  return (e: { actor: string; requestId: string; invoiceId: string; operationId: string; outcome: string }) =>
+  return (e) =>
     appendAudit(audit, { actor: e.actor, requestId: e.requestId, action: "invoice.resolve", target: { type: "operation", id: e.operationId }, changes: { invoiceId: e.invoiceId, outcome: e.outcome } }, Date.now());
 }
 

@@ -12,8 +12,9 @@ import { subBusinessId } from "../../core/validation.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import { INBOUND_PATH, SIGNATURE_HEADER, TIMESTAMP_HEADER, type InboundReceiver } from "./inbound.ts";
 import { EmptyBody, IntakeBody, InvoiceParams, ListQuery, type ListQueryInput } from "./schemas.ts";
-import type { StoredCaller, StoredService } from "./service.ts";
-import { intakeView, invoiceView } from "./store.ts";
+import { SUB_BUSINESS_HEADER } from "../invoice/headers.ts";
+import { intakeView, invoiceView } from "../invoice/stored-invoices.ts";
+import type { StoredCaller, StoredService } from "./types.ts";
 
 export const STORED_PATHS = {
   intake: "/api/v1/invoice/sign",
@@ -26,6 +27,11 @@ export const STORED_PATHS = {
 
 const STORED = { service: "gateway", auth: "apiKey", modes: ["stored"] } as const;
 
+/** What a merchant's read or change of its invoices answers when the invoice store cannot. */
+export const INVOICE_STORE_UNAVAILABLE = { code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE", detail: "The invoice store is unavailable; retry with backoff." } as const;
+/** Merchant routes over the business's invoices. */
+const INVOICES = { ...STORED, unavailable: INVOICE_STORE_UNAVAILABLE } as const;
+
 export function storedRoutes(service: StoredService, inbound: InboundReceiver): RouteDeclaration[] {
   return [
     {
@@ -35,6 +41,11 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
       quota: "sign",
       bodyLimit: "large",
       idempotent: true,
+      headers: [SUB_BUSINESS_HEADER],
+      unavailable: {
+        code: "GW_INVOICE_INTAKE_UNAVAILABLE",
+        detail: "The gateway could not confirm that the invoice was accepted; retry with the same x-idempotency-key and content.",
+      },
       schemas: { body: IntakeBody },
       summary: "Accept an invoice for Stored processing (202; billed when the processor signs it)",
       description:
@@ -53,7 +64,7 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
       },
     },
     {
-      ...STORED,
+      ...INVOICES,
       method: "GET",
       path: STORED_PATHS.list,
       quota: "management",
@@ -67,7 +78,7 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
       },
     },
     {
-      ...STORED,
+      ...INVOICES,
       method: "GET",
       path: STORED_PATHS.invoice,
       quota: "management",
@@ -79,7 +90,7 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
       },
     },
     {
-      ...STORED,
+      ...INVOICES,
       method: "POST",
       path: STORED_PATHS.transmit,
       idempotent: "optional",
@@ -97,7 +108,7 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
       },
     },
     {
-      ...STORED,
+      ...INVOICES,
       method: "POST",
       path: STORED_PATHS.cancel,
       idempotent: "optional",
@@ -120,6 +131,11 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
       bodyLimit: "large",
       rejectServerFields: false,
       skip: ["auth", "ip-allowlist", "quota", "mode"],
+      headers: [
+        { name: TIMESTAMP_HEADER, required: true, description: "Unix time in seconds of the delivery, within the replay window." },
+        { name: SIGNATURE_HEADER, required: true, description: 'v1,<base64 HMAC-SHA256 of "timestamp.body"> keyed by the deployment\'s regulator secret (several space-separated).' },
+      ],
+      unavailable: { code: "GW_INVOICE_INTAKE_UNAVAILABLE", detail: "The delivery could not be stored; deliver it again." },
       summary: "The regulator's inbound-invoice deliveries (HMAC-signed; not a customer route)",
       description:
         "Headers x-regulator-timestamp (Unix seconds, within the replay window) and x-regulator-signature: v1,<base64 HMAC-SHA256 of \"timestamp.body\"> keyed by the deployment's regulator secret. Body { delivery_id, environment, buyer_tin, irn, invoice }. A repeated delivery id is acknowledged without storing anything again.",

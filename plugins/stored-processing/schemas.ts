@@ -5,7 +5,7 @@
  * inbound delivery.
  */
 import * as v from "valibot";
-import { INVOICE_STATUSES } from "./store.ts";
+import { INVOICE_STATUSES } from "../invoice/stored-invoices.ts";
 
 /** The invoice-number part of an IRN: what `invoice_reference` becomes when the gateway builds the IRN. */
 export const INVOICE_REFERENCE = /^[A-Za-z0-9]{1,64}$/;

@@ -1,0 +1,57 @@
+/**
+ * An operator's (or the recovery jobs') resolution of a frozen invoice, after checking at the
+ * regulator (confirm by IRN) what happened:
+ *   frozen sign         signed → signed (the held debit is confirmed by the processor)
+ *                       not_signed → the held debit is reversed, then the invoice is signed again
+ *                       under the next attempt number (back through validated)
+ *   frozen transmission transmitted → transmitted; not_transmitted → signed (it may be transmitted again)
+ * The processor is woken: the invoice has work again.
+ */
+import { gwError } from "../../core/errors/gateway-error.ts";
+import type { FrozenInvoiceOutcome } from "../invoice/offers.ts";
+import type { InvoiceDoc } from "../invoice/stored-invoices.ts";
+import { casInvoice, invoiceNotFound } from "./reads.ts";
+import type { StoredDeps, StoredOperator } from "./types.ts";
+
+export async function resolveFrozen(o: StoredDeps, operator: StoredOperator, invoiceId: string, outcome: FrozenInvoiceOutcome): Promise<InvoiceDoc> {
+  for (;;) {
+    const doc = await o.invoices.get(invoiceId);
+    if (!doc) throw invoiceNotFound();
+    if (doc.status !== "frozen") throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: `Only a frozen invoice can be resolved; this one is ${doc.status}.` });
+    const at = new Date().toISOString();
+    _checkOutcome(doc, outcome);
+    const updated = await casInvoice(o, doc, { ..._resolution(o, doc, outcome, at), resolution: { outcome, by: operator.actor ?? `operator:${operator.credentialId}`, at } });
+    if (!updated) continue;
+    o.log.event("stored_invoice_resolved", { requestId: operator.requestId, credentialId: operator.credentialId, invoiceId, operationId: doc.operationId, outcome });
+    o.onDue();
+    return updated;
+  }
+}
+
+// --- Internal helpers ---
+
+/** A frozen sign takes signed / not_signed; a frozen transmission transmitted / not_transmitted. */
+function _checkOutcome(doc: InvoiceDoc, outcome: FrozenInvoiceOutcome): void {
+  const frozenSign = doc.lastError?.code === "GW_SIGN_OUTCOME_UNCONFIRMED";
+  const allowed = frozenSign ? ["signed", "not_signed"] : ["transmitted", "not_transmitted"];
+  if (!allowed.includes(outcome))
+    throw gwError("GW_REQUEST_VALIDATION_FAILED", {
+      detail: `This invoice froze during ${frozenSign ? "signing" : "transmission"}: the outcome is one of ${allowed.join(", ")}.`,
+      violations: [{ location: "body", pointer: "/outcome", code: "MISMATCH", detail: `one of ${allowed.join(", ")}` }],
+    });
+}
+
+/** The invoice's fields after the decision. */
+function _resolution(o: StoredDeps, doc: InvoiceDoc, outcome: FrozenInvoiceOutcome, at: string): Partial<InvoiceDoc> {
+  const history = (s: InvoiceDoc["status"]) => [...doc.statusHistory, { status: s, at }];
+  switch (outcome) {
+    case "signed":
+      return { status: "signed", statusHistory: history("signed"), step: "done", settle: true, lastError: null, dueAt: Date.now(), events: [...doc.events, ...o.webhooks.event(doc, "invoice.signed", "signed", at)] };
+    case "not_signed":
+      return { status: "signing", statusHistory: history("signing"), step: "reverse", reverseFor: { why: "regulator_not_called", code: "GW_SIGN_OUTCOME_UNCONFIRMED" }, dueAt: Date.now() };
+    case "transmitted":
+      return { status: "transmitted", statusHistory: history("transmitted"), step: "done", lastError: null, dueAt: Date.now(), events: [...doc.events, ...o.webhooks.event(doc, "invoice.transmitted", "transmitted", at)] };
+    case "not_transmitted":
+      return { status: "signed", statusHistory: history("signed"), step: "done", dueAt: doc.settle || doc.events.length > 0 ? Date.now() : null };
+  }
+}
