@@ -3,7 +3,8 @@
  * replayed automatically; support resolves it). `GET /admin/invoices/frozen` lists every source's
  * frozen operations, newest first, with one cursor across sources.
  *
- * The seam: a FrozenSource reads one kind of frozen operation from the document store.
+ * The seam: a FrozenSource reads one kind of frozen operation from the document store (the records
+ * are the invoice kit's, plugins/invoice/).
  * `frozenSources()` lists them: the Pass-through sign attempts whose fee is held (`signing_idempotency`,
  * resolved with `POST /admin/sign-attempts/{operationId}/resolution`), the Pass-through transmissions
  * whose outcome is unknown (`transmission_claims`, resolved with
@@ -11,9 +12,9 @@
  * (plugins/stored-processing, status "frozen"; resolved with `POST /admin/invoices/{invoiceId}/resolution`).
  */
 import type { DocumentStore, Filter } from "../../adapters/ports.ts";
-import { SIGNING_COLLECTIONS, parseAttemptKey, type SignRecord } from "../signing/store.ts";
-import { STORED_COLLECTIONS, type InvoiceDoc } from "../stored-processing/store.ts";
-import { TRANSMISSION_COLLECTION, type ClaimDoc } from "../transmission/service.ts";
+import { openSignAttempts, parseAttemptKey, type SignRecord } from "../invoice/sign-attempts.ts";
+import { openStoredInvoices, type InvoiceDoc } from "../invoice/stored-invoices.ts";
+import { openTransmissionClaims, type ClaimDoc } from "../invoice/transmission-claims.ts";
 
 export interface FrozenOperation {
   /** Which source: "passthrough-sign", "passthrough-transmit" or "stored-invoice". */
@@ -57,7 +58,7 @@ export function frozenSources(store: DocumentStore): FrozenSource[] {
 
 /** Stored invoices the processor froze (an unprovable sign or transmission): `operationId` is the invoice's. */
 export function storedInvoiceSource(store: DocumentStore): FrozenSource {
-  const invoices = store.collection<InvoiceDoc>(STORED_COLLECTIONS.invoices);
+  const invoices = openStoredInvoices(store);
   return {
     kind: "stored-invoice",
     async list(q) {
@@ -81,7 +82,7 @@ export function storedInvoiceSource(store: DocumentStore): FrozenSource {
 
 /** The Pass-through sign attempts whose fee is held: outcome unprovable, or settlement unconfirmed (signing plugin). */
 export function passthroughSignSource(store: DocumentStore): FrozenSource {
-  const records = store.collection<SignRecord>(SIGNING_COLLECTIONS.idempotency);
+  const records = openSignAttempts(store);
   return {
     kind: "passthrough-sign",
     async list(q) {
@@ -107,7 +108,7 @@ export function passthroughSignSource(store: DocumentStore): FrozenSource {
 
 /** The Pass-through transmissions whose regulator outcome is unknown (transmission plugin; never replayed). */
 export function passthroughTransmitSource(store: DocumentStore): FrozenSource {
-  const claims = store.collection<ClaimDoc>(TRANSMISSION_COLLECTION);
+  const claims = openTransmissionClaims(store);
   return {
     kind: "passthrough-transmit",
     async list(q) {

@@ -14,7 +14,6 @@ import { deriveKey } from "../../core/keyed-hash.ts";
 import { definePlugin, requirePort, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
 import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 import { json } from "../../core/respond.ts";
-import { isDependencyUnavailableError } from "../../adapters/ports.ts";
 import { alertRoutes } from "./alert-routes.ts";
 import { directoryRoutes } from "./directory-routes.ts";
 import { createDirectoryAdmin } from "./directory-service.ts";
@@ -69,6 +68,7 @@ function frozenRoute(sources: readonly FrozenSource[]): RouteDeclaration {
     auth: "admin",
     quota: "management",
     skip: ["mode"],
+    unavailable: { code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE", detail: "The store is unavailable." },
     schemas: { query: FrozenQuerySchema },
     summary: "Operator: frozen invoice operations (outcome unprovable; support resolves them)",
     description:
@@ -81,12 +81,7 @@ function frozenRoute(sources: readonly FrozenSource[]): RouteDeclaration {
         throw gwError("GW_REQUEST_VALIDATION_FAILED", {
           violations: [{ location: "query", field: "cursor", code: "FORMAT", detail: "an opaque cursor from nextCursor" }],
         });
-      try {
-        return json(ctx, 200, await listFrozen(sources, { businessId: q.businessId, before, limit: q.limit ?? 50 }));
-      } catch (e) {
-        if (isDependencyUnavailableError(e)) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The store is unavailable.", cause: e });
-        throw e;
-      }
+      return json(ctx, 200, await listFrozen(sources, { businessId: q.businessId, before, limit: q.limit ?? 50 }));
     },
   };
 }

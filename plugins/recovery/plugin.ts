@@ -9,13 +9,13 @@
  * run, the totals and what is still open.
  */
 import * as v from "valibot";
-import { isBillingError, isDependencyUnavailableError } from "../../adapters/ports.ts";
+import { isBillingError } from "../../adapters/ports.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
 import { FROZEN_INVOICE_RESOLVER } from "../invoice/offers.ts";
-import { createRecovery, type Recovery } from "./jobs.ts";
+import { createRecovery, type Decider, type Recovery } from "./jobs.ts";
 
 export interface RecoveryPluginOptions {
   /** Epoch milliseconds (tests). */
@@ -50,8 +50,17 @@ export function recoveryFor(kit: PluginKit, options: RecoveryPluginOptions = {})
   return _build(kit, options);
 }
 
-/** Operator routes: operator key on any host, management quota, an idempotency key. */
-const OPERATOR_ROUTE = { method: "POST", service: "gateway", hosts: "any", auth: "admin", quota: "management", skip: ["mode"], idempotent: true } as const;
+/** Operator routes: operator key on any host, management quota, an idempotency key; store or ledger outages → 503. */
+const OPERATOR_ROUTE = {
+  method: "POST",
+  service: "gateway",
+  hosts: "any",
+  auth: "admin",
+  quota: "management",
+  skip: ["mode"],
+  idempotent: true,
+  unavailable: { code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE", detail: "The store or the ledger is unavailable; retry with the same key." },
+} as const;
 
 function signResolutionRoute(r: Recovery): RouteDeclaration {
   return {
@@ -93,16 +102,15 @@ function transmissionResolutionRoute(r: Recovery): RouteDeclaration {
 
 // --- Internal helpers ---
 
-function _operator(ctx: RequestContext): { actor: string; requestId: string } {
+function _operator(ctx: RequestContext): Decider {
   return { actor: `operator:${ctx.principal!.credentialId}`, requestId: ctx.requestId };
 }
 
-/** Store or ledger outages → 503 (retry with the same key); a settlement the ledger refuses → 409. */
+/** A settlement the ledger refuses → 409 (outages are the routes' `unavailable`). */
 async function _resolving<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (isDependencyUnavailableError(e)) throw gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", { detail: "The store or the ledger is unavailable; retry with the same key.", cause: e });
     if (isBillingError(e)) throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: "The ledger refused this settlement (the fee is no longer held as expected); check the wallet entries." });
     throw e;
   }
