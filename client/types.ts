@@ -1,19 +1,20 @@
 /**
  * The client's request and response types, derived from the gateway's own declarations: the valibot
- * schemas its routes validate with (`v.InferInput`) and the view types its handlers answer with. One
- * source of truth: a changed schema or view changes these types, and `npm test` (tsc) checks every
- * method and test against them.
+ * schemas its routes validate with (`v.InferInput`) and the view types its handlers answer with, or
+ * declared here where a handler's answer has no view type (test/client/types.test.ts holds those to
+ * the server's answers). A changed schema or view changes these types, and `npm test` (tsc) checks
+ * every method and test against them.
  *
  * This is the only client file that names server code, and only with `import type` (erased at run
  * time: test/client/package.test.ts proves the client runs without any server module).
  */
 import type * as v from "valibot";
 import type { OnboardingBody, ReverificationBody, RotationBody, ListQuery as SubBusinessListQuery } from "../plugins/onboarding/schemas.ts";
-import type { OnboardingService } from "../plugins/onboarding/service.ts";
+import type { MigrationSide, ReviewStatus, VersionSource } from "../plugins/onboarding/store.ts";
 import type { ReverificationView, SubBusinessView } from "../plugins/onboarding/views.ts";
 import type { InvoiceDocumentBody, IrnValidationBody, PaymentUpdateBody } from "../plugins/signing/schemas.ts";
 import type { IntakeBody, ListQuery as InvoiceListQuery } from "../plugins/stored-processing/schemas.ts";
-import type { IntakeView, InvoiceView } from "../plugins/stored-processing/store.ts";
+import type { IntakeView, InvoiceView } from "../plugins/invoice/stored-invoices.ts";
 import type { CreatePaymentLinkBody, ListLinksQuery, ListTransactionsQuery, ToggleStatusBody } from "../plugins/collections/payment-links/links/schemas.ts";
 import type { FieldErrors, PageQuery } from "../plugins/collections/shared/input.ts";
 import type {
@@ -62,9 +63,61 @@ export type ReverificationRequest = v.InferInput<typeof ReverificationBody>;
 export type RotationRequest = v.InferInput<typeof RotationBody>;
 export type SubBusinessListParams = QueryOf<typeof SubBusinessListQuery>;
 export type SubBusiness = SubBusinessView;
-export type SubBusinessPage = Awaited<ReturnType<OnboardingService["list"]>>;
 export type Reverification = ReverificationView;
-export type IdentityVersions = Awaited<ReturnType<OnboardingService["identityVersions"]>>;
+
+/** One page of represented businesses (`GET /sub-businesses`). */
+export interface SubBusinessPage {
+  data: SubBusiness[];
+  nextCursor: string | null;
+}
+
+/** The identity snapshot of a represented business (as `regulatorIdentity` of a SubBusiness). */
+export type RegulatorIdentity = SubBusinessView["regulatorIdentity"];
+
+/** A represented business's identity history (`GET /sub-businesses/{id}/identity-versions`). */
+export interface IdentityVersions {
+  gatewaySubBusinessId: string;
+  externalBusinessId: string;
+  currentVersion: number;
+  pendingReviewId: string | null;
+  versions: IdentityVersion[];
+  reviews: IdentityReview[];
+  migrations: IdentityMigration[];
+}
+
+export interface IdentityVersion {
+  version: number;
+  current: boolean;
+  source: VersionSource;
+  reviewId: string | null;
+  identity: RegulatorIdentity;
+  createdAt: string;
+}
+
+/** A reverification's review, as the business sees it. */
+export interface IdentityReview {
+  reviewId: string;
+  gatewaySubBusinessId: string;
+  status: ReviewStatus;
+  driftClass: "initial" | "none" | "additive" | "protected";
+  changedFields: string[];
+  requiresProtectedMigration: boolean;
+  baseVersion: number;
+  appliedVersion: number | null;
+  observedIdentity: RegulatorIdentity;
+  createdAt: string;
+  decidedAt: string | null;
+}
+
+/** A protected migration an operator made, as the business sees it. */
+export interface IdentityMigration {
+  migrationId: string;
+  reviewId: string;
+  gatewaySubBusinessId: string;
+  at: string;
+  from: MigrationSide;
+  to: MigrationSide;
+}
 
 // --- Invoice gateway: Pass-through ---
 

@@ -13,7 +13,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { CheckoutEvent } from "../plugins/collections/payment-links/checkout/session.ts";
 import type { InFlowSuccessEvent } from "../plugins/collections/virtual-accounts/deposit.ts";
-import type { InvoiceEvent } from "../plugins/stored-processing/store.ts";
+import type { InvoiceEvent } from "../plugins/invoice/stored-invoices.ts";
 
 /** Headers as Node's IncomingHttpHeaders, a Fetch `Headers`, or a plain record (names case-insensitive). */
 export type WebhookHeaderSource = Headers | Record<string, string | string[] | undefined>;
