@@ -43,33 +43,44 @@ const FOR_SUB_BUSINESS = {
 } as const;
 
 export function signingRoutes(service: SigningService): RouteDeclaration[] {
-  return [
-    {
-      ...FOR_SUB_BUSINESS,
-      headers: [SUB_BUSINESS_HEADER, ATTEMPT_NUMBER_HEADER],
-      method: "POST",
-      path: SIGNING_PATHS.sign,
-      quota: "sign",
-      bodyLimit: "large",
-      idempotent: true,
-      schemas: { body: InvoiceDocumentBody },
-      summary: "Sign a regulator invoice document (billed: the domain's sign fee)",
-      description:
-        "Headers x-sub-business-id, x-idempotency-key and x-attempt-number (default 1). Checks the represented business, business_id, supplier TIN and IRN, debits the sign fee, signs at the regulator and passes its answer through. Replays with the same key and content answer the stored result.",
-      responses: { 201: "The regulator's sign answer, passed through" },
-      async handler(ctx) {
-        const sub = subBusinessId(ctx);
-        const attempt = attemptNumber(ctx);
-        const key = ctx.idempotencyKey!;
-        const res = await service.sign(_caller(ctx), {
-          subBusinessId: sub,
-          idempotencyKey: key,
-          attemptNumber: attempt,
-          document: ctx.body as Record<string, unknown>,
-        });
-        return relayed(ctx, res);
-      },
+  return [_signRoute(service), ..._validationRoutes(service), ..._regulatorRoutes(service), ..._inboundRoutes()];
+}
+
+// --- Internal helpers ---
+
+/** The billed sign. */
+function _signRoute(service: SigningService): RouteDeclaration {
+  return {
+    ...FOR_SUB_BUSINESS,
+    headers: [SUB_BUSINESS_HEADER, ATTEMPT_NUMBER_HEADER],
+    method: "POST",
+    path: SIGNING_PATHS.sign,
+    quota: "sign",
+    bodyLimit: "large",
+    idempotent: true,
+    schemas: { body: InvoiceDocumentBody },
+    summary: "Sign a regulator invoice document (billed: the domain's sign fee)",
+    description:
+      "Headers x-sub-business-id, x-idempotency-key and x-attempt-number (default 1). Checks the represented business, business_id, supplier TIN and IRN, debits the sign fee, signs at the regulator and passes its answer through. Replays with the same key and content answer the stored result.",
+    responses: { 201: "The regulator's sign answer, passed through" },
+    async handler(ctx) {
+      const sub = subBusinessId(ctx);
+      const attempt = attemptNumber(ctx);
+      const key = ctx.idempotencyKey!;
+      const res = await service.sign(_caller(ctx), {
+        subBusinessId: sub,
+        idempotencyKey: key,
+        attemptNumber: attempt,
+        document: ctx.body as Record<string, unknown>,
+      });
+      return relayed(ctx, res);
     },
+  };
+}
+
+/** The unbilled validations at the regulator. */
+function _validationRoutes(service: SigningService): RouteDeclaration[] {
+  return [
     {
       ...FOR_SUB_BUSINESS,
       method: "POST",
@@ -97,6 +108,12 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
         return relayed(ctx, await service.validateIrn(_caller(ctx), sub, ctx.body as IrnValidationInput));
       },
     },
+  ];
+}
+
+/** The direct regulator routes: resource lists, and confirm / download / update by IRN (unbilled). */
+function _regulatorRoutes(service: SigningService): RouteDeclaration[] {
+  return [
     {
       ...PASSTHROUGH,
       method: "GET",
@@ -147,6 +164,12 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
         return relayed(ctx, await service.byIrn(_caller(ctx), sub, ctx.params.irn!, { method: "PATCH", segment: "update", body }));
       },
     },
+  ];
+}
+
+/** Inbound download and acknowledgement: always 503 (their ownership check is unavailable). */
+function _inboundRoutes(): RouteDeclaration[] {
+  return [
     {
       service: "gateway",
       auth: "apiKey",
@@ -165,8 +188,6 @@ export function signingRoutes(service: SigningService): RouteDeclaration[] {
     },
   ];
 }
-
-// --- Internal helpers ---
 
 function _caller(ctx: RequestContext): SignCaller {
   return {

@@ -33,36 +33,42 @@ export const INVOICE_STORE_UNAVAILABLE = { code: "GW_MANAGEMENT_SERVICE_UNAVAILA
 const INVOICES = { ...STORED, unavailable: INVOICE_STORE_UNAVAILABLE } as const;
 
 export function storedRoutes(service: StoredService, inbound: InboundReceiver): RouteDeclaration[] {
-  return [
-    {
-      ...STORED,
-      method: "POST",
-      path: STORED_PATHS.intake,
-      quota: "sign",
-      bodyLimit: "large",
-      idempotent: true,
-      headers: [SUB_BUSINESS_HEADER],
-      unavailable: {
-        code: "GW_INVOICE_INTAKE_UNAVAILABLE",
-        detail: "The gateway could not confirm that the invoice was accepted; retry with the same x-idempotency-key and content.",
-      },
-      schemas: { body: IntakeBody },
-      summary: "Accept an invoice for Stored processing (202; billed when the processor signs it)",
-      description:
-        "Headers x-sub-business-id and x-idempotency-key (x-attempt-number is not used: the processor numbers its attempts). Body: the regulator's invoice document; business_id may be omitted (filled in) and irn may be omitted when invoice_reference and issue_date are sent (built from the IRN template). The invoice is stored before the answer: 202 { invoiceId, status, irn, subBusinessId, createdAt } with Location /invoices/{invoiceId}. The same key and content answer the same invoice.",
-      responses: { 202: "Accepted: { invoiceId, status, irn, subBusinessId, createdAt }" },
-      async handler(ctx) {
-        const sub = subBusinessId(ctx);
-        const key = ctx.idempotencyKey!;
-        const doc = await service.intake(_caller(ctx), { subBusinessId: sub, idempotencyKey: key, body: ctx.body as Record<string, unknown> });
-        return json(
-          ctx,
-          202,
-          intakeView(doc),
-          { location: `/invoices/${doc._id}` },
-        );
-      },
+  return [_intakeRoute(service), ..._invoiceRoutes(service), _inboundRoute(inbound)];
+}
+
+// --- Internal helpers ---
+
+/** The Stored declaration of `POST /api/v1/invoice/sign`. */
+function _intakeRoute(service: StoredService): RouteDeclaration {
+  return {
+    ...STORED,
+    method: "POST",
+    path: STORED_PATHS.intake,
+    quota: "sign",
+    bodyLimit: "large",
+    idempotent: true,
+    headers: [SUB_BUSINESS_HEADER],
+    unavailable: {
+      code: "GW_INVOICE_INTAKE_UNAVAILABLE",
+      detail: "The gateway could not confirm that the invoice was accepted; retry with the same x-idempotency-key and content.",
     },
+    schemas: { body: IntakeBody },
+    summary: "Accept an invoice for Stored processing (202; billed when the processor signs it)",
+    description:
+      "Headers x-sub-business-id and x-idempotency-key (x-attempt-number is not used: the processor numbers its attempts). Body: the regulator's invoice document; business_id may be omitted (filled in) and irn may be omitted when invoice_reference and issue_date are sent (built from the IRN template). The invoice is stored before the answer: 202 { invoiceId, status, irn, subBusinessId, createdAt } with Location /invoices/{invoiceId}. The same key and content answer the same invoice.",
+    responses: { 202: "Accepted: { invoiceId, status, irn, subBusinessId, createdAt }" },
+    async handler(ctx) {
+      const sub = subBusinessId(ctx);
+      const key = ctx.idempotencyKey!;
+      const doc = await service.intake(_caller(ctx), { subBusinessId: sub, idempotencyKey: key, body: ctx.body as Record<string, unknown> });
+      return json(ctx, 202, intakeView(doc), { location: `/invoices/${doc._id}` });
+    },
+  };
+}
+
+/** The business's invoices: list, one, transmit and cancel by id. */
+function _invoiceRoutes(service: StoredService): RouteDeclaration[] {
+  return [
     {
       ...INVOICES,
       method: "GET",
@@ -121,40 +127,42 @@ export function storedRoutes(service: StoredService, inbound: InboundReceiver): 
         return json(ctx, 200, invoiceView(await service.cancel(_caller(ctx), ctx.params.invoiceId!), false));
       },
     },
-    {
-      method: "POST",
-      path: STORED_PATHS.inbound,
-      service: "gateway",
-      hosts: "any",
-      auth: "none",
-      quota: "none",
-      bodyLimit: "large",
-      rejectServerFields: false,
-      skip: ["auth", "ip-allowlist", "quota", "mode"],
-      headers: [
-        { name: TIMESTAMP_HEADER, required: true, description: "Unix time in seconds of the delivery, within the replay window." },
-        { name: SIGNATURE_HEADER, required: true, description: 'v1,<base64 HMAC-SHA256 of "timestamp.body"> keyed by the deployment\'s regulator secret (several space-separated).' },
-      ],
-      unavailable: { code: "GW_INVOICE_INTAKE_UNAVAILABLE", detail: "The delivery could not be stored; deliver it again." },
-      summary: "The regulator's inbound-invoice deliveries (HMAC-signed; not a customer route)",
-      description:
-        "Headers x-regulator-timestamp (Unix seconds, within the replay window) and x-regulator-signature: v1,<base64 HMAC-SHA256 of \"timestamp.body\"> keyed by the deployment's regulator secret. Body { delivery_id, environment, buyer_tin, irn, invoice }. A repeated delivery id is acknowledged without storing anything again.",
-      responses: { 200: '{ status: "accepted" | "duplicate" }' },
-      async handler(ctx) {
-        const status = await inbound.receive({
-          requestId: ctx.requestId,
-          rawBody: ctx.rawBody ?? new Uint8Array(),
-          body: ctx.body,
-          timestamp: ctx.req.headers.get(TIMESTAMP_HEADER),
-          signature: ctx.req.headers.get(SIGNATURE_HEADER),
-        });
-        return json(ctx, 200, { status });
-      },
-    },
   ];
 }
 
-// --- Internal helpers ---
+/** The regulator's inbound deliveries (not a customer route). */
+function _inboundRoute(inbound: InboundReceiver): RouteDeclaration {
+  return {
+    method: "POST",
+    path: STORED_PATHS.inbound,
+    service: "gateway",
+    hosts: "any",
+    auth: "none",
+    quota: "none",
+    bodyLimit: "large",
+    rejectServerFields: false,
+    skip: ["auth", "ip-allowlist", "quota", "mode"],
+    headers: [
+      { name: TIMESTAMP_HEADER, required: true, description: "Unix time in seconds of the delivery, within the replay window." },
+      { name: SIGNATURE_HEADER, required: true, description: 'v1,<base64 HMAC-SHA256 of "timestamp.body"> keyed by the deployment\'s regulator secret (several space-separated).' },
+    ],
+    unavailable: { code: "GW_INVOICE_INTAKE_UNAVAILABLE", detail: "The delivery could not be stored; deliver it again." },
+    summary: "The regulator's inbound-invoice deliveries (HMAC-signed; not a customer route)",
+    description:
+      "Headers x-regulator-timestamp (Unix seconds, within the replay window) and x-regulator-signature: v1,<base64 HMAC-SHA256 of \"timestamp.body\"> keyed by the deployment's regulator secret. Body { delivery_id, environment, buyer_tin, irn, invoice }. A repeated delivery id is acknowledged without storing anything again.",
+    responses: { 200: '{ status: "accepted" | "duplicate" }' },
+    async handler(ctx) {
+      const status = await inbound.receive({
+        requestId: ctx.requestId,
+        rawBody: ctx.rawBody ?? new Uint8Array(),
+        body: ctx.body,
+        timestamp: ctx.req.headers.get(TIMESTAMP_HEADER),
+        signature: ctx.req.headers.get(SIGNATURE_HEADER),
+      });
+      return json(ctx, 200, { status });
+    },
+  };
+}
 
 function _caller(ctx: RequestContext): StoredCaller {
   return {

@@ -18,7 +18,7 @@ import PQueue from "p-queue";
 import type { Lease } from "../../../adapters/ports.ts";
 import { describeError } from "../../../core/log.ts";
 import type { InvoiceDoc } from "../../invoice/stored-invoices.ts";
-import { createHeartbeat } from "./heartbeat.ts";
+import { createHeartbeat, type Heartbeat } from "./heartbeat.ts";
 import { runPass } from "./pass.ts";
 import type { ProcessorOptions, ProcessorRuntime, StoredProcessor } from "./types.ts";
 import { backoff } from "./writes.ts";
@@ -28,104 +28,137 @@ const SORT = [{ field: "dueAt", direction: 1 as const }];
 const MAX_PAUSE_MS = 10_000;
 
 export function createStoredProcessor(o: ProcessorOptions): StoredProcessor {
-  const owner = o.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
-  const queue = new PQueue({ concurrency: o.concurrency });
-  const s = { running: false, stopping: false, lastTickAt: Date.now(), processed: 0, outageStreak: 0, pauseUntil: 0 };
-  const rt: ProcessorRuntime = { o, owner, invoices: o.store.invoices, stopping: () => s.stopping };
-  const heartbeat = createHeartbeat(o, owner, { lastTickAt: () => s.lastTickAt, inFlight: () => queue.pending, processed: () => s.processed, stopping: () => s.stopping });
-  const sleeper = _createSleeper();
+  const l = _newLoop(o);
   let loop: Promise<void> | null = null;
   let beats: NodeJS.Timeout | null = null;
-
-  /**
-   * While dependency outages last, the processor pauses its claims (backoff of the streak, at most
-   * MAX_PAUSE_MS): invoices wait out their own backoff anyway, and a long outage costs no churn.
-   */
-  function passEnded(outage: boolean): void {
-    if (!outage) {
-      s.outageStreak = 0;
-      s.pauseUntil = 0;
-      return;
-    }
-    s.outageStreak++;
-    s.pauseUntil = Date.now() + Math.min(MAX_PAUSE_MS, backoff(o, s.outageStreak));
-  }
-
-  async function pass(doc: InvoiceDoc & { lease: Lease }): Promise<void> {
-    let outage = true;
-    try {
-      outage = await runPass(rt, doc);
-    } finally {
-      s.processed++;
-      passEnded(outage);
-    }
-  }
-
-  async function claimLoop(): Promise<void> {
-    while (s.running) {
-      s.lastTickAt = Date.now();
-      if (queue.pending + queue.size >= o.concurrency) {
-        await new Promise((resolve) => queue.once("next", resolve));
-        continue;
-      }
-      const pause = s.pauseUntil - Date.now();
-      if (pause > 0) {
-        await sleeper.sleep(pause); // a wake during the pause only re-checks it
-        continue;
-      }
-      let doc: (InvoiceDoc & { lease: Lease }) | null;
-      try {
-        doc = await rt.invoices.claim({ dueAt: { $lte: Date.now() } }, owner, o.leaseMs, SORT);
-      } catch (e) {
-        o.log.warn("stored_processor_claim_failed", { error: describeError(e) });
-        passEnded(true);
-        continue;
-      }
-      if (!doc) {
-        await sleeper.sleep(o.pollMs);
-        continue;
-      }
-      const claimed = doc;
-      void queue.add(() => pass(claimed));
-    }
-  }
-
   return {
     name: "stored-processor",
-    owner,
+    owner: l.rt.owner,
     wake() {
-      sleeper.wake();
+      l.sleeper.wake();
     },
     async start() {
-      if (s.running) return;
-      s.running = true;
-      s.stopping = false;
-      o.log.event("stored_processor_started", { owner, concurrency: o.concurrency });
-      await heartbeat.beat();
-      beats = setInterval(() => void heartbeat.beat(), o.heartbeatMs);
+      if (l.running) return;
+      l.running = true;
+      l.stopping = false;
+      o.log.event("stored_processor_started", { owner: l.rt.owner, concurrency: o.concurrency });
+      await l.heartbeat.beat();
+      beats = setInterval(() => void l.heartbeat.beat(), o.heartbeatMs);
       beats.unref();
-      loop = claimLoop();
+      loop = _claimLoop(l);
     },
     async stop() {
-      if (!s.running) return;
-      s.running = false;
-      s.stopping = true;
-      sleeper.wake();
+      if (!l.running) return;
+      l.running = false;
+      l.stopping = true;
+      l.sleeper.wake();
       if (beats) clearInterval(beats);
       beats = null;
       // The loop ends at its next turn (a sleeping loop was woken; a saturated one waits for a pass).
       await loop;
-      await queue.onIdle();
-      await heartbeat.remove();
-      o.log.event("stored_processor_stopped", { owner, processed: s.processed });
+      await l.queue.onIdle();
+      await l.heartbeat.remove();
+      o.log.event("stored_processor_stopped", { owner: l.rt.owner, processed: l.processed });
     },
   };
 }
 
 // --- Internal helpers ---
 
+/** A processor's state: its queue of passes, its run flags, and the outage streak that pauses its claims. */
+interface Loop {
+  readonly rt: ProcessorRuntime;
+  readonly queue: PQueue;
+  readonly heartbeat: Heartbeat;
+  readonly sleeper: Sleeper;
+  running: boolean;
+  stopping: boolean;
+  lastTickAt: number;
+  processed: number;
+  /** Consecutive passes that met a dependency outage, and the claim pause they cause. */
+  outageStreak: number;
+  pauseUntil: number;
+}
+
+function _newLoop(o: ProcessorOptions): Loop {
+  const owner = o.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  const queue = new PQueue({ concurrency: o.concurrency });
+  const l: Loop = {
+    rt: { o, owner, invoices: o.store.invoices, stopping: () => l.stopping },
+    queue,
+    heartbeat: createHeartbeat(o, owner, { lastTickAt: () => l.lastTickAt, inFlight: () => queue.pending, processed: () => l.processed, stopping: () => l.stopping }),
+    sleeper: _createSleeper(),
+    running: false,
+    stopping: false,
+    lastTickAt: Date.now(),
+    processed: 0,
+    outageStreak: 0,
+    pauseUntil: 0,
+  };
+  return l;
+}
+
+async function _claimLoop(l: Loop): Promise<void> {
+  const { o, owner, invoices } = l.rt;
+  while (l.running) {
+    l.lastTickAt = Date.now();
+    if (l.queue.pending + l.queue.size >= o.concurrency) {
+      await new Promise((resolve) => l.queue.once("next", resolve));
+      continue;
+    }
+    const pause = l.pauseUntil - Date.now();
+    if (pause > 0) {
+      await l.sleeper.sleep(pause); // a wake during the pause only re-checks it
+      continue;
+    }
+    let doc: (InvoiceDoc & { lease: Lease }) | null;
+    try {
+      doc = await invoices.claim({ dueAt: { $lte: Date.now() } }, owner, o.leaseMs, SORT);
+    } catch (e) {
+      o.log.warn("stored_processor_claim_failed", { error: describeError(e) });
+      _passEnded(l, true);
+      continue;
+    }
+    if (!doc) {
+      await l.sleeper.sleep(o.pollMs);
+      continue;
+    }
+    const claimed = doc;
+    void l.queue.add(() => _pass(l, claimed));
+  }
+}
+
+async function _pass(l: Loop, doc: InvoiceDoc & { lease: Lease }): Promise<void> {
+  let outage = true;
+  try {
+    outage = await runPass(l.rt, doc);
+  } finally {
+    l.processed++;
+    _passEnded(l, outage);
+  }
+}
+
+/**
+ * While dependency outages last, the processor pauses its claims (backoff of the streak, at most
+ * MAX_PAUSE_MS): invoices wait out their own backoff anyway, and a long outage costs no churn.
+ */
+function _passEnded(l: Loop, outage: boolean): void {
+  if (!outage) {
+    l.outageStreak = 0;
+    l.pauseUntil = 0;
+    return;
+  }
+  l.outageStreak++;
+  l.pauseUntil = Date.now() + Math.min(MAX_PAUSE_MS, backoff(l.rt.o, l.outageStreak));
+}
+
 /** Sleeps that a wake (new work, or stop) cuts short. */
-function _createSleeper(): { sleep(ms: number): Promise<void>; wake(): void } {
+interface Sleeper {
+  sleep(ms: number): Promise<void>;
+  wake(): void;
+}
+
+function _createSleeper(): Sleeper {
   let wakeUp: (() => void) | null = null;
   return {
     sleep(ms) {
