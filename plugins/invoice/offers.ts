@@ -10,7 +10,8 @@ export type FrozenInvoiceOutcome = "signed" | "not_signed" | "transmitted" | "no
 export interface FrozenInvoiceResolver {
   /**
    * Resolves a frozen Stored invoice after checking the regulator; wakes the processor when the
-   * invoice has work again. Throws the catalog's errors (not found, state conflict).
+   * invoice has work again. Throws the catalog's errors (not found, state conflict), or the store's
+   * DependencyUnavailableError when it cannot answer.
    */
   resolve(operator: { requestId: string; credentialId: string; actor?: string }, invoiceId: string, outcome: FrozenInvoiceOutcome): Promise<unknown>;
 }
