@@ -7,18 +7,9 @@
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { isValidSubBusinessId } from "../../core/validation.ts";
 import type { RegulatorBusiness, RegulatorEntity } from "../../adapters/regulator/port.ts";
+import type { RegulatorIdentity } from "../invoice/represented-businesses.ts";
 
-/** The stored identity snapshot (= `regulatorIdentity` and `observedIdentity` in responses). */
-export interface RegulatorIdentity {
-  entityId: string;
-  entityReference: string;
-  regulatorBusinessId: string;
-  businessName: string;
-  tin: string;
-  irnTemplate: string | null;
-  /** The business is usable at the regulator: the business AND its entity are active. */
-  active: boolean;
-}
+export type { RegulatorIdentity };
 
 export type IdentityField = keyof RegulatorIdentity;
 
