@@ -8,7 +8,7 @@
  * This process is the client; it starts the server as a child (`--server`: the demo composition on
  * the embedded fs store in a temporary folder, the regulator simulator, the demo taxpayer
  * onboarded), so the client's own allocations never count. The client sends the fuzz suite's cases
- * (test/fuzz/requests.ts) over raw sockets, 8 connections at a time: a warm-up round, then
+ * (test/e2e/fuzz/requests.ts) over raw sockets, 8 connections at a time: a warm-up round, then
  * EDGE_MEM_ROUNDS rounds of EDGE_MEM_CASES / rounds cases. After each round the server collects
  * garbage (four full GCs) and reports rss / heapUsed / heapTotal / external. With
  * EDGE_MEM_SNAPSHOT=1 it also writes heap snapshots after the warm-up and after the last round (RSS
@@ -49,7 +49,7 @@ else await clientRole();
 // ---------------------------------------------------------------------------
 
 async function clientRole(): Promise<void> {
-  const { demoFuzzContext, fuzzCase, routesOf, toBytes } = await import("../test/fuzz/requests.ts");
+  const { demoFuzzContext, fuzzCase, routesOf, toBytes } = await import("../test/e2e/fuzz/requests.ts");
   const { rawExchange } = await import("../test/support/raw-http.ts");
   const { tempDir } = await import("../test/support/temp.ts");
   const snapshots = SNAPSHOT ? tempDir("heap") : null;
@@ -120,7 +120,7 @@ async function serverRole(): Promise<void> {
   const { serveGateway } = await import("../core/server.ts");
   const { DEMO_KEY, PASSTHROUGH, testConfig } = await import("../test/support/gateway.ts");
   const { tempDir } = await import("../test/support/temp.ts");
-  const { startDemoSimulator, CREDENTIALS } = await import("../test/simulator/simulator-helpers.ts");
+  const { startDemoSimulator, CREDENTIALS } = await import("../test/adapters/regulator/simulator/simulator-helpers.ts");
   const sim = await startDemoSimulator();
   const config = testConfig({
     storage: { driver: "fs", dir: tempDir("edge-memory-data") },

@@ -42,7 +42,7 @@ import { openCoordination, openDocumentStore } from "../boot/open-ports.ts";
 import { createLogger } from "../core/log.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, STORED } from "../test/support/gateway.ts";
 import { isTopologySkip, SCALE_OUT_EDGE, startTopology, type Topology } from "../test/support/topology.ts";
-import { DEMO, demoInvoice } from "../test/simulator/simulator-helpers.ts";
+import { DEMO, demoInvoice } from "../test/adapters/regulator/simulator/simulator-helpers.ts";
 import { gitShortSha, RESULTS_DIR, summarizeCannon } from "./report.ts";
 import { benchSettings, type BenchSettings, type ScenarioResult } from "./run.ts";
 import { benchLimits } from "./servers/common.ts";

@@ -92,7 +92,7 @@ function _createNodeServer(gateway: Gateway, log: Logger): Server {
   // connection at once, and the answer of a request still running (a sign already debited) is
   // lost: keep the write side open until the last response is out (Node then closes). The switch
   // is a long-standing but undocumented server property: checked here, and covered by
-  // test/edge/ordering.test.ts.
+  // test/core/http/ordering.test.ts.
   if (!("httpAllowHalfOpen" in node)) throw new Error("node:http no longer has httpAllowHalfOpen: review core/server.ts");
   (node as { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // An Expect other than 100-continue: served as if absent (RFC 9110 §10.1.1 allows it), rather

@@ -50,7 +50,7 @@ import autocannon from "autocannon";
 import { request } from "undici";
 import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
 import { isRedisSkip, startRedisServer } from "../../test/support/redis-server.ts";
-import { demoInvoice } from "../../test/simulator/simulator-helpers.ts";
+import { demoInvoice } from "../../test/adapters/regulator/simulator/simulator-helpers.ts";
 import { collectGarbage, processCpuMs, processRss, ROOT, spawnListening, stopProcess } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioOutcome, ScenarioResult } from "../run.ts";

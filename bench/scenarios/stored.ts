@@ -9,7 +9,7 @@
  *    invoices (taken in through the gateway), then ONE processor (the production one, default
  *    settings) drains it from pending to signed against the simulator. Measured: the drain time and
  *    invoices/s. The intake gateway runs without its processor, so phase 1 measures intake only.
- * Documents come from demoInvoice() (test/simulator/simulator-helpers.ts).
+ * Documents come from demoInvoice() (test/adapters/regulator/simulator/simulator-helpers.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -24,7 +24,7 @@ import { serveGateway, type RunningServer } from "../../core/server.ts";
 import { createProcessorFor } from "../../plugins/stored-processing/plugin.ts";
 import { openStoredStore } from "../../plugins/stored-processing/store.ts";
 import { DEMO_KEY, STORED, testConfig } from "../../test/support/gateway.ts";
-import { DEMO, demoInvoice } from "../../test/simulator/simulator-helpers.ts";
+import { DEMO, demoInvoice } from "../../test/adapters/regulator/simulator/simulator-helpers.ts";
 import { summarizeCannon } from "../report.ts";
 import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
 import { problemsOf } from "./load.ts";

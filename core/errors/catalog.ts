@@ -1,7 +1,7 @@
 /**
  * THE error catalog: every public GW_* code of the invoice-gateway spec §7.4–§7.10, as data.
  * Code raises by code (`gwError("GW_RATE_LIMIT_EXCEEDED", {...})`); core/errors/render.ts turns a row
- * into problem+json. test/unit/catalog.test.ts checks every row against the spec's tables.
+ * into problem+json. test/core/errors/catalog.test.ts checks every row against the spec's tables.
  * A code, once published, is never reused or renumbered. Internal failures (boot, config) never get
  * a public code: they stop startup instead.
  */

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { RunningServer } from "../../core/server.ts";
-import { demoEntity } from "../onboarding/onboarding-helpers.ts";
-import { ADMIN_KEY, PASSTHROUGH, SUB, invoice, startSigningHarness } from "../signing/signing-helpers.ts";
+import { demoEntity } from "../plugins/onboarding/onboarding-helpers.ts";
+import { ADMIN_KEY, PASSTHROUGH, SUB, invoice, startSigningHarness } from "../plugins/signing/signing-helpers.ts";
 import { DEMO_RAW } from "../support/gateway.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { gatewayTracker } from "../support/gateway.ts";
-import { startDemoSimulator } from "../simulator/simulator-helpers.ts";
+import { startDemoSimulator } from "../adapters/regulator/simulator/simulator-helpers.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const { start, track, closeAll } = gatewayTracker();

@@ -9,7 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { isProblemError, type ProblemError } from "../../client/index.ts";
 import type { RunningServer } from "../../core/server.ts";
-import { startSigningHarness, invoice, irnOf, SUB, type SigningHarness } from "../signing/signing-helpers.ts";
+import { startSigningHarness, invoice, irnOf, SUB, type SigningHarness } from "../plugins/signing/signing-helpers.ts";
 import { until } from "../support/assertions.ts";
 import { gatewayClient, recorder, startFaultyProxy, testRuntime, wallet } from "./client-helpers.ts";
 

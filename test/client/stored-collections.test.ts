@@ -17,8 +17,8 @@ import {
   type IntakeDocument,
   type ProblemError,
 } from "../../client/index.ts";
-import { BEARER_HOOKED, HOOK_SECRET, sourceRef, startCollections, startReceiver } from "../collections/collections-helpers.ts";
-import { intakeInvoice, startStoredHarness, SUB, type StoredHarness } from "../stored/stored-helpers.ts";
+import { BEARER_HOOKED, HOOK_SECRET, sourceRef, startCollections, startReceiver } from "../plugins/collections/payment-links/collections-helpers.ts";
+import { intakeInvoice, startStoredHarness, SUB, type StoredHarness } from "../plugins/stored-processing/stored-helpers.ts";
 import { STORED } from "../support/gateway.ts";
 import { until } from "../support/assertions.ts";
 import { collectionsClient, gatewayClient, recorder, startFaultyProxy, testRuntime } from "./client-helpers.ts";

@@ -30,7 +30,7 @@ import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../suppor
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
-import { demoInvoice } from "../simulator/simulator-helpers.ts";
+import { demoInvoice } from "../adapters/regulator/simulator/simulator-helpers.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const FEE_KOBO = 5_000;

@@ -16,7 +16,7 @@ import { httpCall } from "../support/raw-http.ts";
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
 import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
-import { demoInvoice } from "../simulator/simulator-helpers.ts";
+import { demoInvoice } from "../adapters/regulator/simulator/simulator-helpers.ts";
 import { createInvoiceGatewayClient, isProblemError } from "../../client/index.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -1,5 +1,5 @@
 /**
- * A tiny example plugin (docs/plugins.md walks through it; test/unit/example-plugin.test.ts runs
+ * A tiny example plugin (docs/plugins.md walks through it; test/plugins/example/example-plugin.test.ts runs
  * it). It stores greetings per business in the document store: one public read, one
  * authenticated idempotent mutation with a validated body, on approved gateway domains.
  */

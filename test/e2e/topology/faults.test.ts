@@ -21,7 +21,7 @@ import { createCollectionsClient, createInvoiceGatewayClient, isProblemError } f
 import { ADMIN_KEY, ALLOWLISTED_KEY, BEARER_DEMO, DEMO_KEY, PASSTHROUGH, STORED } from "../../support/gateway.ts";
 import { httpCall } from "../../support/raw-http.ts";
 import { isTopologySkip, reportTopologySkip, SCALE_OUT_EDGE, startTopology, type Topology } from "../../support/topology.ts";
-import { DEMO } from "../../simulator/simulator-helpers.ts";
+import { DEMO } from "../../adapters/regulator/simulator/simulator-helpers.ts";
 import type { CheckoutSession } from "../../../plugins/collections/payment-links/checkout/session.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../../../plugins/stored-processing/store.ts";
 import {

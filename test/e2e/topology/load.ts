@@ -24,7 +24,7 @@ import {
   type Result,
 } from "../../../client/index.ts";
 import { BEARER_DEMO, DEMO_KEY, PASSTHROUGH, STORED } from "../../support/gateway.ts";
-import { DEMO, demoInvoice } from "../../simulator/simulator-helpers.ts";
+import { DEMO, demoInvoice } from "../../adapters/regulator/simulator/simulator-helpers.ts";
 
 export const COLLECTIONS_HOST = "collections.demo.localhost";
 

@@ -1,0 +1,98 @@
+/**
+ * The test command's runner (test/run.ts), run for real on suites written to a temporary folder:
+ * - it counts uvu's summaries and ends with the `N passed, N failed, N skipped` line;
+ * - a suite past the per-file deadline is a failure, and the kill reaches the suite's whole process
+ *   group: a server the suite started that still holds the output pipe does not hang the run and
+ *   does not outlive it; the temporary folders of a killed suite are removed (each file runs with a
+ *   TMPDIR of its own).
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { tempDir } from "./temp.ts";
+
+const RUNNER = new URL("../run.ts", import.meta.url).pathname;
+
+test("a suite's uvu summary is counted and the run ends with the totals line", async () => {
+  {
+    const dir = tempDir("runner");
+    writeFileSync(join(dir, "a.test.ts"), `console.log("  Total:     3\\n  Passed:    2\\n  Skipped:   1");\n`);
+    writeFileSync(join(dir, "b.test.ts"), `console.log("  Total:     1\\n  Passed:    1\\n  Skipped:   0");\n`);
+    const run = await _runRunner(dir, 60_000);
+    assert.is(run.code, 1, run.output);
+    assert.match(run.output, /\n3 passed, 1 failed, 1 skipped\n$/);
+  }
+});
+
+test("a suite past its deadline fails, and its process group dies with it (a child holding the pipe cannot hang the run)", async () => {
+  {
+    const dir = tempDir("runner");
+    const pidFile = join(dir, "child.pid");
+    const tmpFile = join(dir, "tmp.path");
+    // The suite starts a child that inherits its stdout (as a server started by a test would) and
+    // then never ends.
+    writeFileSync(
+      join(dir, "hang.test.ts"),
+      [
+        `import { spawn } from "node:child_process";`,
+        `import { mkdtempSync, writeFileSync } from "node:fs";`,
+        `import { tmpdir } from "node:os";`,
+        `import { join } from "node:path";`,
+        `writeFileSync(${JSON.stringify(tmpFile)}, mkdtempSync(join(tmpdir(), "gatehouse-left-")));`,
+        `const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "inherit" });`,
+        `writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));`,
+        `setInterval(() => {}, 1000);`,
+        ``,
+      ].join("\n"),
+    );
+    writeFileSync(join(dir, "ok.test.ts"), `console.log("  Total:     1\\n  Passed:    1\\n  Skipped:   0");\n`);
+    const run = await _runRunner(dir, 60_000, { TEST_FILE_TIMEOUT_MS: "6000", TEST_CONCURRENCY: "1" });
+    assert.is(run.code, 1, run.output);
+    assert.match(run.output, /hang\.test\.ts exceeded 6000 ms and was killed/);
+    assert.match(run.output, /\n1 passed, 1 failed, 0 skipped\n$/);
+    const childPid = Number(readFileSync(pidFile, "utf8"));
+    assert.ok(childPid > 0);
+    assert.ok(await _gone(childPid), `the suite's child ${childPid} outlived the run`);
+    const leftDir = readFileSync(tmpFile, "utf8");
+    assert.ok(leftDir.length > 0);
+    assert.not.ok(existsSync(leftDir), `the killed suite's temporary folder ${leftDir} was left behind`);
+  }
+});
+
+test.run();
+
+// --- Internal helpers ---
+
+function _runRunner(dir: string, limitMs: number, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", RUNNER], {
+      env: { ...process.env, TEST_RUNNER_DIR: dir, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`the runner did not end within ${limitMs} ms:\n${output}`));
+    }, limitMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+async function _gone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 50; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
