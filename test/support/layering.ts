@@ -12,7 +12,7 @@ import ts from "typescript";
 export const PRODUCT_FOLDERS = ["boot", "core", "pipeline", "plugins", "adapters", "config", "cli", "client", "deploy"] as const;
 
 /** The files every layer may import besides its own: the ports (interfaces and the regulator's contract). */
-export const PORT_FILES = ["adapters/ports.ts", "adapters/regulator/port.ts", "adapters/regulator/port-types/", "adapters/regulator/irn.ts"];
+export const PORT_FILES = ["adapters/ports.ts", "adapters/ports/", "adapters/regulator/port.ts", "adapters/regulator/port-types/", "adapters/regulator/irn.ts"];
 
 export interface ImportEdge {
   from: string;
