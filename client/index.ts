@@ -8,8 +8,28 @@
  *
  * Run-time dependencies: undici and node:crypto only (no gateway server code).
  */
-export { createInvoiceGatewayClient, INVOICE_OPERATIONS, type InvoiceGatewayClient, type InvoiceGatewayClientOptions, type SignOptions } from "./invoice-gateway.ts";
-export { createCollectionsClient, COLLECTIONS_OPERATIONS, type CollectionsClient, type CollectionsClientOptions } from "./collections.ts";
+export {
+  createInvoiceGatewayClient,
+  INVOICE_OPERATIONS,
+  type InvoiceGatewayClient,
+  type InvoiceGatewayClientOptions,
+  type InvoicesApi,
+  type RejectedSign,
+  type SignOptions,
+  type StoredApi,
+  type SubBusinessesApi,
+} from "./invoice-gateway.ts";
+export {
+  createCollectionsClient,
+  COLLECTIONS_OPERATIONS,
+  type BalancesApi,
+  type CollectionsClient,
+  type CollectionsClientOptions,
+  type CustomersApi,
+  type PaymentLinksApi,
+  type SandboxApi,
+  type VirtualAccountsApi,
+} from "./collections.ts";
 export type { CallOptions, ConnectionOptions, Result } from "./http.ts";
 export {
   CollectionsApiError,
