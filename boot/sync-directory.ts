@@ -4,7 +4,7 @@
  */
 import type { Config } from "../config/schema.ts";
 import { announceChange } from "../core/directory.ts";
-import { seedDirectory, type SeedReport } from "../core/directory-seed.ts";
+import { seedDirectory, type SeedReport } from "../core/directory/seed.ts";
 import { openDirectoryStore } from "../core/directory-store.ts";
 import type { Logger } from "../core/log.ts";
 import { openCoordination, openDocumentStore } from "./open-ports.ts";
