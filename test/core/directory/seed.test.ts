@@ -1,5 +1,5 @@
 /**
- * The config file seeds the directory (decK-style, core/directory-seed.ts): missing records are
+ * The config file seeds the directory (decK-style, core/directory/seed.ts): missing records are
  * created, the file's own changes are applied, an operator's change is never overwritten by a seed
  * (only by --sync, which makes the store match the file exactly), and two processes seeding at once
  * converge. Runs on the embedded store with the in-process coordination, as `npm start` does.
