@@ -44,6 +44,11 @@ export interface ConnectionOptions {
   synchronous: "FULL" | "OFF";
   /** A connection that only reads (`query_only`). */
   readOnly?: boolean;
+  /**
+   * A connection that changes nothing about the file (no claim, no journal mode) and is not
+   * `query_only`, so `VACUUM INTO` may write its copy elsewhere (backups, inspections).
+   */
+  inspect?: boolean;
 }
 
 /** Prepared statements a connection keeps (least recently used first out). */
@@ -56,7 +61,10 @@ export function openConnection(options: ConnectionOptions): SqliteConnection {
   let inTransaction = false;
   try {
     db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs))}`);
-    if (options.file !== ":memory:" && !options.readOnly) db.exec("PRAGMA journal_mode = WAL"); // kept in the file
+    if (options.file !== ":memory:" && !options.readOnly && !options.inspect) {
+      _claim(db, options.file); // before anything writes to the file
+      db.exec("PRAGMA journal_mode = WAL"); // kept in the file
+    }
     db.exec(`PRAGMA synchronous = ${options.synchronous}`);
     if (options.readOnly) db.exec("PRAGMA query_only = 1");
   } catch (e) {
@@ -123,6 +131,12 @@ export function openConnection(options: ConnectionOptions): SqliteConnection {
   };
 }
 
+/** `PRAGMA application_id` of a Gatehouse database ("GH", format 1). */
+export const APPLICATION_ID = 0x47480001;
+
+/** The code of the error thrown when a file is an SQLite database of another program. */
+export const FOREIGN_DATABASE = "GATEHOUSE_FOREIGN_DATABASE";
+
 /** The SQLite result code of an error thrown by the binding ("SQLITE_CONSTRAINT_UNIQUE"...), or "". */
 export function sqliteCode(e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code;
@@ -133,6 +147,25 @@ export function sqliteCode(e: unknown): string {
 
 const _require = createRequire(import.meta.url);
 const _NONE: readonly SqlParam[] = [];
+
+/**
+ * Makes sure the file is a Gatehouse database before anything writes to it: one carrying our
+ * application id, or a new (empty) one, which gets it. A database without the id that holds only
+ * this store's tables (one created before the id was set) gets it too. Anything else is another
+ * program's database and is refused untouched.
+ */
+function _claim(db: LibsqlDatabase.Database, file: string): void {
+  const id = Number((db.prepare("PRAGMA application_id").raw(true).get() as unknown[])[0]);
+  if (id === APPLICATION_ID) return;
+  const tables = (db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").raw(true).all() as unknown[][]).map((r) => String(r[0]));
+  if (id === 0 && (tables.length === 0 || tables.includes("gatehouse_collections"))) {
+    db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
+    return;
+  }
+  const e = new Error(`${file} is an SQLite database of another program (application_id ${id}, ${tables.length} tables), not a Gatehouse database`);
+  (e as Error & { code: string }).code = FOREIGN_DATABASE;
+  throw e;
+}
 
 function _checkParams(params: readonly SqlParam[]): void {
   for (let i = 0; i < params.length; i++) {

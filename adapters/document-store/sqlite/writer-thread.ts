@@ -4,7 +4,7 @@
  * after its COMMIT. Every fsync of the store happens here, never on the thread that serves HTTP.
  *
  * Messages in: a BatchMessage, or `{ close: true }` (close the database, which checkpoints the WAL).
- * Out: `{ ready: true }` once open, `{ failed: message }` if it could not open, one BatchReply per
+ * Out: `{ ready: true }` once open, `{ failed: message, code }` if it could not open, one BatchReply per
  * transaction, and `{ closed: true }`.
  */
 import { parentPort, workerData } from "node:worker_threads";
@@ -32,6 +32,7 @@ try {
   });
   port.postMessage({ ready: true });
 } catch (e) {
-  port.postMessage({ failed: `${(e as { code?: string }).code ?? "error"}: ${(e as Error).message}` });
+  const code = (e as { code?: string }).code ?? "error";
+  port.postMessage({ failed: `${code}: ${(e as Error).message}`, code });
   port.close();
 }
