@@ -26,8 +26,13 @@ import { plugins as defaultPlugins } from "../plugins/index.ts";
 import { instrumentLedger } from "./instrument-ledger.ts";
 import { openCoordination, openDocumentStore, openEmail } from "./open-ports.ts";
 
-/** Implementations that run inside the gateway process. */
-const IN_PROCESS_KINDS = new Set(["memory", "unstorage-memory", "unstorage-fs"]);
+/**
+ * Implementations that run inside the gateway process and cannot wait on anything outside it: they
+ * get no per-call deadline. The SQLite file store is not one of them: a write can wait on another
+ * process's lock on the file (or on a stalled disk), so its calls get the store deadline like a
+ * remote engine's.
+ */
+const IN_PROCESS_KINDS = new Set(["memory", "sqlite-memory", "unstorage-memory", "unstorage-fs"]);
 
 export interface ComposeOptions {
   log: Logger;

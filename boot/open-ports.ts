@@ -1,31 +1,25 @@
 /**
- * The openers of the configured engines: the document store, the coordination store and the
- * e-mail sender. Drivers other than the embedded default are imported only when configured, so
- * `npm start` never loads the MongoDB or Redis client.
+ * The openers of the configured engines: the document store (the embedded SQLite file by default:
+ * ./open-sqlite.ts), the coordination store and the e-mail sender. Drivers other than the embedded
+ * default are imported only when configured, so `npm start` never loads the MongoDB or Redis client.
  */
 import type { CoordinationStore, DocumentStore, EmailSender } from "../adapters/ports.ts";
 import { createMemoryCoordination } from "../adapters/coordination/memory.ts";
-import { createUnstorageDocumentStore } from "../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../adapters/document-store/sqlite/store.ts";
 import { createFolderEmailSender } from "../adapters/email/folder.ts";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../core/log.ts";
+import { openSqliteStore, sqliteLocation } from "./open-sqlite.ts";
 
 export async function openDocumentStore(config: Config, log?: Logger): Promise<DocumentStore> {
   const s = config.storage;
   switch (s.driver) {
     case "memory":
-      return createUnstorageDocumentStore({ driver: "memory" });
+      // Tests and benches: the same engine in memory, nothing kept.
+      return createSqliteDocumentStore({ file: ":memory:" });
+    case "sqlite":
     case "fs":
-      return createUnstorageDocumentStore({
-        driver: "fs",
-        dir: s.dir,
-        // Nothing is lost when the worker is gone; the operator learns the main thread writes the files again.
-        onCheckpointFallback: (reason) => log?.warn("document_store_checkpoint_on_main_thread", { reason }),
-        // Nothing is lost either while checkpoints fail (the journals keep every change), but the
-        // journals grow until the cause (a full disk, permissions) is fixed.
-        onCheckpointFailed: (info) => log?.error("document_store_checkpoint_failed", info),
-        onCheckpointRecovered: (info) => log?.event("document_store_checkpoint_recovered", info),
-      });
+      return openSqliteStore(config, sqliteLocation(s)!, log);
     case "mongodb": {
       // Loaded only when configured: the embedded default never loads the MongoDB driver.
       const { createMongoDocumentStore } = await import("../adapters/document-store/mongodb.ts");

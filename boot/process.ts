@@ -7,6 +7,7 @@ import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { describeError } from "../core/log.ts";
 import { BootError } from "../core/route-table.ts";
+import { isStorageOpenError } from "./open-sqlite.ts";
 
 /** The validated config, or exit 1 with every problem on stderr (`program` prefixes the message). */
 export function loadConfigOrExit(program: string): Config {
@@ -36,7 +37,7 @@ export function stopOnSignals(program: string, stop: (signal: string) => Promise
 /** A startup that failed: the boot checks' problems as they are, anything else by name and message; exit 1. */
 export function exitOnStartupFailure(program: string): (e: unknown) => never {
   return (e) => {
-    if (e instanceof BootError) process.stderr.write(`${program}: ${e.message}\n`);
+    if (e instanceof BootError || isStorageOpenError(e)) process.stderr.write(`${program}: ${e.message}\n`);
     else process.stderr.write(`${program}: startup failed: ${describeError(e).name}: ${describeError(e).message}\n`);
     process.exit(1);
   };

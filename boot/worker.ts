@@ -4,8 +4,9 @@
  * workers, the health snapshot). Every worker claims its work through leases in the shared document
  * store, so a deployment runs N gateways + M workers (ARCHITECTURE.md §6).
  *
- * The embedded store is single-process (npm start already runs every worker in its process): a
- * worker needs a shared store (`storage.driver: "mongodb"`) and refuses to start otherwise.
+ * A worker needs a store shared with the gateways: the SQLite file with Redis coordination (one
+ * host) or MongoDB + Redis (several hosts); it refuses to start otherwise (npm start already runs
+ * every worker in its process).
  * SIGTERM / SIGINT: no new claims; running work finishes its current step or hands its invoice back
  * (lease released); then the ports close and the process exits 0.
  */
@@ -27,10 +28,8 @@ export interface WorkerProcess {
 }
 
 export async function startWorker(config: Config, options: { log: Logger; plugins?: readonly GatewayPlugin[] }): Promise<WorkerProcess> {
-  if (config.storage.driver !== "mongodb")
-    throw new Error(
-      `npm run worker needs a shared document store (storage.driver "mongodb"); "${config.storage.driver}" is single-process and npm start already runs the workers`,
-    );
+  const problem = workerStorageProblem(config);
+  if (problem) throw new Error(problem);
   const sim = config.regulator.simulator;
   // A simulator enabled in this config is served by the gateway process (npm start) of the deployment.
   const simulated = sim.enabled ? { TEST: `http://${sim.host}:${sim.port}`, LIVE: `http://${sim.host}:${sim.port}` } : undefined;
@@ -59,6 +58,21 @@ export async function startWorker(config: Config, options: { log: Logger; plugin
       return stopping;
     },
   };
+}
+
+/**
+ * Why this config cannot run a worker beside the gateways (null: it can). A worker shares the
+ * gateways' store and coordination: MongoDB, or the SQLite file with Redis coordination (quotas,
+ * leases and directory changes must reach every process). In memory, or with in-process
+ * coordination, a store is one process's: npm start already runs the workers.
+ */
+export function workerStorageProblem(config: Config): string | null {
+  const driver = config.storage.driver;
+  if (driver === "mongodb") return null;
+  if (driver === "memory") return `npm run worker needs a shared document store (storage.driver "mongodb", or the SQLite file with Redis coordination); "memory" is one process's and npm start already runs the workers`;
+  if (config.coordination.driver !== "redis")
+    return `npm run worker needs a shared document store (storage.driver "mongodb") or the SQLite file shared with coordination { "driver": "redis" }: with in-process coordination the file is one process's (quotas, leases and directory changes would not reach the others), and npm start already runs the workers`;
+  return null;
 }
 
 async function main(): Promise<void> {

@@ -39,6 +39,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: "st
   { env: "LOG_LEVEL", path: "log.level", type: "string" },
   { env: "LOG_FORMAT", path: "log.format", type: "string" },
   { env: "DATA_DIR", path: "storage.dir", type: "string" },
+  { env: "SQLITE_FILE", path: "storage.file", type: "string" },
   { env: "MONGODB_URI", path: "storage.uri", type: "string" },
   { env: "REDIS_URL", path: "coordination.url", type: "string" },
   { env: "SMTP_PASSWORD", path: "email.password", type: "string" },
@@ -184,7 +185,12 @@ function _applyEnv(raw: unknown, env: Record<string, string | undefined>): unkno
   if (env.STORAGE_DRIVER) r.storage = { ..._pickFor(env.STORAGE_DRIVER, r.storage), driver: env.STORAGE_DRIVER };
   if (env.COORDINATION_DRIVER)
     r.coordination = { ..._pickFor(env.COORDINATION_DRIVER, r.coordination), driver: env.COORDINATION_DRIVER };
+  // DATA_DIR names the embedded database's folder (`<dir>/gatehouse.sqlite`), the "fs" form of the
+  // section; SQLITE_FILE, when set too, names the file itself and wins.
+  if (r.storage && "dir" in r.storage && (r.storage.driver === undefined || r.storage.driver === "sqlite") && !env.SQLITE_FILE)
+    r.storage = { driver: "fs", dir: r.storage.dir };
   if (r.storage?.driver !== "mongodb" && r.storage && "uri" in r.storage) delete r.storage.uri;
+  if (r.storage?.driver !== "sqlite" && r.storage && "file" in r.storage) delete r.storage.file;
   if (r.storage?.driver !== "fs" && r.storage && "dir" in r.storage) delete r.storage.dir;
   if (r.coordination?.driver !== "redis" && r.coordination && "url" in r.coordination) delete r.coordination.url;
   return raw;
@@ -192,7 +198,7 @@ function _applyEnv(raw: unknown, env: Record<string, string | undefined>): unkno
 
 function _pickFor(driver: string, section: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!section || section.driver === driver) return { ...section };
-  const keep: Record<string, string[]> = { fs: ["dir"], mongodb: ["uri", "dbName"], redis: ["url", "keyPrefix", "commandTimeoutMs"] };
+  const keep: Record<string, string[]> = { sqlite: ["file"], fs: ["dir"], mongodb: ["uri", "dbName"], redis: ["url", "keyPrefix", "commandTimeoutMs"] };
   return Object.fromEntries(Object.entries(section).filter(([k]) => keep[driver]?.includes(k)));
 }
 

@@ -17,6 +17,11 @@ const NON_NEGATIVE_INT = v.pipe(v.number(), v.integer(), v.minValue(0));
 export const REGULATOR_CONTRACT_VERSIONS = ["v1"] as const;
 export type RegulatorContractVersion = (typeof REGULATOR_CONTRACT_VERSIONS)[number];
 
+/** The embedded database file when `storage` names none (relative paths are taken from the working directory). */
+export const DEFAULT_SQLITE_FILE = ".data/gatehouse.sqlite";
+/** The database's name inside the folder of a `{ driver: "fs", dir }` storage section. */
+export const SQLITE_FILE_IN_DIR = "gatehouse.sqlite";
+
 /** NGN amounts are written as strings with two decimals ("1000000.00") and held as integer kobo. */
 const NGN = v.pipe(v.string(), v.regex(/^\d{1,13}\.\d{2}$/, 'an NGN amount like "50.00"'));
 
@@ -230,8 +235,15 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
+  /**
+   * The document store. "sqlite": the embedded default, one SQLite file (several processes on one
+   * host may share it with Redis coordination). "memory": SQLite in memory (tests, benches; nothing
+   * kept). "fs": the SQLite file `<dir>/gatehouse.sqlite` (the form older configs wrote; an older
+   * release's files found in `dir` are imported at first start). "mongodb": several hosts.
+   */
   storage: v.optional(
     v.variant("driver", [
+      v.strictObject({ driver: v.literal("sqlite"), file: v.optional(v.pipe(v.string(), v.minLength(1)), DEFAULT_SQLITE_FILE) }),
       v.strictObject({ driver: v.literal("memory") }),
       v.strictObject({ driver: v.literal("fs"), dir: v.optional(v.string(), ".data") }),
       v.strictObject({
@@ -240,7 +252,7 @@ export const ConfigSchema = v.strictObject({
         dbName: v.optional(v.string(), "gatehouse"),
       }),
     ]),
-    { driver: "fs", dir: ".data" },
+    { driver: "sqlite", file: DEFAULT_SQLITE_FILE },
   ),
   coordination: v.optional(
     v.variant("driver", [

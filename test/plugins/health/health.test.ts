@@ -95,7 +95,7 @@ test("/health/dependencies serves the cached snapshot: stores, circuits, in-flig
   assert.ok(snap.generatedAt, "refreshed once at startup");
   assert.is(snap.stores.coordination.status, "healthy");
   assert.is(snap.stores.documentStore.status, "healthy");
-  assert.is(snap.stores.documentStore.kind, "unstorage-memory");
+  assert.is(snap.stores.documentStore.kind, "sqlite-memory");
   assert.equal(
     snap.circuits.map((c: { dependency: string }) => c.dependency),
     ["coordination", "documentStore"],
