@@ -71,6 +71,8 @@ export function guardDocumentStore(store: DocumentStore, policy: DependencyPolic
     },
 
     ping: () => ping(() => store.ping()),
+    // The engine's own figures: an observation for health, not a dependency call (no circuit, no count).
+    ...(store.stats ? { stats: () => store.stats!() } : {}),
     close: () => _close(store, policy),
   };
 }

@@ -121,13 +121,32 @@ export interface Collection<T extends Doc> {
 }
 
 export interface DocumentStore {
-  /** Implementation name for logs and health: "unstorage-fs", "unstorage-memory", "mongodb". */
+  /** Implementation name for logs and health: "sqlite-file", "sqlite-memory", "mongodb" (and the older "unstorage-fs", "unstorage-memory"). */
   readonly kind: string;
   /** Opens (or returns) a collection, creating its indexes once. */
   collection<T extends Doc>(name: string, spec?: CollectionSpec): Collection<T>;
   /** Cheap round trip proving the store answers; throws when it does not. */
   ping(): Promise<void>;
+  /** What the engine reports about itself (health snapshot, gauges); read in the background, never per request. */
+  stats?(): Promise<DocumentStoreStats>;
   close(): Promise<void>;
+}
+
+/** An engine's own figures; each is absent when the engine does not know it. */
+export interface DocumentStoreStats {
+  /** "sqlite", … */
+  engine: string;
+  /** The database file, in bytes (its pages, free ones included). */
+  fileBytes?: number;
+  /** The write-ahead log beside it, in bytes (reset when checkpointed). */
+  walBytes?: number;
+  /** Pages of the file that are free (reused before the file grows). */
+  freeBytes?: number;
+  /** Transactions this process committed since it started, and their latency in ms (BEGIN..COMMIT, fsync included). */
+  commits?: number;
+  commitMs?: { last: number; p50: number; p99: number };
+  /** The page cache's bound for this process (every connection), in bytes: what the engine may hold in memory. */
+  cacheLimitBytes?: number;
 }
 
 /** Typed error for a unique-key clash: a duplicate is a value to branch on, never a string to parse. */

@@ -1,7 +1,8 @@
 /**
  * The health checker: readiness (local state, then a ping of the coordination store, cached for a
  * second and shared by concurrent requests), the background refresh of the dependency snapshot
- * (store pings, the plugins' status reports, the alert channel) and the worker that runs it. A
+ * (store pings, the document store engine's figures, the plugins' status reports, the alert
+ * channel) and the worker that runs it. A
  * request never fans out to dependencies beyond the one readiness ping.
  */
 import { describeError } from "../../core/log.ts";
@@ -30,13 +31,14 @@ export function createHealthChecker(kit: PluginKit): HealthChecker {
     generatedAt: null,
     workers: {},
     alertChannel: null,
+    engine: null,
   };
   const checker: HealthChecker = {
     readiness: _readiness(kit, state),
     refresh: () => _refresh(kit, state),
     snapshot: () => buildSnapshot(kit, state),
   };
-  registerGauges(kit, () => state.workers, () => state.alertChannel);
+  registerGauges(kit, () => state.workers, () => state.alertChannel, () => state.engine);
   return checker;
 }
 
@@ -83,16 +85,19 @@ function _readiness(kit: PluginKit, state: HealthState): () => Promise<string[]>
 }
 
 async function _refresh(kit: PluginKit, state: HealthState): Promise<void> {
-  const [coordination, documentStore, reports, alerts] = await Promise.all([
+  const store = kit.ports.documentStore;
+  const [coordination, documentStore, reports, alerts, engine] = await Promise.all([
     _ping("coordination", () => kit.ports.coordination.ping()),
-    _ping("documentStore", () => kit.ports.documentStore.ping()),
+    _ping("documentStore", () => store.ping()),
     kit.reports.collect(),
     kit.ports.alerts ? kit.ports.alerts.status().catch(() => null) : Promise.resolve(null),
+    store.stats ? store.stats().catch(() => null) : Promise.resolve(null),
   ]);
   state.statuses.set("coordination", coordination);
   state.statuses.set("documentStore", documentStore);
   state.workers = reports;
   state.alertChannel = alerts;
+  state.engine = engine;
   state.generatedAt = new Date().toISOString();
 }
 

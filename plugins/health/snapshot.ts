@@ -5,7 +5,7 @@
  * trustworthy observation (nothing observed yet, or the last observation is older than
  * OBSERVATION_FRESH_MS). "unknown" is not healthy; the snapshot's status is the worst of all.
  */
-import type { AlertChannelStatus, DependencySnapshot } from "../../adapters/ports.ts";
+import type { AlertChannelStatus, DependencySnapshot, DocumentStoreStats } from "../../adapters/ports.ts";
 import { REGULATOR_ADAPTERS, REGULATOR_STATES } from "../../adapters/regulator/port.ts";
 import type { PluginKit, ServiceFacet, ServiceObservation } from "../../core/plugin.ts";
 import { VERSION } from "../../core/version.ts";
@@ -29,13 +29,15 @@ export interface HealthState {
   /** The plugins' status reports by name (PluginKit.reports). */
   workers: Record<string, unknown>;
   alertChannel: AlertChannelStatus | null;
+  /** The document store engine's own figures (file and WAL sizes, commits, cache bound), when it reports them. */
+  engine: DocumentStoreStats | null;
 }
 
 export function buildSnapshot(kit: PluginKit, state: HealthState): Record<string, unknown> {
   const now = Date.now();
   const circuits = kit.dependencyHealth.snapshot();
   const circuitOf = (name: string) => circuits.find((c) => c.dependency === name);
-  const docStore = { kind: kit.ports.documentStore.kind, ...state.statuses.get("documentStore")! };
+  const docStore = { kind: kit.ports.documentStore.kind, ...state.statuses.get("documentStore")!, ...(state.engine ? { engine: state.engine } : {}) };
   const coord = { kind: kit.ports.coordination.kind, ...state.statuses.get("coordination")! };
   const services = kit.runtime.services();
   const facet = (name: ServiceFacet) => _facet(services[name], docStore.status, now);

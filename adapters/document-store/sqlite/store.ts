@@ -11,7 +11,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { DependencyUnavailableError, InvalidQueryError, type Collection, type CollectionSpec, type Doc, type DocumentStore, type Filter, type FindOptions } from "../../ports.ts";
+import { DependencyUnavailableError, InvalidQueryError, type Collection, type CollectionSpec, type Doc, type DocumentStore, type DocumentStoreStats, type Filter, type FindOptions } from "../../ports.ts";
 import { decodeCursor, normalizeSort, pageLimit, pageSkip, validateFilter } from "../filter.ts";
 import { createSqliteCollection, type SqliteCollection } from "./collection.ts";
 import { openWriterConnection } from "./commit-loop.ts";
@@ -19,6 +19,7 @@ import { openConnection, type SqliteConnection } from "./connection.ts";
 import { explainStatement, type QueryPlan } from "./explain.ts";
 import type { CommitInfo } from "./protocol.ts";
 import { matchStatement } from "./queries.ts";
+import { sqliteStats } from "./stats.ts";
 import { createInlineWriter, createThreadWriter, type Writer, type WriterStats } from "./writer.ts";
 
 export interface SqliteDocumentStoreOptions {
@@ -41,6 +42,7 @@ export interface SqliteDocumentStoreOptions {
 export interface SqliteDocumentStore extends DocumentStore {
   /** The database file ("" in memory). */
   readonly file: string;
+  stats(): Promise<DocumentStoreStats>;
   writerStats(): WriterStats;
   /** How SQLite would answer a `find` (or `count`) of `filter`: EXPLAIN QUERY PLAN, judged. */
   explain(collection: string, filter: Filter, options?: FindOptions & { count?: boolean }): QueryPlan;
@@ -98,6 +100,10 @@ export async function createSqliteDocumentStore(options: SqliteDocumentStoreOpti
       if (writer.stats().transport === "thread") reader.close();
       await writer.close();
       if (writer.stats().transport === "inline") reader.close();
+    },
+    async stats() {
+      ctx.assertOpen();
+      return sqliteStats(memory ? "" : resolve(options.file), reader, writer.stats());
     },
     writerStats: () => writer.stats(),
     explain(name, filter, opts = {}) {

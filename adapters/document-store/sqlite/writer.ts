@@ -31,7 +31,13 @@ export interface WriterStats {
   operations: number;
   /** Milliseconds of the last commit (BEGIN..COMMIT, fsync included). */
   lastCommitMs: number;
+  /** Median and 99th percentile of the last RECENT_COMMITS commits' milliseconds (0 before any). */
+  commitMsP50: number;
+  commitMsP99: number;
 }
+
+/** How many of the latest commits the latency percentiles cover. */
+const RECENT_COMMITS = 256;
 
 export interface WriterOptions {
   /** Store kind, for errors. */
@@ -123,7 +129,8 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
   let seq = 0;
   let scheduled = false;
   let drainWaiters: Array<() => void> = [];
-  const stats: WriterStats = { transport, commits: 0, operations: 0, lastCommitMs: 0 };
+  const stats: WriterStats = { transport, commits: 0, operations: 0, lastCommitMs: 0, commitMsP50: 0, commitMsP99: 0 };
+  const recent = new Float64Array(RECENT_COMMITS);
 
   const idleCheck = (): void => {
     if (outstanding.size > 0 || queued.length > 0) return;
@@ -159,7 +166,7 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
       });
     },
     onReply(reply: BatchReply): void {
-      stats.commits += reply.commit.operations > 0 ? 1 : 0;
+      if (reply.commit.operations > 0) recent[stats.commits++ % RECENT_COMMITS] = reply.commit.ms;
       stats.operations += reply.commit.operations;
       stats.lastCommitMs = reply.commit.ms;
       options.onCommit?.(reply.commit);
@@ -177,13 +184,20 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
       outstanding.clear();
       idleCheck();
     },
-    stats: (): WriterStats => ({ ...stats }),
+    stats: (): WriterStats => ({ ...stats, ..._percentiles(recent.subarray(0, Math.min(stats.commits, RECENT_COMMITS))) }),
     drained(): Promise<void> {
       if (outstanding.size === 0 && queued.length === 0) return Promise.resolve();
       return new Promise<void>((resolve) => drainWaiters.push(resolve));
     },
   };
   return core;
+}
+
+function _percentiles(ms: Float64Array): { commitMsP50: number; commitMsP99: number } {
+  if (ms.length === 0) return { commitMsP50: 0, commitMsP99: 0 };
+  const sorted = Float64Array.from(ms).sort();
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { commitMsP50: at(0.5), commitMsP99: at(0.99) };
 }
 
 /**
@@ -203,9 +217,9 @@ function _spawn(data: WriterThreadData, entry?: URL): Worker {
 
 function _ready(worker: Worker): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const onMessage = (m: { ready?: true; failed?: string }): void => {
+    const onMessage = (m: { ready?: true; failed?: string; code?: string }): void => {
       if (m.ready) done();
-      else if (m.failed) done(new Error(m.failed));
+      else if (m.failed) done(Object.assign(new Error(m.failed), { code: m.code }));
     };
     const onExit = (code: number): void => done(new Error(`the writer thread exited (code ${code}) before opening the database`));
     const done = (e?: Error): void => {
