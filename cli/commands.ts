@@ -5,6 +5,8 @@
 
 export interface Flags {
   help?: boolean;
+  /** The config file of the local storage commands (backup, restore, import). */
+  config?: string;
   json?: boolean;
   url?: string;
   "admin-key"?: string;

@@ -1,6 +1,6 @@
 /**
- * The operator CLI: `npx gatehouse <command>` (bin/gatehouse.js). Every command but `config` talks
- * to the Admin API of a running gateway (docs/operations.md "CLI"): base URL and operator key from
+ * The operator CLI: `npx gatehouse <command>` (bin/gatehouse.js). Every command but `config`,
+ * `backup`, `restore` and `import` (local: ./config.ts, ./storage.ts) talks to the Admin API of a running gateway (docs/operations.md "CLI"): base URL and operator key from
  * flags or the environment, tables for people, `--json` for scripts. Exit codes: 0 done, 1 the
  * gateway answered an error (or the config file is invalid), 2 a usage error, 3 the gateway could
  * not be reached.
@@ -34,6 +34,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Loaded only here: the Admin API commands never load the config schema or the adapters.
     const { checkConfig, syncConfig } = await import("./config.ts");
     return action === "check" ? checkConfig(file, flags) : syncConfig(file, flags);
+  }
+
+  if (group === "backup" || group === "restore" || group === "import") {
+    // One positional at most: the file (backup, restore) or the folder (import, optional).
+    const files = action === undefined ? [] : [action, ...args];
+    if (group === "import" ? files.length > 1 : files.length !== 1) return _usageError(group === "import" ? "import [DIR]" : `${group} ${group === "backup" ? "FILE" : "BACKUP"}`);
+    // Loaded only here: the Admin API commands never load the storage adapters.
+    const { runStorageCommand } = await import("./storage.ts");
+    return runStorageCommand(group, files, flags);
   }
 
   const command: Command | undefined = COMMANDS.find((c) => c.group === group && c.action === action);
@@ -115,6 +124,7 @@ const OPTIONS = {
   outcome: { type: "string" },
   limit: { type: "string" },
   cursor: { type: "string" },
+  config: { type: "string" },
 } as const;
 
 function _usageError(message: string): number {

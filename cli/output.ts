@@ -19,6 +19,9 @@ export function usage(): string {
     "",
     "  config check FILE                       validate a config file, list every problem (no gateway needed)",
     "  config sync FILE                        make the directory's store match FILE exactly (opens the store FILE names)",
+    "  backup FILE                             a consistent copy of the SQLite database while the gateways serve (--config CONFIG)",
+    "  restore BACKUP                          replace the SQLite database by BACKUP; every gateway and worker stopped (--config CONFIG)",
+    "  import [DIR]                            import an older release's .data/ folder into the SQLite database, once (--config CONFIG)",
   ];
   for (const c of COMMANDS) {
     const head = [c.group, c.action, ...c.args].join(" ");
