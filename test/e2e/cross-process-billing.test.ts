@@ -1,6 +1,7 @@
 /**
  * Billed signing under failure, across processes (issue 11; ARCHITECTURE.md §6–§7): two gateway
- * processes share one MongoDB-wire server and one Redis and reach the regulator simulator over HTTP.
+ * processes share one Redis and one document store (the MongoDB-wire server, then an SQLite file on
+ * this host) and reach the regulator simulator over HTTP.
  * Bursts of distinct invoices (each also sent to the other process with the same key) are driven to
  * a final answer by retrying with the same key, as a merchant's software would; then, straight from
  * the stored documents and the simulator:
@@ -9,27 +10,27 @@
  *   - every invoice has exactly one debit, the regulator was asked to sign each IRN at most once,
  *     and the money matches each final answer (201 → confirmed; a frozen or unrecoverable outcome →
  *     held, never charged twice; nothing charged that no answer accounts for).
- * Scenarios: a clean burst; the store hung (SIGSTOP) mid-burst; a gateway process killed mid-burst.
+ * Scenarios: a clean burst; the store hung mid-burst (the MongoDB-wire server SIGSTOPped; the SQLite
+ * file's write lock held by another process past the deadline); a gateway process killed mid-burst.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "uvu";
+import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { billingEntryId } from "../../adapters/billing/ledger.ts";
 import { REFUSED_BEFORE_WORK } from "../../client/retry.ts";
-import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
 import { loadFixtures } from "../../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
 import { ADMIN_KEY, DEMO_KEY, DEMO_RAW, PASSTHROUGH } from "../support/gateway.ts";
 import { assertLedgerInvariant } from "../support/ledger-invariant.ts";
-import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
+import { sharedStores, type SharedStore } from "../support/shared-store.ts";
 import { demoInvoice } from "../adapters/regulator/simulator/simulator-helpers.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -49,10 +50,11 @@ const RETRY = new Set<string>([
 ]);
 
 const redis = await startRedisServer();
-const mongo = await startMongoServer();
 if (isRedisSkip(redis)) reportRedisSkip("cross-process billing e2e", redis.skip);
-else if (isMongoSkip(mongo)) reportRedisSkip("cross-process billing e2e (MongoDB-compatible server missing)", mongo.skip);
-else run(redis, mongo);
+else {
+  const stores = await sharedStores("cross-process billing e2e");
+  stores.forEach((shared, i) => run(redis, shared, i === stores.length - 1));
+}
 
 interface Final {
   irn: string;
@@ -60,20 +62,20 @@ interface Final {
   code: string | null;
 }
 
-function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): void {
+function run(redisServer: RedisServerHandle, shared: SharedStore, last: boolean): void {
+  const test = suite(`cross-process billing e2e (${shared.kind})`);
   let procs: GatewayProcesses | undefined;
   let sim: _RecordingSimulator;
   let store: DocumentStore;
   let sub = "";
   let dir = "";
-  const dbName = mongoServer.dbName();
 
   test.before(async () => {
     sim = await _recordingSimulator();
     dir = mkdtempSync(join(tmpdir(), "gatehouse-xbill-"));
     const raw = structuredClone(DEMO_RAW) as Record<string, any>;
-    raw.storage = { driver: "mongodb", uri: mongoServer.uri, dbName };
-    raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xbill${process.pid}:` };
+    raw.storage = shared.storage;
+    raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xbill${process.pid}${shared.kind}:` };
     raw.regulator = { ...raw.regulator, simulator: { enabled: false }, baseUrls: { TEST: sim.url, LIVE: sim.url }, timeoutMs: 2_000 };
     raw.email = { driver: "folder", dir: join(dir, "mail") };
     raw.dependencies = { storeTimeoutMs: 1_000 };
@@ -87,7 +89,7 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     process.env.GATEHOUSE_TEST_SIGNING = JSON.stringify({ staleAfterMs: 5_000, inFlightWaitMs: 500 });
     procs = await startGatewayProcesses(path, 2);
     delete process.env.GATEHOUSE_TEST_SIGNING;
-    store = await createMongoDocumentStore({ uri: mongoServer.uri, dbName });
+    store = await shared.open();
     const onboard = await httpCall(procs.urls[0]!, "/sub-businesses", {
       method: "POST",
       host: PASSTHROUGH,
@@ -99,12 +101,12 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
   });
 
   test.after(async () => {
-    await mongoServer.resume().catch(() => {});
+    await shared.resume().catch(() => {});
     await procs?.stop();
     await store?.close();
     await sim?.close();
-    await redisServer.stop();
-    await mongoServer.stop();
+    await shared.stop();
+    if (last) await redisServer.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -198,17 +200,18 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
   });
 
   // A server we did not start (MONGODB_URI) cannot be paused: that case is a visible skip.
-  if (!mongoServer.owned) console.log("SKIPPED store outage case: MONGODB_URI points at a server this test cannot pause");
-  (mongoServer.owned ? test : test.skip)("the store hangs mid-burst (MongoDB-wire server paused 3 s): after retries nothing is lost or charged twice", async () => {
+  if (!shared.pausable) console.log("SKIPPED store outage case: MONGODB_URI points at a server this test cannot pause");
+  const hang = shared.kind === "mongodb" ? "MongoDB-wire server paused 3 s" : "another process holds the SQLite file's write lock 3 s";
+  (shared.pausable ? test : test.skip)(`the store hangs mid-burst (${hang}): after retries nothing is lost or charged twice`, async () => {
     const [before, signs] = [await balance(), sim.state.calls("sign")];
     // The regulator answers in 150 ms, so requests are spread over every step when the store stops:
     // reading records, debiting (inserts, wallet batches), marking dispatch, confirming, finishing.
     sim.faults.set("sign", { kind: "latency", ms: 150 });
     const finals = await burst("XO", () => procs!.urls, async () => {
       await _until(() => sim.state.calls("sign") > signs);
-      await mongoServer.pause();
+      await shared.pause();
       await new Promise((r) => setTimeout(r, 3_000));
-      await mongoServer.resume();
+      await shared.resume();
     });
     sim.faults.clear();
     assert.ok(finals.some((f) => f.status === 201), "the burst went on after the outage");
@@ -227,9 +230,9 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     sim.faults.clear();
     await checkMoney(finals, before);
   });
-}
 
-test.run();
+  test.run();
+}
 
 // --- Internal helpers ---
 

@@ -1,6 +1,6 @@
 /**
- * The control plane across processes (issue 13): two gateway processes share one MongoDB-compatible
- * server (jongodb) and one Redis. A key created through one process works on both at once; a key
+ * The control plane across processes (issue 13): two gateway processes share one Redis and one
+ * document store (the MongoDB-compatible server, jongodb, then an SQLite file on this host). A key created through one process works on both at once; a key
  * revoked through one is refused by the very next request to either (keys are never answered from a
  * cache); a mode change through one reaches the other's cached domain record through Redis
  * publish/subscribe, long before that cache's TTL (60 s here) would have.
@@ -8,21 +8,23 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "uvu";
+import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { ADMIN_KEY, DEMO_KEY, DEMO_RAW, PASSTHROUGH } from "../support/gateway.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
-import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
+import { sharedStores, type SharedStore } from "../support/shared-store.ts";
 
 const redis = await startRedisServer();
-const mongo = await startMongoServer();
 if (isRedisSkip(redis)) reportRedisSkip("cross-process directory e2e", redis.skip);
-else if (isMongoSkip(mongo)) reportRedisSkip("cross-process directory e2e (MongoDB-compatible server missing)", mongo.skip);
-else run(redis, mongo);
+else {
+  const stores = await sharedStores("cross-process directory e2e");
+  stores.forEach((store, i) => run(redis, store, i === stores.length - 1));
+}
 
-function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): void {
+function run(redisServer: RedisServerHandle, store: SharedStore, last: boolean): void {
+  const test = suite(`cross-process directory e2e (${store.kind})`);
   let procs: GatewayProcesses | undefined;
   let dir = "";
   let a = "";
@@ -31,8 +33,8 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
   test.before(async () => {
     dir = mkdtempSync(join(tmpdir(), "gatehouse-xdir-"));
     const raw = structuredClone(DEMO_RAW) as Record<string, any>;
-    raw.storage = { driver: "mongodb", uri: mongoServer.uri, dbName: mongoServer.dbName() };
-    raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xdir${process.pid}:` };
+    raw.storage = store.storage;
+    raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xdir${process.pid}${store.kind}:` };
     raw.regulator.simulator = { enabled: false };
     raw.limits = { quotas: { management: { limit: 10_000, windowSeconds: 60 }, default: { limit: 10_000, windowSeconds: 60 } } };
     raw.directory = { domainCacheTtlMs: 60_000 };
@@ -44,8 +46,8 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
 
   test.after(async () => {
     await procs?.stop();
-    await redisServer.stop();
-    await mongoServer.stop();
+    await store.stop();
+    if (last) await redisServer.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -106,9 +108,9 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     const domain = await admin(b, "GET", `/admin/domains/${PASSTHROUGH}`);
     assert.equal([domain.mode, domain.modeVersion, domain.approval], ["stored", 2, "approved"]);
   });
-}
 
-test.run();
+  test.run();
+}
 
 async function _until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;

@@ -1,12 +1,13 @@
 /**
  * Billed signing across processes (issue 5 item 7, ARCHITECTURE.md §6–§7): two gateway processes
- * share one MongoDB-compatible server and one Redis, and reach the regulator simulator over HTTP.
+ * share one Redis and one document store (the MongoDB-compatible server, then an SQLite file on
+ * this host), and reach the regulator simulator over HTTP.
  * Twenty identical sign requests split across both processes make exactly one regulator sign and
  * exactly one wallet debit. The merchant's side is the merchant client (docs/client.md).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { test } from "uvu";
+import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { loadFixtures } from "../../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
@@ -14,8 +15,8 @@ import { ADMIN_KEY, DEMO_KEY, DEMO_RAW, PASSTHROUGH } from "../support/gateway.t
 import { tempDir } from "../support/temp.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
-import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
+import { sharedStores, type SharedStore } from "../support/shared-store.ts";
 import { demoInvoice } from "../adapters/regulator/simulator/simulator-helpers.ts";
 import { createInvoiceGatewayClient, isProblemError } from "../../client/index.ts";
 
@@ -23,12 +24,14 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const FEE_KOBO = 5_000;
 
 const redis = await startRedisServer();
-const mongo = await startMongoServer();
 if (isRedisSkip(redis)) reportRedisSkip("cross-process sign e2e", redis.skip);
-else if (isMongoSkip(mongo)) reportRedisSkip("cross-process sign e2e (MongoDB-compatible server missing)", mongo.skip);
-else run(redis, mongo);
+else {
+  const stores = await sharedStores("cross-process sign e2e");
+  stores.forEach((store, i) => run(redis, store, i === stores.length - 1));
+}
 
-function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): void {
+function run(redisServer: RedisServerHandle, store: SharedStore, last: boolean): void {
+  const test = suite(`cross-process sign e2e (${store.kind})`);
   let procs: GatewayProcesses | undefined;
   const urls: string[] = [];
   let sim: RegulatorSimulator;
@@ -40,8 +43,8 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     });
     const dir = tempDir("xsign");
     const raw = structuredClone(DEMO_RAW) as Record<string, any>;
-    raw.storage = { driver: "mongodb", uri: mongoServer.uri, dbName: mongoServer.dbName() };
-    raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xsign${process.pid}:` };
+    raw.storage = store.storage;
+    raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xsign${process.pid}${store.kind}:` };
     raw.regulator = { ...raw.regulator, simulator: { enabled: false }, baseUrls: { TEST: sim.url, LIVE: sim.url } };
     raw.email = { driver: "folder", dir: join(dir, "mail") };
     raw.limits = { quotas: { sign: { limit: 1000, windowSeconds: 60 }, management: { limit: 1000, windowSeconds: 60 } } };
@@ -54,8 +57,8 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
   test.after(async () => {
     await procs?.stop();
     await sim?.close();
-    await redisServer.stop();
-    await mongoServer.stop();
+    await store.stop();
+    if (last) await redisServer.stop();
   });
 
   test("20 identical sign requests through two processes: one regulator sign, one debit", async () => {
@@ -89,9 +92,9 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     assert.is(debits, 1, "one debit for the attempt");
     assert.is(Math.round((before.balance - after.balance) * 100), FEE_KOBO);
   });
-}
 
-test.run();
+  test.run();
+}
 
 // --- Internal helpers ---
 

@@ -1,38 +1,39 @@
 /**
  * Across processes (issue 3 item 8, ARCHITECTURE.md §6): two gateway processes share one Redis
- * and one MongoDB-compatible server. A quota of N per window holds across both (N permits in
- * total, not 2N), and a unique-key mutation raced through both processes is stored once.
+ * and one document store — the MongoDB-compatible server, then an SQLite file on this host. A
+ * quota of N per window holds across both (N permits in total, not 2N), and a unique-key mutation
+ * raced through both processes is stored once.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MongoClient } from "mongodb";
-import { test } from "uvu";
+import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { DEMO_KEY, DEMO_RAW, PASSTHROUGH } from "../support/gateway.ts";
 import { tempDir } from "../support/temp.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
-import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../support/mongo-server.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../support/redis-server.ts";
+import { sharedStores, type SharedStore } from "../support/shared-store.ts";
 
 const QUOTA = 7;
 
 const redis = await startRedisServer();
-const mongo = await startMongoServer();
 if (isRedisSkip(redis)) reportRedisSkip("cross-process e2e", redis.skip);
-else if (isMongoSkip(mongo)) reportRedisSkip("cross-process e2e (MongoDB-compatible server missing)", mongo.skip);
-else run(redis, mongo);
+else {
+  const stores = await sharedStores("cross-process e2e");
+  stores.forEach((store, i) => run(redis, store, i === stores.length - 1));
+}
 
-function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): void {
-  const dbName = mongoServer.dbName();
+function run(redisServer: RedisServerHandle, store: SharedStore, last: boolean): void {
+  const test = suite(`cross-process e2e (${store.kind})`);
   let procs: GatewayProcesses | undefined;
   const urls: string[] = [];
 
   test.before(async () => {
     const dir = tempDir("xproc");
     const raw = structuredClone(DEMO_RAW) as Record<string, any>;
-    raw.storage = { driver: "mongodb", uri: mongoServer.uri, dbName };
-    raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xproc${process.pid}:` };
+    raw.storage = store.storage;
+    raw.coordination = { driver: "redis", url: redisServer.url, keyPrefix: `xproc${process.pid}${store.kind}:` };
     raw.regulator.simulator = { enabled: false };
     raw.limits = { quotas: { management: { limit: QUOTA, windowSeconds: 60 } } };
     const path = join(dir, "config.json");
@@ -43,8 +44,8 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
 
   test.after(async () => {
     await procs?.stop();
-    await redisServer.stop();
-    await mongoServer.stop();
+    await store.stop();
+    if (last) await redisServer.stop();
   });
 
   test("two processes listen on different ports and share no memory", () => {
@@ -72,7 +73,7 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     }
   });
 
-  test("a unique-key mutation raced through both processes is stored exactly once in MongoDB", async () => {
+  test(`a unique-key mutation raced through both processes is stored exactly once in ${store.kind}`, async () => {
     const calls = Array.from({ length: QUOTA - 1 }, (_, i) =>
       httpCall(urls[i % 2]!, "/hello/greetings", {
         method: "POST",
@@ -86,15 +87,14 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     const created = results.filter((r) => r.status === 201).length;
     assert.is(created, 1, `statuses: ${results.map((r) => `${r.status} ${r.text.slice(0, 120)}`)}`);
     assert.ok(results.every((r) => r.status === 201 || r.status === 200), "the others are replays of the same key");
-    const client = await MongoClient.connect(mongoServer.uri);
+    const inspect = await store.open();
     try {
-      const count = await client.db(dbName).collection("hello_greetings").countDocuments({ name: "Ngozi" });
-      assert.is(count, 1);
+      assert.is(await inspect.collection("hello_greetings").count({ name: "Ngozi" }), 1);
     } finally {
-      await client.close();
+      await inspect.close();
     }
   });
-}
 
-test.run();
+  test.run();
+}
 

@@ -1,6 +1,7 @@
 /**
- * Stored mode across processes: one Redis and one MongoDB-wire server (jongodb, or MONGODB_URI),
- * the regulator simulator, an intake gateway in this process (the production composition on those
+ * Stored mode across processes: one Redis and one shared document store (a MongoDB-wire server,
+ * jongodb or MONGODB_URI, or an SQLite file on this host: test/support/shared-store.ts), the
+ * regulator simulator, an intake gateway in this process (the production composition on those
  * engines, processor off) called over real HTTP, and worker processes — `npm run worker`'s entry
  * (boot/worker.ts) or test/support/stored-worker-process.ts (with crash points) — on the same config.
  */
@@ -11,7 +12,6 @@ import { join } from "node:path";
 import * as assert from "uvu/assert";
 import { ledgerBalanced } from "../../support/ledger.ts";
 import { createDocumentLedger } from "../../../adapters/billing/ledger.ts";
-import { createMongoDocumentStore } from "../../../adapters/document-store/mongodb.ts";
 import type { DocumentStore } from "../../../adapters/ports.ts";
 import { loadFixtures } from "../../../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../../../adapters/regulator/simulator/server.ts";
@@ -22,6 +22,7 @@ import { DEMO_KEY, DEMO_RAW, STORED, startTestGateway, type TestGateway } from "
 import type { MongoServerHandle } from "../../support/mongo-server.ts";
 import { createInvoiceGatewayClient, type IntakeDocument } from "../../../client/index.ts";
 import type { RedisServerHandle } from "../../support/redis-server.ts";
+import { mongoSharedStore, type SharedStore } from "../../support/shared-store.ts";
 import { DEMO, demoInvoice } from "../../adapters/regulator/simulator/simulator-helpers.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
@@ -43,20 +44,25 @@ export interface Infra {
   close(): Promise<void>;
 }
 
-export async function startInfra(
-  name: string,
-  redis: RedisServerHandle,
-  mongo: MongoServerHandle,
-  options: { autoTransmit?: boolean; processor?: Record<string, unknown> } = {},
-): Promise<Infra> {
+export interface InfraOptions {
+  autoTransmit?: boolean;
+  processor?: Record<string, unknown>;
+}
+
+/** The infrastructure on a MongoDB-wire server (a fresh database on it). */
+export function startInfra(name: string, redis: RedisServerHandle, mongo: MongoServerHandle, options: InfraOptions = {}): Promise<Infra> {
+  return startInfraOn(name, redis, mongoSharedStore(mongo), options);
+}
+
+/** The infrastructure on a shared store (MongoDB-wire or an SQLite file). */
+export async function startInfraOn(name: string, redis: RedisServerHandle, shared: SharedStore, options: InfraOptions = {}): Promise<Infra> {
   const sim = await startRegulatorSimulator({
     fixtures: loadFixtures(join(ROOT, "config/regulator-fixtures.json")),
     credentials: { apiKey: "sim_api_key_demo", apiSecret: "sim_api_secret_demo" },
   });
   const dir = mkdtempSync(join(tmpdir(), `gatehouse-${name}-`));
-  const dbName = mongo.dbName();
   const raw = structuredClone(DEMO_RAW) as Record<string, any>;
-  raw.storage = { driver: "mongodb", uri: mongo.uri, dbName };
+  raw.storage = shared.storage;
   raw.coordination = { driver: "redis", url: redis.url, keyPrefix: `${name}${process.pid}:` };
   // The default regulator timeout: on a loaded machine a shorter one turns slow answers into (correctly) frozen invoices.
   raw.regulator = { ...raw.regulator, simulator: { enabled: false }, baseUrls: { TEST: sim.url, LIVE: sim.url } };
@@ -75,7 +81,7 @@ export async function startInfra(
   const intakeConfig = loadConfig({ raw: { ...raw, stored: { processor: { enabled: false } } }, env: {} });
   const intake = await startTestGateway({ config: intakeConfig, regulatorBaseUrls: { TEST: sim.url, LIVE: sim.url } });
   const server = await intake.listen();
-  const store = await createMongoDocumentStore({ uri: mongo.uri, dbName });
+  const store = await shared.open();
   const ledger = createDocumentLedger({ store, openingBalances: { demo: OPENING_KOBO } });
 
   // The merchant's side goes through the merchant client (docs/client.md).

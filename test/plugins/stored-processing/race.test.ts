@@ -1,36 +1,40 @@
 /**
- * Two processor processes (`npm run worker`, boot/worker.ts) on Redis + the MongoDB-wire server race
- * over 200 Stored invoices with autoTransmit on (issue 10 "Bad input and faults", ARCHITECTURE.md
- * §6–§7): every invoice is billed once, signed once and transmitted once, both processes did part of
- * the work, and the ledger invariant holds. jongodb's findOneAndUpdate is not atomic; the MongoDB
- * adapter's revision-token compare-and-set is what this proves under contention.
+ * Two processor processes (`npm run worker`, boot/worker.ts) on Redis + a shared store — the
+ * MongoDB-wire server, then an SQLite file on this host — race over 200 Stored invoices with
+ * autoTransmit on (issue 10 "Bad input and faults", ARCHITECTURE.md §6–§7): every invoice is billed
+ * once, signed once and transmitted once, both processes did part of the work, and the ledger
+ * invariant holds. jongodb's findOneAndUpdate is not atomic; the MongoDB adapter's revision-token
+ * compare-and-set is what this proves under contention there, and on SQLite the writers'
+ * transactions under the file's write lock.
  */
-import { test } from "uvu";
+import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { HeartbeatDoc } from "../../../plugins/stored-processing/store.ts";
-import { isMongoSkip, startMongoServer, type MongoServerHandle } from "../../support/mongo-server.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer, type RedisServerHandle } from "../../support/redis-server.ts";
-import { FEE_KOBO, OPENING_KOBO, eventually, spawnWorker, startInfra, statusSummary, type Infra, type WorkerChild } from "./multiprocess-helpers.ts";
+import { sharedStores, type SharedStore } from "../../support/shared-store.ts";
+import { FEE_KOBO, OPENING_KOBO, eventually, spawnWorker, startInfraOn, statusSummary, type Infra, type WorkerChild } from "./multiprocess-helpers.ts";
 
 const COUNT = 200;
 const redis = await startRedisServer();
-const mongo = await startMongoServer();
 if (isRedisSkip(redis)) reportRedisSkip("stored race e2e", redis.skip);
-else if (isMongoSkip(mongo)) reportRedisSkip("stored race e2e (MongoDB-compatible server missing)", mongo.skip);
-else run(redis, mongo);
+else {
+  const stores = await sharedStores("stored race e2e");
+  stores.forEach((shared, i) => run(redis, shared, i === stores.length - 1));
+}
 
-function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): void {
+function run(redisServer: RedisServerHandle, shared: SharedStore, last: boolean): void {
+  const test = suite(`stored race e2e (${shared.kind})`);
   let infra: Infra;
   const workers: WorkerChild[] = [];
 
   test.before(async () => {
-    infra = await startInfra("xrace", redisServer, mongoServer, { autoTransmit: true, processor: { concurrency: 6 } });
+    infra = await startInfraOn(`xrace${shared.kind}`, redisServer, shared, { autoTransmit: true, processor: { concurrency: 6 } });
   });
   test.after(async () => {
     for (const w of workers) await w.stop();
     await infra?.close();
-    await redisServer.stop();
-    await mongoServer.stop();
+    await shared.stop();
+    if (last) await redisServer.stop();
   });
 
   test(`${COUNT} invoices, two processor processes: each billed once, signed once, transmitted once; the ledger holds`, async () => {
@@ -77,6 +81,6 @@ function run(redisServer: RedisServerHandle, mongoServer: MongoServerHandle): vo
     for (const w of workers.splice(0)) assert.is((await w.stop()).code, 0, w.output());
     assert.is(await beats.count({}), 0, "stopped workers remove their heartbeats");
   });
-}
 
-test.run();
+  test.run();
+}
