@@ -7,7 +7,8 @@
  * config names them, are split into chunks of their own and still load only then. Source maps sit beside the files
  * (`node --enable-source-maps` maps stack traces to the TypeScript sources).
  *
- *   npm run build             writes dist/main.mjs, dist/worker.mjs and their chunks
+ *   npm run build             writes dist/main.mjs, dist/worker.mjs, dist/sqlite-writer.mjs (the SQLite
+ *                             store's writer thread) and their chunks
  *   npm run start:dist        node dist/main.mjs (the same arguments as npm start: --config, --sync)
  *   npm run worker:dist       node dist/worker.mjs
  */
@@ -23,7 +24,12 @@ export const DIST_DIR = join(ROOT, "dist");
 export async function buildDist(outdir = DIST_DIR): Promise<{ main: string; worker: string }> {
   rmSync(outdir, { recursive: true, force: true });
   await build({
-    entryPoints: { main: join(ROOT, "boot/main.ts"), worker: join(ROOT, "boot/worker.ts") },
+    entryPoints: {
+      main: join(ROOT, "boot/main.ts"),
+      worker: join(ROOT, "boot/worker.ts"),
+      // The SQLite store's writer thread: the bundled store starts it from sqlite-writer.mjs beside itself.
+      "sqlite-writer": join(ROOT, "adapters/document-store/sqlite/writer-thread.ts"),
+    },
     outdir,
     outExtension: { ".js": ".mjs" },
     bundle: true,

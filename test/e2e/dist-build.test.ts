@@ -2,18 +2,19 @@
  * `npm run build` (scripts/build.ts): the gateway and the worker compiled into dist/ run with plain
  * node, as a deployment runs them (docs/deployment.md "Running compiled"). The build goes to a
  * temporary folder with node_modules linked beside it; the gateway starts from it on the demo
- * config (fs store, the simulator in-process), answers health and onboards a represented business
+ * config (the SQLite store in a data folder, the simulator in-process), answers health and onboards a represented business
  * through the regulator simulator, then drains on SIGTERM and exits 0. The drivers the embedded
  * default never uses (MongoDB, Redis) are not loaded by the files the entry imports statically. The worker's entry runs from its bundle too (and refuses the single-process store).
  */
 import { spawn } from "node:child_process";
-import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { request } from "undici";
 import { spawnListening } from "../../bench/processes.ts";
 import { buildDist } from "../../scripts/build.ts";
+import { summarizeDatabase } from "../../adapters/document-store/sqlite/backup.ts";
 import { DEMO_KEY, PASSTHROUGH } from "../support/gateway.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -51,6 +52,13 @@ test("the compiled gateway starts with plain node, answers health and onboards t
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
+});
+
+test("the compiled gateway kept its data in the SQLite file, written by its writer thread from dist/sqlite-writer.mjs", () => {
+  assert.ok(existsSync(join(dir, "dist", "sqlite-writer.mjs")));
+  const summary = summarizeDatabase(join(dir, "data", "gatehouse.sqlite"));
+  assert.is(summary.integrity, "ok");
+  assert.ok(summary.documents > 0, JSON.stringify(summary.collections));
 });
 
 test("the files the gateway's entry imports statically load no MongoDB or Redis driver (their adapters are chunks loaded when configured)", () => {
