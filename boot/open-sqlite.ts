@@ -101,18 +101,16 @@ export function importLegacyAtStart(location: SqliteLocation, log?: Logger): Leg
   const own = basename(location.file);
   const folder = inspectLegacyFolder(location.legacyDir, (name) => name.startsWith(own));
   if (folder.kind === "none") return null;
-  if (folder.kind === "mixed") {
+  try {
+    if (folder.kind === "legacy") return importLegacyStore({ file: location.file, dir: location.legacyDir, busyTimeoutMs: IMPORT_BUSY_MS, ignore: (name) => name.startsWith(own) });
     if (!recordedImportOf(location.file))
       log?.warn("document_store_import_skipped", {
         from: location.legacyDir,
         reason: `the folder holds entries an older release's store never wrote (${folder.foreign.slice(0, 3).join(", ")}); run \`npx gatehouse import\` to import it`,
       });
     return null;
-  }
-  try {
-    return importLegacyStore({ file: location.file, dir: location.legacyDir, busyTimeoutMs: IMPORT_BUSY_MS, ignore: (name) => name.startsWith(own) });
   } catch (e) {
-    throw openError(location.file, e, `importing the older store in ${location.legacyDir} failed`);
+    throw openError(location.file, e, folder.kind === "legacy" ? `importing the older store in ${location.legacyDir} failed` : "cannot open the database");
   }
 }
 
@@ -135,8 +133,9 @@ export function importFields(r: LegacyImportReport): Record<string, unknown> {
 /** A failure to open `file` as StorageOpenError: what happened and what the operator can do. */
 export function openError(file: string, e: unknown, doing = "cannot open the database"): StorageOpenError {
   if (isStorageOpenError(e)) return e;
-  const code = String((e as { code?: unknown } | null)?.code ?? "");
   const cause = (e as Error)?.message ?? String(e);
+  // The binding reports a file it cannot open at all as "ConnectionFailed(... 14)" (SQLITE_CANTOPEN) without a code.
+  const code = String((e as { code?: unknown } | null)?.code || (/ConnectionFailed\(.*: 14"?\)/.test(cause) ? "SQLITE_CANTOPEN" : ""));
   if (code === FOREIGN_DATABASE)
     return new StorageOpenError(file, `${doing}: ${cause}. It was left untouched: point storage.file at a new path (or at a Gatehouse database).`);
   if (code.startsWith("SQLITE_NOTADB") || code.startsWith("SQLITE_CORRUPT"))
@@ -147,7 +146,7 @@ export function openError(file: string, e: unknown, doing = "cannot open the dat
   if (code.startsWith("SQLITE_CANTOPEN") || code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_PERM") || code === "EACCES" || code === "EROFS" || code === "EPERM")
     return new StorageOpenError(
       file,
-      `${doing}: ${file} cannot be opened for writing (${cause}). Check that its folder exists and that this user may write the file and the folder (SQLite keeps ${basename(file)}-wal and -shm beside it).`,
+      `${doing}: ${file} cannot be opened for writing (${cause.replace(/^:\s*/, "")}). Check that it is a file (or does not exist yet), that its folder exists, and that this user may write the file and the folder (SQLite keeps ${basename(file)}-wal and -shm beside it).`,
     );
   return new StorageOpenError(file, `${doing}: ${file}: ${cause}`);
 }
