@@ -1,7 +1,7 @@
 /**
  * The scale-out topology of docs/deployment.md, started on this machine for the topology test and
- * the capacity bench (issue 15): Redis (Debian's redis-server) and the MongoDB-wire server
- * (jongodb), the regulator simulator in its own process, N gateway processes (`npm start`'s entry,
+ * the capacity bench (issue 15): Redis (Debian's redis-server) and the shared document store — the
+ * MongoDB-wire server (jongodb; several hosts) or an SQLite file (one host) — the regulator simulator in its own process, N gateway processes (`npm start`'s entry,
  * boot/main.ts) and M worker processes (`npm run worker`'s entry, boot/worker.ts) on one shared
  * config, and nginx in front of the gateways as the trusted edge, running the product's
  * deploy/nginx.conf rendered from that config.
@@ -19,7 +19,6 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, readdirSync, readFileSync, writeFileSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
-import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
 import { loadConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
@@ -30,6 +29,7 @@ import { isMongoSkip, startMongoServer, type MongoServerHandle } from "./mongo-s
 import { isNginxSkip, nginxMissing, startNginx, type NginxHandle } from "./nginx.ts";
 import { freePort } from "./ports.ts";
 import { isRedisSkip, startRedisServer, type RedisServerHandle } from "./redis-server.ts";
+import { mongoSharedStore, sqliteSharedStore, type SharedStore, type SharedStoreKind } from "./shared-store.ts";
 import { tempDir } from "./temp.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -47,6 +47,8 @@ export interface TopologyOptions {
   patch?: (raw: Record<string, any>) => void;
   /** Log level of the gateways and workers (default "warn"). */
   logLevel?: string;
+  /** The shared document store: the MongoDB-wire server (default) or an SQLite file on this host. */
+  store?: SharedStoreKind;
 }
 
 export interface ManagedProcess {
@@ -80,7 +82,10 @@ export interface Topology {
   /** The entry point: nginx. */
   url: string;
   redis: RedisServerHandle;
-  mongo: MongoServerHandle;
+  /** The MongoDB-wire server (null on SQLite). */
+  mongo: MongoServerHandle | null;
+  /** The shared document store (pause: the MongoDB-wire server stopped, or the SQLite file's write lock held). */
+  shared: SharedStore;
   simulatorUrl: string;
   gateways: ManagedProcess[];
   workers: ManagedProcess[];
@@ -108,16 +113,21 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
   if (noNginx) return { skip: noNginx };
   const redis = await startRedisServer();
   if (isRedisSkip(redis)) return { skip: redis.skip };
-  const mongo = await startMongoServer();
-  if (isMongoSkip(mongo)) {
-    await redis.stop();
-    return { skip: mongo.skip };
+  let mongo: MongoServerHandle | null = null;
+  if (options.store !== "sqlite") {
+    const started = await startMongoServer();
+    if (isMongoSkip(started)) {
+      await redis.stop();
+      return { skip: started.skip };
+    }
+    mongo = started;
   }
-  if (!redis.owned || !mongo.owned) {
+  if (!redis.owned || (mongo && !mongo.owned)) {
     await redis.stop();
-    await mongo.stop();
+    await mongo?.stop();
     return { skip: "REDIS_URL / MONGODB_URI point at servers this topology cannot kill, restart or pause" };
   }
+  const shared = mongo ? mongoSharedStore(mongo) : sqliteSharedStore();
 
   const dir = tempDir(`topology-${options.name}`);
   const children: ManagedProcess[] = [];
@@ -134,7 +144,7 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
     const simulatorUrl = /^(http:\/\/\S+)$/m.exec(sim.output())![1]!;
 
     const edgeSecret = randomBytes(24).toString("hex");
-    const raw = _topologyConfig(options, { redis, mongo, simulatorUrl, edgeSecret, dir });
+    const raw = _topologyConfig(options, { redis, storage: shared.storage, simulatorUrl, edgeSecret, dir });
     const workerPath = join(dir, "worker.json");
     const gatewayPath = join(dir, "gateway.json");
     writeFileSync(workerPath, JSON.stringify(raw));
@@ -157,7 +167,7 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
     const front = await startNginx(config, { upstreams: ports.map((p) => `127.0.0.1:${p}`), edgeSecret, port: edgePort });
     if (isNginxSkip(front)) throw new Error(front.skip);
     const edge = (nginx = front);
-    const store = await createMongoDocumentStore({ uri: mongo.uri, dbName: raw.storage.dbName });
+    const store = await shared.open();
 
     const topology: Topology = {
       dir,
@@ -167,6 +177,7 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
       url: edge.url,
       redis,
       mongo,
+      shared,
       simulatorUrl,
       gateways,
       workers,
@@ -204,7 +215,7 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
         await store.close().catch(() => undefined);
         await sim.stop();
         await redis.stop();
-        await mongo.stop();
+        await shared.stop();
       },
     };
     return topology;
@@ -212,7 +223,7 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
     await nginx?.stop();
     await Promise.all(children.map((c) => c.kill()));
     await redis.stop();
-    await mongo.stop();
+    await shared.stop();
     throw e;
   }
 }
@@ -235,11 +246,11 @@ const START_TIMEOUT_MS = 60_000;
 
 /**
  * The shared config: the demo businesses and keys (test-only plain-text keys), the scale-out
- * profile's edge (its header names, a fresh secret stored as a hash), MongoDB + Redis.
+ * profile's edge (its header names, a fresh secret stored as a hash), the shared store + Redis.
  */
 function _topologyConfig(
   options: TopologyOptions,
-  env: { redis: RedisServerHandle; mongo: MongoServerHandle; simulatorUrl: string; edgeSecret: string; dir: string },
+  env: { redis: RedisServerHandle; storage: Record<string, unknown>; simulatorUrl: string; edgeSecret: string; dir: string },
 ): Record<string, any> {
   const raw = structuredClone(DEMO_RAW) as Record<string, any>;
   // drainDelayMs above nginx's upstream keep-alive (4 s), as config/scale-out.json has it.
@@ -250,7 +261,7 @@ function _topologyConfig(
     clientAddressHeader: SCALE_OUT.edge.clientAddressHeader,
     secretHash: hashSecret(env.edgeSecret),
   };
-  raw.storage = { driver: "mongodb", uri: env.mongo.uri, dbName: env.mongo.dbName() };
+  raw.storage = env.storage;
   raw.coordination = { driver: "redis", url: env.redis.url, keyPrefix: `${options.name}:` };
   raw.regulator = { ...raw.regulator, simulator: { enabled: false }, baseUrls: { TEST: env.simulatorUrl, LIVE: env.simulatorUrl } };
   raw.email = { driver: "folder", dir: join(env.dir, "mail") };

@@ -20,9 +20,10 @@ import type { BillingEntry, BillingLedger, Doc, DocumentStore, Filter } from "..
 import type { Config } from "../../../config/schema.ts";
 import { CATALOG, isGwCode } from "../../../core/errors/catalog.ts";
 import { ngnTextToKobo } from "../../../core/money.ts";
-import { IN_FLOW_SUCCESS_EVENT, DEPOSITS_COLLECTION, type Deposit } from "../../../plugins/collections/virtual-accounts/deposit.ts";
-import { SESSIONS_COLLECTION, type CheckoutSession } from "../../../plugins/collections/payment-links/checkout/session.ts";
-import { WALLET_COLLECTION, type WalletEntry } from "../../../plugins/collections/wallet/wallet.ts";
+import { IN_FLOW_SUCCESS_EVENT, DEPOSITS_COLLECTION, type Deposit } from "../../../plugins/collections/deposits.ts";
+import { SESSIONS_COLLECTION, type CheckoutSession } from "../../../plugins/collections/checkout.ts";
+import { SANDBOX_PAYMENTS_COLLECTION } from "../../../adapters/payments/sandbox.ts";
+import { WALLET_COLLECTION, type WalletEntry } from "../../../plugins/collections/wallet.ts";
 import { SIGNING_COLLECTIONS, type SignRecord } from "../../../plugins/signing/store.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../../../plugins/stored-processing/store.ts";
 import type { ClaimDoc } from "../../../plugins/transmission/service.ts";
@@ -63,6 +64,8 @@ export interface StoresSnapshot {
   sessions: CheckoutSession[];
   credits: WalletEntry[];
   outbox: Array<Doc & { businessId: string; eventType: string; idempotencyKey: string; status: string }>;
+  /** Session ids the sandbox processor holds a payment for. */
+  charged: Set<string>;
   sim: SimulatorState;
 }
 
@@ -88,6 +91,7 @@ export async function readStores(store: DocumentStore, config: Config, sim: Simu
     sessions: await allDocs<CheckoutSession>(store, SESSIONS_COLLECTION),
     credits: await allDocs<WalletEntry>(store, WALLET_COLLECTION),
     outbox: await allDocs(store, "webhook_outbox"),
+    charged: await chargedSessions(store),
     sim,
   };
 }
@@ -137,11 +141,36 @@ export function strandedByStoreHang(records: OpRecord[], faults: Faults): (c: Ch
     records.some((r) => r.kind === "checkout" && r.facts.token === c.formToken && !r.ok && r.attempts.every((a) => a.status === null || a.status >= 500));
 }
 
-/** A pending checkout the faults legitimately left pending: held by the killed gateway, or stranded by the hung store. */
-export function excusedCheckout(records: OpRecord[], edge: EdgeLogLine[], faults: Faults): (c: CheckoutSession) => boolean {
+/**
+ * A checkout the hung store left pending with nothing charged: created while the store hung, the
+ * gateway logged its payment's outcome as unknown (the processor's call failed: on SQLite the
+ * processor's own write is refused once the lock outlasts the deadline, where a hung MongoDB-wire
+ * server applies it late), and the processor holds no payment for it. As designed, it waits for
+ * the look-up before its 30-minute abandonment; no money moved.
+ */
+export function unchargedByStoreHang(payments: ReadonlySet<string>, gatewayLogs: string, faults: Faults): (c: CheckoutSession) => boolean {
+  const hang = faults.store;
+  return (c) =>
+    hang !== null &&
+    c.createdAt >= hang.pausedAt - STORE_HANG_SLACK_MS &&
+    c.createdAt <= hang.resumedAt &&
+    !payments.has(c._id) &&
+    _linesWith(gatewayLogs, c._id).includes("collections_payment_outcome_unknown");
+}
+
+/** The session ids the sandbox processor holds a payment for (its documents are keyed by session id). */
+export async function chargedSessions(store: DocumentStore): Promise<Set<string>> {
+  return new Set((await allDocs(store, SANDBOX_PAYMENTS_COLLECTION)).map((p) => p._id));
+}
+
+/**
+ * A pending checkout the faults legitimately left pending: held by the killed gateway, stranded by
+ * the hung store, or left uncharged by it (`uncharged`, when given).
+ */
+export function excusedCheckout(records: OpRecord[], edge: EdgeLogLine[], faults: Faults, uncharged?: (c: CheckoutSession) => boolean): (c: CheckoutSession) => boolean {
   const held = heldCheckout(records, diedOps(edge, faults));
   const stranded = strandedByStoreHang(records, faults);
-  return (c) => held(c) || stranded(c);
+  return (c) => held(c) || stranded(c) || (uncharged?.(c) ?? false);
 }
 
 // ---------------------------------------------------------------------------
@@ -469,13 +498,21 @@ export function checkCheckouts(s: StoresSnapshot, records: OpRecord[], edge: Edg
   assert.equal(wrong, [], "every successful checkout credited once with one CHECKOUT_COMPLETED; no other session credited");
   const held = heldCheckout(records, diedOps(edge, faults));
   const stranded = strandedByStoreHang(records, faults);
+  const uncharged = unchargedByStoreHang(s.charged, gatewayLogs, faults);
   const pending = s.sessions.filter((c) => c.status === "pending");
   assert.equal(
-    pending.filter((c) => !held(c) && !stranded(c)).map((c) => ({ session: c._id, createdAt: c.createdAt, logged: _linesWith(gatewayLogs, c._id).slice(0, 2_000) })),
+    pending.filter((c) => !held(c) && !stranded(c) && !uncharged(c)).map((c) => ({ session: c._id, createdAt: c.createdAt, logged: _linesWith(gatewayLogs, c._id).slice(0, 2_000) })),
     [],
-    "a checkout still pending was being paid on the killed gateway when it died, or written by the hung store after its payer gave up",
+    "a checkout still pending was being paid on the killed gateway when it died, written by the hung store after its payer gave up, or left uncharged by it",
   );
-  return { sessions: s.sessions.length, successful, pending: pending.length, held: pending.filter(held).length, stranded: pending.filter((c) => !held(c) && stranded(c)).length };
+  return {
+    sessions: s.sessions.length,
+    successful,
+    pending: pending.length,
+    held: pending.filter(held).length,
+    stranded: pending.filter((c) => !held(c) && stranded(c)).length,
+    uncharged: pending.filter((c) => !held(c) && !stranded(c) && uncharged(c)).length,
+  };
 }
 
 /** The collection wallet: its credits are exactly one per settled deposit and successful checkout, with that amount. */

@@ -235,6 +235,7 @@ export function startLoad(setup: LoadSetup, options: LoadOptions): Load {
       for (let send = 1; send <= 4; send++) {
         let status: number | null = null;
         let location: string | null = null;
+        let text = "";
         try {
           const res = await request(`${setup.url}/pay/${reference}`, {
             method: "POST",
@@ -244,7 +245,7 @@ export function startLoad(setup: LoadSetup, options: LoadOptions): Load {
             headersTimeout: 30_000,
             bodyTimeout: 30_000,
           });
-          await res.body.text();
+          text = await res.body.text();
           status = res.statusCode;
           location = typeof res.headers.location === "string" ? res.headers.location : null;
         } catch (e) {
@@ -254,6 +255,8 @@ export function startLoad(setup: LoadSetup, options: LoadOptions): Load {
         const html = status === 502 || status === 503 || status === 504 || status === null;
         rec.attempts.push({ send, at: Date.now(), status, code: null, next: html && send < 4 ? "retry" : "return" });
         rec.status = status;
+        // A refusal the gateway rendered (the collections error envelope: a draining gateway's 503, a store outage's).
+        if (status !== null && status >= 500 && _isCollectionsEnvelope(text, status)) rec.errorKind = "collections";
         if (!html) {
           rec.ok = status === 303;
           rec.errorKind = rec.ok ? null : rec.errorKind;
@@ -303,4 +306,14 @@ function _record(n: number, kind: OpKind, what: string, idempotencyKey: string |
     attempts: [],
     facts,
   };
+}
+
+/** The collections service's error envelope (core/errors/render.ts) with this status: an answer of the gateway, not of the edge. */
+function _isCollectionsEnvelope(text: string, status: number): boolean {
+  try {
+    const body = JSON.parse(text) as { statusCode?: unknown; requestId?: unknown; message?: unknown };
+    return body.statusCode === status && typeof body.requestId === "string" && typeof body.message === "string";
+  } catch {
+    return false;
+  }
 }
