@@ -38,7 +38,7 @@ try {
   const backup = join(dir, "backup.sqlite");
   const b = await _timed(async () => backupDatabase(file, backup));
   const r = await _timed(async () => restoreDatabase(file, backup));
-  const rows = [
+  const rows: Array<[string, string]> = [
     ["database", `${_mb(statSync(file).size)} MiB, ${built.docs} documents (built in ${built.ms} ms)`],
     ["open the store + first indexed read", `${opened.ms} ms`],
     ["npm start (boot/main.ts) to listening", `${ready} ms`],

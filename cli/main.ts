@@ -28,22 +28,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return flags.help ? EXIT.ok : EXIT.usage;
   }
 
-  if (group === "config") {
-    const file = args[0];
-    if ((action !== "check" && action !== "sync") || !file || args.length > 1) return _usageError("config check FILE | config sync FILE");
-    // Loaded only here: the Admin API commands never load the config schema or the adapters.
-    const { checkConfig, syncConfig } = await import("./config.ts");
-    return action === "check" ? checkConfig(file, flags) : syncConfig(file, flags);
-  }
-
-  if (group === "backup" || group === "restore" || group === "import") {
-    // One positional at most: the file (backup, restore) or the folder (import, optional).
-    const files = action === undefined ? [] : [action, ...args];
-    if (group === "import" ? files.length > 1 : files.length !== 1) return _usageError(group === "import" ? "import [DIR]" : `${group} ${group === "backup" ? "FILE" : "BACKUP"}`);
-    // Loaded only here: the Admin API commands never load the storage adapters.
-    const { runStorageCommand } = await import("./storage.ts");
-    return runStorageCommand(group, files, flags);
-  }
+  const local = await _localCommand(group, action, args, flags);
+  if (local !== null) return local;
 
   const command: Command | undefined = COMMANDS.find((c) => c.group === group && c.action === action);
   if (!command) return _usageError(`unknown command "${[group, action].filter(Boolean).join(" ")}"`);
@@ -126,6 +112,28 @@ const OPTIONS = {
   cursor: { type: "string" },
   config: { type: "string" },
 } as const;
+
+/**
+ * The commands run in this process on local files (`config`, `backup`, `restore`, `import`); null
+ * for an Admin API command. Their modules load only here: the Admin API commands never load the
+ * config schema or the adapters.
+ */
+async function _localCommand(group: string, action: string | undefined, args: string[], flags: Flags): Promise<number | null> {
+  if (group === "config") {
+    const file = args[0];
+    if ((action !== "check" && action !== "sync") || !file || args.length > 1) return _usageError("config check FILE | config sync FILE");
+    const { checkConfig, syncConfig } = await import("./config.ts");
+    return action === "check" ? checkConfig(file, flags) : syncConfig(file, flags);
+  }
+  if (group === "backup" || group === "restore" || group === "import") {
+    // One positional at most: the file (backup, restore) or the folder (import, optional).
+    const files = action === undefined ? [] : [action, ...args];
+    if (group === "import" ? files.length > 1 : files.length !== 1) return _usageError(group === "import" ? "import [DIR]" : `${group} ${group === "backup" ? "FILE" : "BACKUP"}`);
+    const { runStorageCommand } = await import("./storage.ts");
+    return runStorageCommand(group, files, flags);
+  }
+  return null;
+}
 
 function _usageError(message: string): number {
   consola.error(`usage: ${message}`);
