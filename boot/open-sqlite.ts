@@ -93,35 +93,28 @@ export function takeLock(file: string, mode: ProcessLockMode, refusal?: string):
 }
 
 /**
- * At start: imports the older release's store in the import folder when it holds that layout and
- * nothing else, unless the database already records an import. A folder holding other entries too
- * is left to `npx gatehouse import` (a warning says so, until the database records an import).
+ * At start: imports the older release's store in the import folder when the database is new and
+ * the folder holds that layout and nothing else. Otherwise the folder is left to `npx gatehouse
+ * import`, and a warning says so until the database records an import: a folder holding other
+ * entries too, or a database already in use (its documents could clash with the old ones).
  */
 export function importLegacyAtStart(location: SqliteLocation, log?: Logger): LegacyImportReport | null {
   const own = basename(location.file);
   const folder = inspectLegacyFolder(location.legacyDir, (name) => name.startsWith(own));
   if (folder.kind === "none") return null;
   try {
-    if (folder.kind === "legacy") return importLegacyStore({ file: location.file, dir: location.legacyDir, busyTimeoutMs: IMPORT_BUSY_MS, ignore: (name) => name.startsWith(own) });
-    if (!recordedImportOf(location.file))
-      log?.warn("document_store_import_skipped", {
-        from: location.legacyDir,
-        reason: `the folder holds entries an older release's store never wrote (${folder.foreign.slice(0, 3).join(", ")}); run \`npx gatehouse import\` to import it`,
-      });
+    const state = _databaseState(location.file);
+    if (state === "imported") return null;
+    if (folder.kind === "legacy" && state === "new")
+      return importLegacyStore({ file: location.file, dir: location.legacyDir, busyTimeoutMs: IMPORT_BUSY_MS, ignore: (name) => name.startsWith(own) });
+    const why =
+      state === "in-use"
+        ? "the database already holds data written since"
+        : `the folder holds entries an older release's store never wrote (${folder.kind === "mixed" ? folder.foreign.slice(0, 3).join(", ") : ""})`;
+    log?.warn("document_store_import_skipped", { from: location.legacyDir, reason: `${why}; run \`npx gatehouse import\` to import it` });
     return null;
   } catch (e) {
     throw openError(location.file, e, folder.kind === "legacy" ? `importing the older store in ${location.legacyDir} failed` : "cannot open the database");
-  }
-}
-
-/** The import recorded in `file`, or null (no file, or no import). Reads only. */
-export function recordedImportOf(file: string): LegacyImportReport | null {
-  if (!existsSync(file)) return null;
-  const conn = openConnection({ file, busyTimeoutMs: 1_000, synchronous: "FULL", readOnly: true });
-  try {
-    return recordedImport(conn);
-  } finally {
-    conn.close();
   }
 }
 
@@ -152,6 +145,19 @@ export function openError(file: string, e: unknown, doing = "cannot open the dat
 }
 
 // --- Internal helpers ---
+
+/** "new": no collection yet (a missing or empty file); "imported": it records an import; "in-use": collections, no import. Reads only. */
+function _databaseState(file: string): "new" | "imported" | "in-use" {
+  if (!existsSync(file)) return "new";
+  const conn = openConnection({ file, busyTimeoutMs: 1_000, synchronous: "FULL", readOnly: true });
+  try {
+    if (recordedImport(conn)) return "imported";
+    const meta = conn.get("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'gatehouse_collections'");
+    return meta && conn.get("SELECT 1 FROM gatehouse_collections LIMIT 1") ? "in-use" : "new";
+  } finally {
+    conn.close();
+  }
+}
 
 function _releasingOnClose(store: SqliteDocumentStore, lock: ProcessLock): SqliteDocumentStore {
   let closing: Promise<void> | null = null;

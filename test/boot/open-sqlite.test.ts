@@ -96,6 +96,21 @@ test("a folder holding other entries beside the old layout: not imported at star
   await store.close();
 });
 
+test("old files appearing beside a database already in use: not imported at start (their ids could clash), a warning says how", async () => {
+  const dir = tempDir("import-in-use");
+  const first = await openDocumentStore(config({ driver: "fs", dir }));
+  await first.collection("keys").insert({ _id: "k1", mine: true });
+  await first.close();
+  writeLegacyFiles(dir, { keys: [{ _id: "k1" }, { _id: "k2" }] });
+  const { log, records } = logged();
+  const store = await openDocumentStore(config({ driver: "fs", dir }), log);
+  await log.flush();
+  assert.ok(records.some((r) => JSON.stringify(r).includes("document_store_import_skipped") && JSON.stringify(r).includes("already holds data")), JSON.stringify(records));
+  assert.equal(await store.collection("keys").get("k1"), { _id: "k1", mine: true });
+  assert.is(await store.collection("keys").count({}), 1);
+  await store.close();
+});
+
 test("in-process coordination: a second opener of the same file is refused, naming the file and what to do; with Redis coordination openers share it", async () => {
   const file = join(tempDir("lock-boot"), "gatehouse.sqlite");
   const alone = await openDocumentStore(config({ driver: "sqlite", file }));
