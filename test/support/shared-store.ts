@@ -10,7 +10,7 @@
  * holding the lock past the deadline would (reads go on: WAL).
  */
 import { join } from "node:path";
-import { openConnection, type SqliteConnection } from "../../adapters/document-store/sqlite/connection.ts";
+import { openConnection, sqliteCode, type SqliteConnection } from "../../adapters/document-store/sqlite/connection.ts";
 import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
@@ -60,20 +60,34 @@ export function mongoSharedStore(mongo: MongoServerHandle): SharedStore {
 /** An SQLite file in a fresh folder, shared by the suite's processes. */
 export function sqliteSharedStore(): SharedStore {
   const file = join(tempDir("shared-sqlite"), "gatehouse.sqlite");
+  // The connection that takes the write lock, opened ahead (with the inspection store), and a pause
+  // that retries BEGIN IMMEDIATE without sleeping: it starts within one commit of the gateways', as
+  // a SIGSTOP does at once (SQLite's busy handler sleeps between tries and can lose the race to the
+  // gateways' writers for tens of milliseconds).
   let holder: SqliteConnection | null = null;
+  const connect = (): SqliteConnection => (holder ??= openConnection({ file, busyTimeoutMs: 0, synchronous: "FULL" }));
   return {
     kind: "sqlite",
     storage: { driver: "sqlite", file },
-    open: () => createSqliteDocumentStore({ file }),
+    async open() {
+      const store = await createSqliteDocumentStore({ file });
+      connect();
+      return store;
+    },
     pausable: true,
     async pause() {
-      holder = openConnection({ file, busyTimeoutMs: 10_000, synchronous: "FULL" });
-      holder.begin("IMMEDIATE");
+      const conn = connect();
+      for (const deadline = Date.now() + 10_000; ; ) {
+        try {
+          conn.begin("IMMEDIATE");
+          return;
+        } catch (e) {
+          if (!sqliteCode(e).startsWith("SQLITE_BUSY") || Date.now() > deadline) throw e;
+        }
+      }
     },
     async resume() {
       holder?.rollback();
-      holder?.close();
-      holder = null;
     },
     async stop() {
       holder?.close();
