@@ -165,7 +165,10 @@ checkpoint("large documents go to the worker a few at a time (about 4 MiB of tex
   }
 });
 
-checkpoint("the gateway's fs store logs a checkpoint that cannot write its files (error, an error code, no path) and its recovery", async () => {
+// Skipped: the gateway's `{ driver: "fs" }` storage now opens the SQLite file in that folder
+// (boot/open-sqlite.ts), so no gateway runs this engine or its checkpoint logging any more; the case
+// goes with the engine itself.
+checkpoint.skip("the gateway's fs store logs a checkpoint that cannot write its files (error, an error code, no path) and its recovery", async () => {
   const dir = tempDir();
   try {
     const records: LogFields[] = [];
