@@ -17,14 +17,14 @@ import { createSqliteDocumentStore, type SqliteDocumentStore } from "../../adapt
 import { loadFixtures } from "../../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../../adapters/regulator/simulator/server.ts";
 import { loadConfig } from "../../config/load.ts";
-import { DEPOSITS_COLLECTION, type Deposit } from "../../plugins/collections/deposits.ts";
+import { DEPOSITS_COLLECTION, type Deposit } from "../../plugins/collections/virtual-accounts/deposit.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../../plugins/stored-processing/store.ts";
 import { checkCollectionWallets, checkDeposits, checkLedgers, readStores, unfinishedWork } from "../e2e/topology/invariants.ts";
 import { BEARER_DEMO, DEMO_KEY, DEMO_RAW, PASSTHROUGH, STORED } from "../support/gateway.ts";
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { tempDir } from "../support/temp.ts";
-import { DEMO, demoInvoice } from "../simulator/simulator-helpers.ts";
+import { DEMO, demoInvoice } from "../adapters/regulator/simulator/simulator-helpers.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const COLLECTIONS = "collections.demo.localhost";

@@ -24,8 +24,8 @@ import { ADMIN_KEY, ALLOWLISTED_KEY, BEARER_DEMO, DEMO_KEY, PASSTHROUGH, STORED 
 import { httpCall } from "../../support/raw-http.ts";
 import type { SharedStoreKind } from "../../support/shared-store.ts";
 import { isTopologySkip, reportTopologySkip, SCALE_OUT_EDGE, startTopology, type Topology } from "../../support/topology.ts";
-import { DEMO } from "../../simulator/simulator-helpers.ts";
-import type { CheckoutSession } from "../../../plugins/collections/checkout.ts";
+import { DEMO } from "../../adapters/regulator/simulator/simulator-helpers.ts";
+import type { CheckoutSession } from "../../../plugins/collections/payment-links/checkout/session.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../../../plugins/stored-processing/store.ts";
 import {
   allDocs,

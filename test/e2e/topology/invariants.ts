@@ -20,10 +20,10 @@ import type { BillingEntry, BillingLedger, Doc, DocumentStore, Filter } from "..
 import type { Config } from "../../../config/schema.ts";
 import { CATALOG, isGwCode } from "../../../core/errors/catalog.ts";
 import { ngnTextToKobo } from "../../../core/money.ts";
-import { IN_FLOW_SUCCESS_EVENT, DEPOSITS_COLLECTION, type Deposit } from "../../../plugins/collections/deposits.ts";
-import { SESSIONS_COLLECTION, type CheckoutSession } from "../../../plugins/collections/checkout.ts";
+import { IN_FLOW_SUCCESS_EVENT, DEPOSITS_COLLECTION, type Deposit } from "../../../plugins/collections/virtual-accounts/deposit.ts";
+import { SESSIONS_COLLECTION, type CheckoutSession } from "../../../plugins/collections/payment-links/checkout/session.ts";
 import { SANDBOX_PAYMENTS_COLLECTION } from "../../../adapters/payments/sandbox.ts";
-import { WALLET_COLLECTION, type WalletEntry } from "../../../plugins/collections/wallet.ts";
+import { WALLET_COLLECTION, type WalletEntry } from "../../../plugins/collections/wallet/wallet.ts";
 import { SIGNING_COLLECTIONS, type SignRecord } from "../../../plugins/signing/store.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../../../plugins/stored-processing/store.ts";
 import type { ClaimDoc } from "../../../plugins/transmission/service.ts";

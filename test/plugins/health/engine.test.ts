@@ -8,10 +8,10 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
-import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
-import type { DocumentStore } from "../../adapters/ports.ts";
-import { ADMIN_KEY, startTestGateway } from "../support/gateway.ts";
-import { tempDir } from "../support/temp.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
+import type { DocumentStore } from "../../../adapters/ports.ts";
+import { ADMIN_KEY, startTestGateway } from "../../support/gateway.ts";
+import { tempDir } from "../../support/temp.ts";
 
 test("the SQLite engine's figures: in the cached snapshot and as gauges; a request or scrape never asks the store for them", async () => {
   const sqlite = await createSqliteDocumentStore({ file: join(tempDir("health-engine"), "gatehouse.sqlite") });
