@@ -56,9 +56,16 @@ export function applyOp(state: WriterState, op: WriteOp): WriteValue {
       return schema.ttl ? _sweep(state.conn, schema, op.now) : 0;
     }
     case "ping":
+      // A real (tiny) write: a file that can be read but not written answers reads and must still
+      // show up unhealthy (a read-only file, a full disk); one row, rewritten in place.
+      state.conn.exec(PING_TABLE_SQL);
+      state.conn.run("INSERT INTO gatehouse_ping (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at", [Date.now()]);
       return null;
   }
 }
+
+/** The health probe's one row (see the "ping" operation). */
+const PING_TABLE_SQL = "CREATE TABLE IF NOT EXISTS gatehouse_ping (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)";
 
 /** A document counts as leased while `lease.until` is a number not yet passed (filter.ts's `_leaseFree`, negated). */
 export const LEASE_FREE_SQL =
