@@ -7,7 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createMemoryCoordination } from "../../adapters/coordination/memory.ts";
-import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import { createPolicyRegistry } from "../../adapters/policies.ts";
 import { composeGateway } from "../../boot/compose.ts";
 import { createGateway } from "../../core/create-gateway.ts";
@@ -26,7 +26,7 @@ const log = createLogger({ level: "silent", sink: () => {} });
 
 /** The tenant directory createGateway needs (on stores of its own: some tests leave a port out on purpose). */
 async function directoryOn(patch?: Record<string, unknown>): Promise<TenantDirectory> {
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
   return openDirectory({ config: testConfig(patch), store, coordination: createMemoryCoordination(), log });
 }
 
@@ -52,7 +52,7 @@ async function bootProblems(
   options: { patch?: Record<string, unknown>; ports?: Partial<Ports> } = {},
 ): Promise<{ error: BootError; problems: string[] }> {
   const ports: Ports = {
-    documentStore: await createUnstorageDocumentStore({ driver: "memory" }),
+    documentStore: await createSqliteDocumentStore({ file: ":memory:" }),
     coordination: createMemoryCoordination(),
     ...options.ports,
   } as Ports;
@@ -80,7 +80,7 @@ function one(problems: string[], ...parts: string[]): string {
 }
 
 test("a valid set of plugins boots (guards the harness)", async () => {
-  const ports: Ports = { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() };
+  const ports: Ports = { documentStore: await createSqliteDocumentStore({ file: ":memory:" }), coordination: createMemoryCoordination() };
   const gw = createGateway({ stages: STAGES, config: testConfig(), ports, plugins: [health, probePlugin], log, policies: createPolicyRegistry(), directory: await directoryOn() });
   assert.ok(gw.routes.routes().length > 5);
   await gw.close();
@@ -149,7 +149,7 @@ test("plugin stages: requiring a stage the config disables, or an unknown stage"
 });
 
 test("the same plugin boots when the stage it needs is enabled", async () => {
-  const ports: Ports = { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() };
+  const ports: Ports = { documentStore: await createSqliteDocumentStore({ file: ":memory:" }), coordination: createMemoryCoordination() };
   const gw = createGateway({
     stages: STAGES,
     config: testConfig(),
@@ -269,7 +269,7 @@ test("composeGateway (the production composition root) runs the same checks", as
 });
 
 test("mode variants: one method + path declared per mode boots; each mode gets its own declaration", async () => {
-  const ports: Ports = { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() };
+  const ports: Ports = { documentStore: await createSqliteDocumentStore({ file: ":memory:" }), coordination: createMemoryCoordination() };
   const pass = route({ method: "POST", path: "/v/:id", modes: ["passthrough"], summary: "pass" });
   const stored = route({ method: "POST", path: "/v/:id", modes: ["stored"], summary: "stored", idempotent: true });
   const gw = createGateway({
@@ -332,7 +332,7 @@ test("modes are refused on any-host routes and must name a mode", async () => {
 
 test("a stage list that is not the vocabulary's order stops the boot", async () => {
   const swapped = [STAGES[1]!, STAGES[0]!, ...STAGES.slice(2)];
-  const ports: Ports = { documentStore: await createUnstorageDocumentStore({ driver: "memory" }), coordination: createMemoryCoordination() };
+  const ports: Ports = { documentStore: await createSqliteDocumentStore({ file: ":memory:" }), coordination: createMemoryCoordination() };
   try {
     createGateway({ stages: swapped, config: testConfig(), ports, plugins: [health], log, policies: createPolicyRegistry(), directory: await directoryOn() });
     assert.unreachable("expected a BootError");

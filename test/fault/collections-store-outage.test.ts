@@ -7,7 +7,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import { withStoreFaults } from "../support/store-faults.ts";
 import { MINUTE, startCollections, type CollectionsHarness } from "../plugins/collections/payment-links/collections-helpers.ts";
 import { body, createAccount, depositBody } from "../plugins/collections/virtual-accounts/va-helpers.ts";
@@ -22,7 +22,7 @@ const SESSIONS = "collections_checkout_sessions";
 
 test.before(async () => {
   h = await startCollections({
-    store: async (clock) => withStoreFaults(await createUnstorageDocumentStore({ driver: "memory", clock }), (collection, method) => {
+    store: async (clock) => withStoreFaults(await createSqliteDocumentStore({ file: ":memory:", clock }), (collection, method) => {
         if (down.has(collection)) return "before";
         const next = once[0];
         return next && next.collection === collection && next.method === method ? once.shift()!.fault : null;

@@ -38,7 +38,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import { createPolicyRegistry } from "../../adapters/policies.ts";
 import type { Doc, DocumentStore } from "../../adapters/ports.ts";
 import { signDelivery } from "../../adapters/regulator/simulator/inbound.ts";
@@ -179,7 +179,7 @@ async function startWorld(label: string, kind?: string): Promise<World> {
   const sw = newSwitch();
   // Invoice numbers of this world (the simulator is shared and signs an IRN once).
   const no = (n: string) => `${label.slice(0, 1).toUpperCase()}${n}`;
-  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const raw = await createSqliteDocumentStore({ file: ":memory:" });
   const tg = await startTestGateway({
     plugins,
     // Failures must not open the document store's circuit: it guards the directory's calls too.

@@ -6,7 +6,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
 import { DIRECTORY_COLLECTIONS, type CredentialDoc } from "../../core/directory-store.ts";
 import { expectProblem } from "../support/assertions.ts";
@@ -55,7 +55,7 @@ async function assertNoKeys(res: Response): Promise<void> {
 /** `fastPath: false`: the store answers the key check only asynchronously (as MongoDB does). */
 async function gatewayWithStore(options: { fastPath?: boolean } = {}) {
   const state = { down: false };
-  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const raw = await createSqliteDocumentStore({ file: ":memory:" });
   const store = withStoreFaults(
     raw,
     (collection, method) => (state.down && collection === DIRECTORY_COLLECTIONS.credentials && (method === "get" || method === "count") ? "before" : null),

@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import type { Gateway } from "../../core/create-gateway.ts";
 import { DIRECTORY_COLLECTIONS } from "../../core/directory-store.ts";
 import { plugins } from "../../plugins/index.ts";
@@ -32,7 +32,7 @@ const EDGE_OK = { "x-edge-secret": EDGE.secret };
  */
 async function gatewayWithRegistry(patch: Record<string, unknown> = {}) {
   const state = { down: false, offsetMs: 0 };
-  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const raw = await createSqliteDocumentStore({ file: ":memory:" });
   const store = withStoreFaults(raw, (collection, method) =>
     state.down && collection === DIRECTORY_COLLECTIONS.domains && method === "get" ? "before" : null,
   );

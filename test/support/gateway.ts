@@ -1,6 +1,6 @@
 /**
  * Test harness: a gateway built exactly as production builds it (composeGateway), on the embedded
- * default stores (unstorage memory, in-process coordination), from the demo config with overrides,
+ * default stores (SQLite in memory, in-process coordination), from the demo config with overrides,
  * with its log records captured. `call()` goes through app.fetch in-process; `listen()` starts a
  * real HTTP server on a free loopback port.
  */

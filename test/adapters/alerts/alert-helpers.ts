@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createMemoryCoordination } from "../../../adapters/coordination/memory.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { createAlertEngine, type AlertEngine, type AlertEngineOptions } from "../../../adapters/alerts/engine.ts";
 import type { Alert, CoordinationStore, DocumentStore } from "../../../adapters/ports.ts";
 import { createLogger, type LogFields } from "../../../core/log.ts";
@@ -29,7 +29,7 @@ export async function engineHarness(
 ): Promise<EngineHarness> {
   const clock = overrides.clock ?? manualClock();
   const coordination = overrides.coordination ?? createMemoryCoordination({ clock: clock.now });
-  const store = overrides.store ?? (await createUnstorageDocumentStore({ driver: "memory" }));
+  const store = overrides.store ?? (await createSqliteDocumentStore({ file: ":memory:" }));
   const logs: LogFields[] = [];
   const engine = createAlertEngine({
     environment: "test",

@@ -8,7 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createMemoryCoordination } from "../../../adapters/coordination/memory.ts";
 import { createRedisCoordination } from "../../../adapters/coordination/redis.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { isRedisSkip, reportRedisSkip, startRedisServer } from "../../support/redis-server.ts";
 import { engineHarness, fail, succeed } from "./alert-helpers.ts";
 
@@ -40,7 +40,7 @@ if (isRedisSkip(server)) {
   reportRedisSkip("shared alert thresholds", server.skip);
 } else {
   const keyPrefix = `gh:alerts-test:${process.pid}:${Date.now().toString(36)}:`;
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
   const open = async () => {
     const coordination = await createRedisCoordination({ url: server.url, keyPrefix });
     const { manualClock } = await import("../../support/manual-clock.ts");

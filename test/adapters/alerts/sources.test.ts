@@ -15,7 +15,7 @@ import * as assert from "uvu/assert";
 import { createDocumentLedger } from "../../../adapters/billing/ledger.ts";
 import { createFaultInjectingLedger } from "../../../adapters/billing/faults.ts";
 import { createMemoryCoordination } from "../../../adapters/coordination/memory.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import type { Alert, AlertChannel, CoordinationStore } from "../../../adapters/ports.ts";
 import { recoveryFor } from "../../../plugins/recovery/plugin.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, startTestGateway } from "../../support/gateway.ts";
@@ -31,7 +31,7 @@ test("every signal from its real source reaches the log and the chat webhook, ca
   const receiver = await startReceiver();
   let failFinish = false;
   let failQuota = false;
-  const rawStore = await createUnstorageDocumentStore({ driver: "memory" });
+  const rawStore = await createSqliteDocumentStore({ file: ":memory:" });
   // The record of a sign's outcome (phase "done") cannot be written while failFinish is set.
   const store = withStoreFaults(rawStore, (collection, _method, args) =>
     failFinish && collection === "signing_idempotency" && (args[1] as { $set?: { phase?: string } } | undefined)?.$set?.phase === "done" ? "before" : null,

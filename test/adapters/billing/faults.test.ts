@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createFaultInjectingLedger } from "../../../adapters/billing/faults.ts";
 import { createDocumentLedger } from "../../../adapters/billing/ledger.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { isBillingError, isDependencyUnavailableError, type BillingIdentity, type DocumentStore } from "../../../adapters/ports.ts";
 
 const OPENING = 1_000_000;
@@ -15,7 +15,7 @@ const ID: BillingIdentity = { subBusinessId: "sub-1", domain: "passthrough.demo.
 
 let store: DocumentStore;
 test.before.each(async () => {
-  store = await createUnstorageDocumentStore({ driver: "memory" });
+  store = await createSqliteDocumentStore({ file: ":memory:" });
 });
 test.after.each(async () => {
   await store.close();

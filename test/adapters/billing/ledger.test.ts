@@ -1,6 +1,6 @@
 /**
  * The document ledger (adapters/billing/ledger.ts), one contract-style suite run against the embedded
- * store (unstorage memory) and the MongoDB-wire server (jongodb, or MONGODB_URI). The MongoDB run is
+ * store (SQLite in memory) and the MongoDB-wire server (jongodb, or MONGODB_URI). The MongoDB run is
  * a visible skip when no server is available (a failure under CI=true, see test/support/mongo-server.ts).
  * After every test the ledger invariant is checked for every touched business:
  *   balance = opening + credits − debits(applied) + reversals, never negative, no entry left pending.
@@ -16,7 +16,7 @@ import {
   type EntryDoc,
 } from "../../../adapters/billing/ledger.ts";
 import { createMongoDocumentStore } from "../../../adapters/document-store/mongodb.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { DependencyUnavailableError, isBillingError, isDependencyUnavailableError, type BillingIdentity, type CollectionSpec, type Doc, type DocumentStore } from "../../../adapters/ports.ts";
 import { assertLedgerInvariant } from "../../support/ledger-invariant.ts";
 import { isMongoSkip, startMongoServer } from "../../support/mongo-server.ts";
@@ -464,7 +464,7 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
     }
     assert.ok(threw);
     // A closed store is a billing outage, never a business outcome.
-    const closed = await createUnstorageDocumentStore({ driver: "memory" });
+    const closed = await createSqliteDocumentStore({ file: ":memory:" });
     const dead = createDocumentLedger({ store: closed, openingBalances: OPENING });
     await closed.close();
     try {
@@ -541,8 +541,8 @@ const CASE_NAMES = [
 
 const server = await startMongoServer();
 
-ledgerSuite("unstorage-memory", async () => {
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
+ledgerSuite("sqlite-memory", async () => {
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
   return { store, cleanup: () => store.close() };
 });
 

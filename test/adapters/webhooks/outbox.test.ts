@@ -4,7 +4,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createMongoDocumentStore } from "../../../adapters/document-store/mongodb.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import type { DocumentStore, WebhookMessage } from "../../../adapters/ports.ts";
 import { DEFAULT_WEBHOOK_SCHEDULE, createWebhookOutbox, type WebhookOutboxOptions } from "../../../adapters/webhooks/outbox.ts";
 import { verifyWebhook } from "../../../client/webhooks.ts";
@@ -113,7 +113,7 @@ interface Setup {
 async function setup(): Promise<Setup> {
   let now = Date.UTC(2025, 0, 15, 12, 0, 0);
   const clock = (): number => now;
-  const store = await createUnstorageDocumentStore({ driver: "memory", clock });
+  const store = await createSqliteDocumentStore({ file: ":memory:", clock });
   const logs: LogFields[] = [];
   const log = createLogger({
     level: "debug",

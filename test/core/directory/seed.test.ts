@@ -7,7 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createMemoryCoordination } from "../../../adapters/coordination/memory.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import type { CoordinationStore, DocumentStore } from "../../../adapters/ports.ts";
 import { hashSecret, openDirectory, type TenantDirectory } from "../../../core/directory.ts";
 import { DIRECTORY_COLLECTIONS, openDirectoryStore, type DirectoryStore } from "../../../core/directory-store.ts";
@@ -25,7 +25,7 @@ interface Env {
 }
 
 async function env(): Promise<Env> {
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
   const coordination = createMemoryCoordination();
   const logs: LogFields[] = [];
   const log = createLogger({ level: "debug", sink: (r) => logs.push(r) });

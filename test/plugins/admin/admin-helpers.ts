@@ -2,8 +2,8 @@
  * Harness of the Admin API tests: the production composition (every plugin, plus the probe plugin)
  * on the embedded memory store behind a fault switch, served on a free port, called over real HTTP.
  */
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
-import type { UnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
+import type { SqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import type { Doc } from "../../../adapters/ports.ts";
 import type { LogFields } from "../../../core/log.ts";
 import { plugins } from "../../../plugins/index.ts";
@@ -26,7 +26,7 @@ export interface HttpAnswer {
 export interface AdminHarness {
   tg: TestGateway;
   /** The raw store (before the fault switch and the resilience guard). */
-  raw: UnstorageDocumentStore;
+  raw: SqliteDocumentStore;
   url: string;
   logs: LogFields[];
   /** Sets the fault hook (null: none). */
@@ -41,7 +41,7 @@ export interface AdminHarness {
 }
 
 export async function startAdminHarness(options: { patch?: Record<string, unknown>; now?: () => number } = {}): Promise<AdminHarness> {
-  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const raw = await createSqliteDocumentStore({ file: ":memory:" });
   let hook: StoreFaultHook | null = null;
   const store = withStoreFaults(raw, (collection, method, args) => (hook ? hook(collection, method, args) : null));
   const tg = await startTestGateway({

@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createDocumentLedger } from "../../../adapters/billing/ledger.ts";
 import { createFaultInjectingLedger } from "../../../adapters/billing/faults.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { DependencyUnavailableError, type BillingLedger } from "../../../adapters/ports.ts";
 import { admin } from "../../../plugins/admin/plugin.ts";
 import { ADMIN_KEY, OTHER, PASSTHROUGH, gatewayTracker } from "../../support/gateway.ts";
@@ -92,7 +92,7 @@ test("invalid top-ups → 400 GW_REQUEST_VALIDATION_FAILED", async () => {
 });
 
 test("debits made through the billing port appear with their identity; a ledger outage → 503 GW_BILLING_SERVICE_UNAVAILABLE", async () => {
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
   const ledger = createDocumentLedger({ store, openingBalances: { demo: 100_000_000 } });
   const gw = await start({ plugins: [admin], ports: { billing: ledger } });
   const identity = { subBusinessId: "sub-1", domain: PASSTHROUGH, irn: "INV-1", attemptNumber: 1 };

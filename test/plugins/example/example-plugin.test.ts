@@ -3,7 +3,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { hello } from "../../../docs/examples/hello/plugin.ts";
 import { plugins } from "../../../plugins/index.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { withStoreFaults } from "../../support/store-faults.ts";
 import { DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, startTestGateway } from "../../support/gateway.ts";
 
@@ -48,7 +48,7 @@ test("the core's contract applies to the plugin: key rules, validation, tenant s
 
 test.after(() => tg.close());
 test("a store that cannot answer gives the route's declared 503, not a 500", async () => {
-  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const raw = await createSqliteDocumentStore({ file: ":memory:" });
   let down = false;
   const faulty = await startTestGateway({
     plugins: [...plugins, hello],

@@ -12,7 +12,7 @@ import { LATENCY_BUCKETS, serveMetrics } from "../../../core/metrics.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, expectProblem, invoice, startSigningHarness } from "../signing/signing-helpers.ts";
 import { createMemoryCoordination } from "../../../adapters/coordination/memory.ts";
 import { DependencyUnavailableError } from "../../../adapters/ports.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { startTestGateway } from "../../support/gateway.ts";
 
 const SIGN_WINDOW_MS = 60_000;
@@ -162,7 +162,7 @@ test("a scrape never waits on a dependency: with every store call hanging, the s
     });
   const g = await startTestGateway({
     patch: { dependencies: { healthRefreshMs: 600_000 } },
-    ports: { documentStore: hanging(await createUnstorageDocumentStore({ driver: "memory" })), coordination: hanging(createMemoryCoordination()) },
+    ports: { documentStore: hanging(await createSqliteDocumentStore({ file: ":memory:" })), coordination: hanging(createMemoryCoordination()) },
   });
   const listener = await serveMetrics(g.gateway.kit.metrics, { host: "127.0.0.1", port: 0 });
   try {

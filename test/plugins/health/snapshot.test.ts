@@ -9,7 +9,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createMemoryCoordination } from "../../../adapters/coordination/memory.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { createPolicyRegistry } from "../../../adapters/policies.ts";
 import type { AlertChannel, CoordinationStore, DocumentStore } from "../../../adapters/ports.ts";
 import { DIRECTORY_COLLECTIONS } from "../../../core/directory-store.ts";
@@ -128,7 +128,7 @@ test("unknown is not healthy: an observation older than 5 minutes is no longer t
 
 test("the services behind the directory: a failing credential read makes tenant authorization unhealthy with its public code; the domain registry stays healthy", async () => {
   let failCredentials = false;
-  const store = withStoreFaults(await createUnstorageDocumentStore({ driver: "memory" }), (collection) =>
+  const store = withStoreFaults(await createSqliteDocumentStore({ file: ":memory:" }), (collection) =>
     failCredentials && collection === DIRECTORY_COLLECTIONS.credentials ? "before" : null,
   );
   const g = await startTestGateway({ ports: { documentStore: store } });
@@ -193,7 +193,7 @@ test("the alert channel: a chat webhook that keeps failing shows its last delive
 
 test("never fans out: 25 snapshot requests make no ping and no alert-channel read", async () => {
   const counts = { storePings: 0, coordinationPings: 0, alertStatus: 0 };
-  const rawStore = await createUnstorageDocumentStore({ driver: "memory" });
+  const rawStore = await createSqliteDocumentStore({ file: ":memory:" });
   const documentStore: DocumentStore = { kind: rawStore.kind, collection: (n, spec) => rawStore.collection(n, spec), ping: () => (counts.storePings++, rawStore.ping()), close: () => rawStore.close() };
   const rawCoordination = createMemoryCoordination();
   const coordination: CoordinationStore = Object.assign(Object.create(rawCoordination), { ping: () => (counts.coordinationPings++, rawCoordination.ping()) });

@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { DependencyUnavailableError, type Collection } from "../../../adapters/ports.ts";
 import { isGatewayError } from "../../../core/errors/gateway-error.ts";
 import { businessesWithTin, openRepresentedBusinesses, ownedBusiness, subKeyOf, type SubBusinessDoc } from "../../../plugins/invoice/represented-businesses.ts";
@@ -35,7 +35,7 @@ async function code(p: Promise<unknown>): Promise<string> {
 }
 
 test("the caller's own business in its state; 404 elsewhere (naming the id as the caller sent it); 403 another business's", async () => {
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
   const subs = openRepresentedBusinesses(store);
   await subs.insert(doc("biz-a", "TEST", "sub-1", "111"));
   await subs.insert(doc("biz-b", "TEST", "sub-2", "111"));

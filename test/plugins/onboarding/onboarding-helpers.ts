@@ -8,7 +8,7 @@ import { request } from "node:http";
 import * as assert from "uvu/assert";
 import { CATALOG, type GwCode } from "../../../core/errors/catalog.ts";
 import { expectProblem as supportExpectProblem } from "../../support/assertions.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import type { Doc, DocumentStore } from "../../../adapters/ports.ts";
 import type { RegulatorSimulator } from "../../../adapters/regulator/simulator/server.ts";
 import type { GatewayPlugin } from "../../../core/plugin.ts";
@@ -85,7 +85,7 @@ export interface HarnessOptions {
 
 export async function startOnboardingHarness(options: HarnessOptions = {}): Promise<OnboardingHarness> {
   const sim = options.fixtures === "test" ? await startTestSimulator() : await startDemoSimulator();
-  const raw = options.documentStore ? await options.documentStore() : await createUnstorageDocumentStore({ driver: "memory" });
+  const raw = options.documentStore ? await options.documentStore() : await createSqliteDocumentStore({ file: ":memory:" });
   const store = withStoreFaults(raw, options.storeFault);
   const collections = store.collections;
   const tg = await startTestGateway({

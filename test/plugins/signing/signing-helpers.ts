@@ -8,7 +8,7 @@ import * as assert from "uvu/assert";
 import { ledgerBalanced } from "../../support/ledger.ts";
 import { CATALOG, type GwCode } from "../../../core/errors/catalog.ts";
 import { expectProblem as supportExpectProblem } from "../../support/assertions.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { createDocumentLedger } from "../../../adapters/billing/ledger.ts";
 import { createFaultInjectingLedger, type FaultInjectingLedger } from "../../../adapters/billing/faults.ts";
 import { withStoreFaults, type StoreFaultHook } from "../../support/store-faults.ts";
@@ -45,7 +45,7 @@ export async function startSigningHarness(
   options: { signing?: SigningOptions; transmission?: TransmissionPluginOptions; patch?: Record<string, unknown>; storeFault?: StoreFaultHook } = {},
 ): Promise<SigningHarness> {
   const sim = await startDemoSimulator();
-  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const raw = await createSqliteDocumentStore({ file: ":memory:" });
   // The gateway's store may fail on purpose (storeFault); the ledger's own store never does.
   const store = withStoreFaults(raw, options.storeFault);
   const billing = createFaultInjectingLedger(createDocumentLedger({ store: raw, openingBalances: { demo: OPENING_KOBO, other: 0 } }));

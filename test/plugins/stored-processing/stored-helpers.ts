@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as assert from "uvu/assert";
 import { ledgerBalanced } from "../../support/ledger.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { createDocumentLedger } from "../../../adapters/billing/ledger.ts";
 import { createFaultInjectingLedger, type FaultInjectingLedger } from "../../../adapters/billing/faults.ts";
 import type { DocumentStore } from "../../../adapters/ports.ts";
@@ -95,7 +95,7 @@ export const HIGH_QUOTAS = {
 
 export async function startStoredHarness(options: StoredHarnessOptions = {}): Promise<StoredHarness> {
   const sim = await startDemoSimulator();
-  const raw = await createUnstorageDocumentStore({ driver: "memory" });
+  const raw = await createSqliteDocumentStore({ file: ":memory:" });
   const store = options.storeFault ? withStoreFaults(raw, options.storeFault) : raw;
   const opening = options.openingKobo ?? OPENING_KOBO;
   const billing = createFaultInjectingLedger(createDocumentLedger({ store: raw, openingBalances: { demo: opening, other: 0 } }));

@@ -9,7 +9,7 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createUnstorageDocumentStore } from "../../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../../adapters/document-store/sqlite/store.ts";
 import type { DocumentStore } from "../../../../adapters/ports.ts";
 import { createFolderEmailSender, type FolderEmailSender } from "../../../../adapters/email/folder.ts";
 import { createSandboxPaymentProcessor, type SandboxPaymentProcessor } from "../../../../adapters/payments/sandbox.ts";
@@ -114,7 +114,7 @@ export interface HarnessOptions extends CollectionsPluginOptions {
   patch?: Record<string, unknown>;
   /** E-mail folder (default: a fresh temporary folder). */
   mailDir?: string;
-  /** The document store (default: unstorage memory on the harness clock). */
+  /** The document store (default: SQLite in memory on the harness clock). */
   store?: (clock: () => number) => Promise<DocumentStore>;
 }
 
@@ -127,7 +127,7 @@ export function sourceRef(prefix = "src"): string {
 
 export async function startCollections(options: HarnessOptions = {}): Promise<CollectionsHarness> {
   const clock = createClock();
-  const store = options.store ? await options.store(clock.now) : await createUnstorageDocumentStore({ driver: "memory", clock: clock.now });
+  const store = options.store ? await options.store(clock.now) : await createSqliteDocumentStore({ file: ":memory:", clock: clock.now });
   const outbox = createWebhookOutbox({ store, clock: clock.now, schedule: [1000], timeoutMs: 2000 });
   const mailDir = options.mailDir ?? tempDir("mail");
   const email = createFolderEmailSender({ dir: mailDir, clock: clock.now });

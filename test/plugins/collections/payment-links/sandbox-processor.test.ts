@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { isPaymentRefusedError, type PaymentReport, type PaymentRequest } from "../../../../adapters/ports.ts";
 import { createSandboxPaymentProcessor, isSandboxLiveBusinessError, SANDBOX_PAYMENTS_COLLECTION } from "../../../../adapters/payments/sandbox.ts";
-import { createUnstorageDocumentStore } from "../../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../../adapters/document-store/sqlite/store.ts";
 import { withStoreFaults } from "../../../support/store-faults.ts";
 
 const request = (sessionId: string, extra: Partial<PaymentRequest> = {}): PaymentRequest => ({
@@ -175,7 +175,7 @@ test("dispose cancels scheduled deliveries and idle() still resolves", async () 
 });
 
 test("with a store, two processes: one charge per session, the first outcome answered by the other, no second delivery", async () => {
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
   const a = createSandboxPaymentProcessor({ store });
   const b = createSandboxPaymentProcessor({ store });
   const seenA: PaymentReport[] = [];
@@ -194,7 +194,7 @@ test("with a store, two processes: one charge per session, the first outcome ans
 });
 
 test("with a store: lookup and refund work from a process that did not take the payment; the refund is one", async () => {
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
   const a = createSandboxPaymentProcessor({ store });
   const b = createSandboxPaymentProcessor({ store });
   assert.is(await b.lookup("s-elsewhere"), null, "never asked");
@@ -208,7 +208,7 @@ test("with a store: lookup and refund work from a process that did not take the 
 
 test("with a store that cannot answer: pay rejects with an unknown outcome (not a refusal), and may be asked again", async () => {
   let down = true;
-  const store = withStoreFaults(await createUnstorageDocumentStore({ driver: "memory" }), () => (down ? "before" : null));
+  const store = withStoreFaults(await createSqliteDocumentStore({ file: ":memory:" }), () => (down ? "before" : null));
   const sandbox = createSandboxPaymentProcessor({ store });
   try {
     await sandbox.pay(request("s-store-down"));

@@ -1,10 +1,10 @@
 /** The collection wallet service (plugins/collections/wallet/wallet.ts) on the embedded document store. */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createUnstorageDocumentStore } from "../../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../../adapters/document-store/sqlite/store.ts";
 import { createCollectionWallet, creditId, walletEntryView } from "../../../../plugins/collections/wallet/wallet.ts";
 
-const store = await createUnstorageDocumentStore({ driver: "memory" });
+const store = await createSqliteDocumentStore({ file: ":memory:" });
 let now = Date.UTC(2025, 4, 6, 7, 8, 9);
 const wallet = createCollectionWallet({ store, clock: () => now });
 

@@ -6,7 +6,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createUnstorageDocumentStore } from "../../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../../adapters/document-store/sqlite/store.ts";
 import { createVirtualAccountService } from "../../../../plugins/collections/virtual-accounts/account-service.ts";
 import {
   businessUuid,
@@ -215,7 +215,7 @@ test("account numbers are unique and NUBAN-shaped; a clash draws another number"
   // NUBAN check digit: the CBN example, serial 000001457 at bank code 011 → account 0000014579.
   assert.is(nubanCheckDigit("011", "000001457"), 9);
 
-  const store = await createUnstorageDocumentStore({ driver: "memory" });
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
   const queue = ["9990000001", "9990000001", "9990000001", "9990000002"];
   const service = createVirtualAccountService({ store, clock: Date.now, newAccountNumber: () => queue.shift()! });
   const input = { accountType: "multi_use" as const, accountName: "Clash", amountKobo: null, expiresAtMs: null };

@@ -8,7 +8,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createUnstorageDocumentStore } from "../../../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../../../adapters/document-store/sqlite/store.ts";
 import type { Collection } from "../../../../adapters/ports.ts";
 import { IN_FLOW_SUCCESS_EVENT, type Deposit } from "../../../../plugins/collections/virtual-accounts/deposit.ts";
 import { createVirtualAccountService } from "../../../../plugins/collections/virtual-accounts/account-service.ts";
@@ -409,7 +409,7 @@ test("an account that keeps changing under the decision → the deposit stays re
 });
 
 test("a store failure after the account was won → 503 with Retry-After (never a 500); the worker settles it once", () =>
-  depositStoreFailureScenario({ store: async (clock) => createUnstorageDocumentStore({ driver: "memory", clock }) }));
+  depositStoreFailureScenario({ store: async (clock) => createSqliteDocumentStore({ file: ":memory:", clock }) }));
 
 test.after(async () => {
   await h.close();
