@@ -10,7 +10,6 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { importLegacyStore, inspectLegacyFolder } from "../../../adapters/document-store/sqlite/legacy-import.ts";
 import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
-import { createUnstorageDocumentStore } from "../../../adapters/document-store/unstorage.ts";
 import type { Doc } from "../../../adapters/ports.ts";
 import { folderDigest, legacySegment, writeLegacyFiles, writeLegacyJournal } from "../../support/legacy-store.ts";
 import { tempDir } from "../../support/temp.ts";
@@ -66,21 +65,31 @@ test("an older store's files and crash-left journals: imported with counts per c
   await reopened.close();
 });
 
-test("a folder written by the older store itself (remove with that engine): every document imported", async () => {
+test("a folder as the older store wrote it (its file names, byte for byte: `.`, `*`, `/`, spaces and non-ASCII escaped; a deleted document's file gone): every document imported", async () => {
+  // The paths and contents below are what that store wrote for these inserts and one delete, copied
+  // from a folder it left (the encoding is the one test/support/legacy-store.ts reproduces).
   const dir = tempDir("legacy-real");
-  const old = await createUnstorageDocumentStore({ driver: "fs", dir, checkpointMs: 20 });
-  for (let i = 0; i < 50; i++) await old.collection("invoices").insert({ _id: `inv-${String(i).padStart(3, "0")}`, n: i, tags: ["a", "b"] });
-  await old.collection("keys").insert({ _id: "k.1", hash: "sha256:00" });
-  await old.collection("invoices").delete("inv-007");
-  await old.close();
+  const files: Record<string, string> = {
+    "keys/k%2E1": '{"_id":"k.1","hash":"sha256:00"}',
+    "sign%2Erecords%2Fv1/a%2Ab%20c%2F%C3%A9": '{"_id":"a*b c/é","x":1}',
+  };
+  for (let i = 0; i < 50; i++) if (i !== 7) files[`invoices/inv-${String(i).padStart(3, "0")}`] = JSON.stringify({ _id: `inv-${String(i).padStart(3, "0")}`, n: i, tags: ["a", "b"] });
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path.split("/")[0]!), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  assert.is(legacySegment("sign.records/v1"), "sign%2Erecords%2Fv1", "the helper writes the same names");
+  assert.is(legacySegment("a*b c/é"), "a%2Ab%20c%2F%C3%A9");
   const file = join(tempDir("legacy-real-db"), "gatehouse.sqlite");
   const report = importLegacyStore({ file, dir, busyTimeoutMs: 1000 });
-  assert.equal(report.collections, { invoices: 49, keys: 1 });
+  assert.equal(report.collections, { invoices: 49, keys: 1, "sign.records/v1": 1 });
   assert.equal(report.skipped, []);
   const store = await createSqliteDocumentStore({ file });
   const page = await store.collection<Doc>("invoices").find({}, { sort: [{ field: "_id", direction: 1 }], limit: 3 });
   assert.equal(page.items.map((d) => d._id), ["inv-000", "inv-001", "inv-002"]);
+  assert.is(await store.collection("invoices").get("inv-007"), null);
   assert.equal(await store.collection("keys").get("k.1"), { _id: "k.1", hash: "sha256:00" });
+  assert.equal(await store.collection("sign.records/v1").get("a*b c/é"), { _id: "a*b c/é", x: 1 });
   await store.close();
 });
 

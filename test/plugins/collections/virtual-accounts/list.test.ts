@@ -6,7 +6,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { matchesFilter } from "../../../../adapters/document-store/filter.ts";
+import { compileFilter } from "../../../../adapters/document-store/filter.ts";
 import type { Doc } from "../../../../adapters/ports.ts";
 import { deriveStatus, NEVER, statusFilter } from "../../../../plugins/collections/virtual-accounts/account.ts";
 import { ACCOUNT_STATUSES } from "../../../../plugins/collections/virtual-accounts/schemas.ts";
@@ -263,7 +263,7 @@ test("statusFilter(s, now) selects exactly the accounts with deriveStatus = s (p
       openUntil: !single ? NEVER : consumed ? 0 : expires,
     };
     const derived = deriveStatus(doc as never, now);
-    for (const s of ACCOUNT_STATUSES) assert.is(matchesFilter(doc, statusFilter(s, now)), s === derived, `${JSON.stringify(doc)} at ${now}`);
+    for (const s of ACCOUNT_STATUSES) assert.is(compileFilter(statusFilter(s, now))(doc), s === derived, `${JSON.stringify(doc)} at ${now}`);
   }
 });
 
