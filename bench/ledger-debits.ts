@@ -5,11 +5,13 @@
  * policy exactly as `boot/compose.ts` wraps it. It isolates the ledger's cost from HTTP, the
  * pipeline and the regulator.
  *
- *   npx tsx bench/ledger-debits.ts                       memory, fs and mongodb (jongodb or MONGODB_URI)
+ *   npx tsx bench/ledger-debits.ts                       sqlite, memory and mongodb (jongodb or MONGODB_URI)
  *   LEDGER_BENCH_STORES=memory LEDGER_BENCH_COUNT=20000 npx tsx bench/ledger-debits.ts
  *
+ * Stores: `sqlite` (an SQLite file in a temporary folder: the writer thread, fsync per commit),
+ * `memory` (SQLite in memory), `mongodb`.
  * env: LEDGER_BENCH_COUNT (default 100000; mongodb: LEDGER_BENCH_MONGO_COUNT, default 10000),
- * LEDGER_BENCH_CONCURRENCY (default 64), LEDGER_BENCH_STORES (default "memory,fs,mongodb").
+ * LEDGER_BENCH_CONCURRENCY (default 64), LEDGER_BENCH_STORES (default "sqlite,memory,mongodb").
  * Reported per store: debits/s over the run, of the first and of the last tenth (at most 10 000),
  * their ratio, wallet writes (the wallet's version) and whether the balance is exact.
  */
@@ -19,7 +21,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createDocumentLedger, openLedgerCollections } from "../adapters/billing/ledger.ts";
 import { createMongoDocumentStore } from "../adapters/document-store/mongodb.ts";
-import { createUnstorageDocumentStore } from "../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../adapters/document-store/sqlite/store.ts";
 import { guardDocumentStore } from "../adapters/guarded-stores.ts";
 import { createPolicyRegistry } from "../adapters/policies.ts";
 import type { DocumentStore } from "../adapters/ports.ts";
@@ -27,10 +29,10 @@ import { isMongoSkip, startMongoServer } from "../test/support/mongo-server.ts";
 
 const FEE = 5_000;
 const CONCURRENCY = Number(process.env.LEDGER_BENCH_CONCURRENCY ?? 64);
-const STORES = (process.env.LEDGER_BENCH_STORES ?? "memory,fs,mongodb").split(",").map((s) => s.trim());
+const STORES = (process.env.LEDGER_BENCH_STORES ?? "sqlite,memory,mongodb").split(",").map((s) => s.trim());
 
 async function measure(name: string, raw: DocumentStore, count: number): Promise<void> {
-  const store = guardDocumentStore(raw, createPolicyRegistry().create({ dependency: "documentStore", timeoutMs: raw.kind === "mongodb" ? 5000 : Infinity }));
+  const store = guardDocumentStore(raw, createPolicyRegistry().create({ dependency: "documentStore", timeoutMs: raw.kind === "sqlite-memory" ? Infinity : 5000 }));
   const ledger = createDocumentLedger({ store, openingBalances: { demo: count * FEE } });
   const done = new Float64Array(count);
   let next = 0;
@@ -61,13 +63,13 @@ async function measure(name: string, raw: DocumentStore, count: number): Promise
 
 for (const name of STORES) {
   if (name === "memory") {
-    const store = await createUnstorageDocumentStore({ driver: "memory" });
+    const store = await createSqliteDocumentStore({ file: ":memory:" });
     await measure(name, store, Number(process.env.LEDGER_BENCH_COUNT ?? 100_000));
     await store.close();
-  } else if (name === "fs") {
+  } else if (name === "sqlite") {
     const dir = mkdtempSync(join(tmpdir(), "gatehouse-ledger-bench-"));
     try {
-      const store = await createUnstorageDocumentStore({ driver: "fs", dir });
+      const store = await createSqliteDocumentStore({ file: join(dir, "gatehouse.sqlite") });
       await measure(name, store, Number(process.env.LEDGER_BENCH_COUNT ?? 100_000));
       await store.close();
     } finally {

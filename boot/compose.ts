@@ -32,7 +32,7 @@ import { openCoordination, openDocumentStore, openEmail } from "./open-ports.ts"
  * process's lock on the file (or on a stalled disk), so its calls get the store deadline like a
  * remote engine's.
  */
-const IN_PROCESS_KINDS = new Set(["memory", "sqlite-memory", "unstorage-memory", "unstorage-fs"]);
+const IN_PROCESS_KINDS = new Set(["memory", "sqlite-memory"]);
 
 export interface ComposeOptions {
   log: Logger;

@@ -121,7 +121,7 @@ export interface Collection<T extends Doc> {
 }
 
 export interface DocumentStore {
-  /** Implementation name for logs and health: "sqlite-file", "sqlite-memory", "mongodb" (and the older "unstorage-fs", "unstorage-memory"). */
+  /** Implementation name for logs and health: "sqlite-file", "sqlite-memory", "mongodb". */
   readonly kind: string;
   /** Opens (or returns) a collection, creating its indexes once. */
   collection<T extends Doc>(name: string, spec?: CollectionSpec): Collection<T>;

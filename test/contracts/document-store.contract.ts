@@ -3,8 +3,8 @@
  * Each test gets a fresh store from `make(clock)`; the store must read time from `clock` (TTL and
  * leases are tested by advancing it, never by sleeping).
  *
- *   documentStoreContract("unstorage-memory", async (clock) => {
- *     const store = await createUnstorageDocumentStore({ driver: "memory", clock });
+ *   documentStoreContract("sqlite-memory", async (clock) => {
+ *     const store = await createSqliteDocumentStore({ file: ":memory:", clock });
  *     return { store, cleanup: () => store.close() };
  *   });
  *
@@ -146,7 +146,7 @@ const CASES: Case[] = [
     async ({ store }) => {
       const c = await _people(store);
       if (!c.countNow) {
-        assert.not.ok(store.kind.startsWith("unstorage"), "the embedded store offers the synchronous variant");
+        assert.not.ok(store.kind.startsWith("sqlite"), "the embedded store offers the synchronous variant");
         return;
       }
       const filters: Filter[] = [

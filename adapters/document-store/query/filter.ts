@@ -29,11 +29,6 @@ export function validateFilter(filter: Filter): void {
   }
 }
 
-/** True when `doc` matches `filter` (validate the filter first; compile it when testing many documents). */
-export function matchesFilter(doc: Doc, filter: Filter): boolean {
-  return compileFilter(filter)(doc);
-}
-
 /**
  * A filter compiled once into a predicate (paths split, `$in` sets built, `$contains` needles
  * lower-cased, range tests specialised per operator and operand type); validate the filter first.
@@ -56,25 +51,6 @@ export function compileFilter(filter: Filter): (doc: Doc) => boolean {
     parts.push((d) => test(get(d)));
   }
   return _allOf(parts);
-}
-
-/**
- * Whether `doc` matches a filter made only of scalar equalities on plain field names (no operator,
- * no dotted path, no embedded document): `{ _id, rev: 3, revoked: false }`. The same answer as
- * `compileFilter(filter)(doc)`, without compiling or allocating: the fast path of point lookups.
- * Undefined when the filter has any other shape (validate and compile it then).
- */
-export function matchesScalarEquality(doc: Doc, filter: Filter): boolean | undefined {
-  if (!isPlainObject(filter)) return undefined;
-  let match = true;
-  for (const key in filter) {
-    const q = filter[key];
-    if (q === undefined || (q !== null && typeof q === "object") || key === "" || key.charCodeAt(0) === 36 /* $ */ || key.includes(".")) return undefined;
-    if (!match) continue; // the rest of the filter must still have this shape
-    const v = (doc as Record<string, unknown>)[key];
-    match = q === null ? v === undefined || v === null || (Array.isArray(v) && v.includes(null)) : v === q || (Array.isArray(v) && v.includes(q));
-  }
-  return match;
 }
 
 // --- Internal helpers ---

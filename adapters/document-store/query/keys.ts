@@ -22,16 +22,6 @@ export function uniqueKey(doc: Doc, fields: readonly string[], sparse: boolean):
   return JSON.stringify(values);
 }
 
-/**
- * The key `uniqueKey` gives a document whose index fields hold `values` (a lookup by equality). A
- * single string value not starting with "[" is its own key — the document's own string, nothing
- * allocated or kept twice (an index of 100 000 sign records holds no copy of their keys) —; every
- * other value list is its JSON array text, which always starts with "[", so the two never meet.
- */
-export function uniqueKeyOf(values: readonly unknown[]): string {
-  return values.length === 1 ? _keyOfOne(values[0]) : JSON.stringify(values);
-}
-
 /** MongoDB's default index name (`a_1_b.c_1`), used by both stores in DuplicateKeyError.index. */
 export function indexName(fields: readonly string[]): string {
   return fields.map((f) => `${f}_1`).join("_");

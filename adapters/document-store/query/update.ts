@@ -57,7 +57,7 @@ export function applyUpdate(doc: Doc, update: Update, inserting: boolean): Doc {
 
 /** The document an upsert inserts: {equality fields of the filter, $setOnInsert, $set, $inc, minus $unset}, `_id` first. */
 export function upsertDocument(filter: Filter, update: Update): Doc {
-  const built = applyUpdate(applyUpdate({ _id: "" }, { $set: equalityFields(filter) }, false), update, true);
+  const built = applyUpdate(applyUpdate({ _id: "" }, { $set: _equalityFields(filter) }, false), update, true);
   if (built._id === "") built._id = newId();
   if (typeof built._id !== "string") throw new InvalidQueryError("a document needs a string _id");
   const { _id, ...rest } = built;
@@ -65,7 +65,7 @@ export function upsertDocument(filter: Filter, update: Update): Doc {
 }
 
 /** The fields an upsert copies from its filter: top-level equalities and `$eq`s (not `$or`). */
-export function equalityFields(filter: Filter): Record<string, unknown> {
+function _equalityFields(filter: Filter): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, cond] of Object.entries(filter)) {
     if (key === "$or") continue;

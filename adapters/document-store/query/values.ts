@@ -1,11 +1,8 @@
 /**
  * Reading document values the way MongoDB does: dotted paths (through arrays, collecting the
- * elements' values), MongoDB's cross-type value order and embedded-document equality. Shared by the
- * filter, sort, update and key helpers beside this file.
- *
- * Order across types: null/missing < numbers < strings < objects < arrays < booleans; null and
- * missing sort equal. Strings compare by UTF-16 code units (MongoDB: UTF-8 bytes; they differ only for
- * characters above U+FFFF against U+E000–U+FFFF).
+ * elements' values) and embedded-document equality. Shared by the filter, sort, update and key
+ * helpers beside this file. (The order across types, null/missing < numbers < strings < documents <
+ * arrays < booleans, is the SQLite store's key order: sqlite/keys.ts.)
  */
 
 /** Reads a (possibly dotted) path; through an array, collects the elements' values. */
@@ -51,46 +48,6 @@ export function compilePath(path: string): (doc: unknown) => unknown {
     }
     return cur;
   };
-}
-
-/** MongoDB's cross-type order (see the module comment). */
-export function compareValues(a: unknown, b: unknown): number {
-  const ta = typeof a;
-  if (ta === typeof b && (ta === "string" || ta === "number")) return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
-  const ra = _typeRank(a);
-  const rb = _typeRank(b);
-  if (ra !== rb) return ra < rb ? -1 : 1;
-  switch (ra) {
-    case 1:
-      return 0;
-    case 2:
-      return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
-    case 3:
-      return (a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0;
-    case 4: {
-      const ea = Object.entries(a as object);
-      const eb = Object.entries(b as object);
-      for (let i = 0; i < Math.min(ea.length, eb.length); i++) {
-        const [ka, va] = ea[i]!;
-        const [kb, vb] = eb[i]!;
-        const c = compareValues(va, vb);
-        if (c !== 0) return c;
-        if (ka !== kb) return ka < kb ? -1 : 1;
-      }
-      return Math.sign(ea.length - eb.length);
-    }
-    case 5: {
-      const aa = a as unknown[];
-      const ab = b as unknown[];
-      for (let i = 0; i < Math.min(aa.length, ab.length); i++) {
-        const c = compareValues(aa[i], ab[i]);
-        if (c !== 0) return c;
-      }
-      return Math.sign(aa.length - ab.length);
-    }
-    default:
-      return a === b ? 0 : a ? 1 : -1;
-  }
 }
 
 /** True for a plain object (a JSON object: prototype Object.prototype or null), not an array. */
@@ -142,18 +99,4 @@ function _collect(arr: readonly unknown[], seg: string): unknown[] | undefined {
     (vals ??= []).push(v);
   }
   return vals;
-}
-
-function _typeRank(v: unknown): number {
-  if (v === null || v === undefined) return 1;
-  switch (typeof v) {
-    case "number":
-      return 2;
-    case "string":
-      return 3;
-    case "boolean":
-      return 8;
-    default:
-      return Array.isArray(v) ? 5 : 4;
-  }
 }
