@@ -1,24 +1,27 @@
 /**
  * Scenario "virtual-accounts-100k": one business with 100 000 virtual accounts, listed over real
- * HTTP through the full gateway with the spec's filters, on the embedded default store (unstorage
- * memory) and on the MongoDB-compatible server (jongodb, or MONGODB_URI).
+ * HTTP through the full gateway with the spec's filters, on the embedded default store (an SQLite
+ * file in a temporary folder; `memory`: SQLite in memory) and on the MongoDB-compatible server
+ * (jongodb, or MONGODB_URI).
  *
  *   npx tsx bench/scenarios/virtual-accounts-100k.ts
+ *   VA_BENCH_COUNT=1000000 VA_BENCH_STORES=sqlite npx tsx bench/scenarios/virtual-accounts-100k.ts
  *   VA_BENCH_COUNT=20000 VA_BENCH_STORES=mongodb npx tsx bench/scenarios/virtual-accounts-100k.ts
  *
  * env: VA_BENCH_COUNT (accounts on the embedded store, default 100000), VA_BENCH_MONGO_COUNT
  * (accounts on MongoDB, default min(VA_BENCH_COUNT, 20000): jongodb slows down with every document,
  * see docs/bench.md), VA_BENCH_REQUESTS / VA_BENCH_MONGO_REQUESTS (measured requests per query,
- * default 30 / 10), VA_BENCH_STORES (comma list of memory, mongodb; default both).
+ * default 30 / 10), VA_BENCH_STORES (comma list of sqlite, memory, mongodb; default sqlite,mongodb).
  *
  * Seeding goes through the virtual-account service (not 100 000 HTTP calls): straight into the
- * embedded store; for MongoDB into a scratch embedded store whose documents are then copied with
+ * embedded store (64 creations in flight, so the file's commits gather many); for MongoDB into a
+ * scratch SQLite store in memory whose documents are then copied with
  * insertMany (1000 per batch; jongodb's cost per write command grows with the collection, so
  * one insertOne per account is quadratic there). Accounts created over the last 30 days (one clock step per account), 60 % multi_use and
  * 40 % single_use (each expiring 1–23 h after its creation, so all but the last day's are expired),
  * 5 % toggled inactive, a tenth of the still-open single_use accounts consumed by a payment. No
  * expiry falls within the 20 minutes after seeding (those are moved just before it), so the counts
- * stay exact while the run lasts.
+ * stay exact while the run lasts (90 minutes: a million accounts take minutes to seed).
  * The seeder counts each derived status, and every measured query's `meta.total` is checked
  * against those counts (a fast wrong answer measures nothing).
  *
@@ -26,7 +29,8 @@
  * connection (a timed loop: latency of one request at a time, no queueing), p50/p99/mean/max in ms.
  * Results are printed as a table and written to bench/results/virtual-accounts-<ISO time>-<sha>.json.
  */
-import { writeFileSync, mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
@@ -34,7 +38,7 @@ import { randomBytes } from "node:crypto";
 import { MongoClient, type Document } from "mongodb";
 import { Agent, request } from "undici";
 import { createMongoDocumentStore } from "../../adapters/document-store/mongodb.ts";
-import { createUnstorageDocumentStore } from "../../adapters/document-store/unstorage.ts";
+import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import { createSandboxPaymentProcessor } from "../../adapters/payments/sandbox.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
 import { createWebhookOutbox } from "../../adapters/webhooks/outbox.ts";
@@ -74,12 +78,17 @@ export interface StoreResult {
   queries: QueryResult[];
 }
 
+/** `sqlite`: the embedded default, a file; `memory`: SQLite in memory; `mongodb`: jongodb or MONGODB_URI. */
+export type VaBenchStore = "sqlite" | "memory" | "mongodb";
+
+export const VA_BENCH_STORES: readonly VaBenchStore[] = ["sqlite", "memory", "mongodb"];
+
 export interface VirtualAccountsBenchOptions {
   count: number;
   mongoCount: number;
   requests: number;
   mongoRequests: number;
-  stores: Array<"memory" | "mongodb">;
+  stores: VaBenchStore[];
   progress?: (line: string) => void;
 }
 
@@ -88,9 +97,15 @@ export async function runVirtualAccountsBench(options: VirtualAccountsBenchOptio
   const progress = options.progress ?? (() => {});
   const out: StoreResult[] = [];
   for (const kind of options.stores) {
-    if (kind === "memory") {
-      const store = await createUnstorageDocumentStore({ driver: "memory" });
-      out.push(await _runOnStore("unstorage-memory", store, options.count, options.requests, null, progress));
+    if (kind === "sqlite" || kind === "memory") {
+      const dir = kind === "sqlite" ? mkdtempSync(join(tmpdir(), "gatehouse-va-bench-")) : null;
+      const store = await createSqliteDocumentStore({ file: dir ? join(dir, "gatehouse.sqlite") : ":memory:" });
+      try {
+        out.push(await _runOnStore(dir ? "sqlite (file)" : "sqlite (memory)", store, options.count, options.requests, null, progress));
+      } finally {
+        await store.close();
+        if (dir) rmSync(dir, { recursive: true, force: true });
+      }
     } else {
       const server = await startMongoServer();
       if (isMongoSkip(server)) {
@@ -136,7 +151,7 @@ export const vaListScenario: BenchScenario = {
   async run({ env, progress }) {
     const count = _int(env.VA_BENCH_COUNT, 100_000);
     const requests = _int(env.VA_BENCH_REQUESTS, 30);
-    const [store] = await runVirtualAccountsBench({ count, mongoCount: 0, requests, mongoRequests: 0, stores: ["memory"], progress });
+    const [store] = await runVirtualAccountsBench({ count, mongoCount: 0, requests, mongoRequests: 0, stores: ["sqlite"], progress });
     const list = store!.queries[0]!;
     const worst = store!.queries.reduce((a, q) => (q.latencyMs.p99 > a.latencyMs.p99 ? q : a));
     const l = list.latencyMs;
@@ -193,8 +208,8 @@ async function _runOnStore(
   progress: (line: string) => void,
 ): Promise<StoreResult> {
   progress(`${name}: seeding ${count.toLocaleString("en-US")} accounts${bulk ? " (built by the service, copied with insertMany)" : " (through the service)"}`);
-  const scratch = bulk ? await createUnstorageDocumentStore({ driver: "memory" }) : null;
-  const seeded = await _seed(scratch ?? store, count, 8, progress, bulk !== null);
+  const scratch = bulk ? await createSqliteDocumentStore({ file: ":memory:" }) : null;
+  const seeded = await _seed(scratch ?? store, count, 64, progress, bulk !== null);
   if (bulk) {
     const t = performance.now();
     await bulk(seeded.docs);
@@ -304,7 +319,7 @@ async function _seed(store: DocumentStore, count: number, concurrency: number, p
     const single = i % 5 < 2; // 40 %
     let expiresAtMs = single ? createdAt + HOUR + (i % 23) * HOUR : null;
     // No expiry during the run (the counts below must stay true while it lasts): move those back.
-    if (expiresAtMs !== null && expiresAtMs > realNow - 60_000 && expiresAtMs < realNow + 20 * 60_000) expiresAtMs = realNow - 2 * 60_000;
+    if (expiresAtMs !== null && expiresAtMs > realNow - 60_000 && expiresAtMs < realNow + 90 * 60_000) expiresAtMs = realNow - 2 * 60_000;
     clockValue = createdAt; // read synchronously by create() before its first await
     const a = await service.create(BUSINESS, {
       accountType: single ? "single_use" : "multi_use",
@@ -404,10 +419,10 @@ async function _main(): Promise<void> {
     mongoCount: _int(process.env.VA_BENCH_MONGO_COUNT, Math.min(count, 20_000)),
     requests: _int(process.env.VA_BENCH_REQUESTS, 30),
     mongoRequests: _int(process.env.VA_BENCH_MONGO_REQUESTS, 10),
-    stores: (process.env.VA_BENCH_STORES ?? "memory,mongodb").split(",").map((x) => x.trim()) as Array<"memory" | "mongodb">,
+    stores: (process.env.VA_BENCH_STORES ?? "sqlite,mongodb").split(",").map((x) => x.trim()) as VaBenchStore[],
     progress: (line) => process.stdout.write(`  ${line}\n`),
   };
-  for (const s of options.stores) if (s !== "memory" && s !== "mongodb") throw new Error(`bench: unknown store "${s}"`);
+  for (const s of options.stores) if (!VA_BENCH_STORES.includes(s)) throw new Error(`bench: unknown store "${s}"`);
   const startedAt = new Date().toISOString();
   process.stdout.write(`virtual-accounts-100k: ${options.stores.join(" + ")}, ${options.requests} requests per query\n`);
   const results = await runVirtualAccountsBench(options);
