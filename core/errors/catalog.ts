@@ -131,6 +131,22 @@ export function isGwCode(code: string): code is GwCode {
   return Object.hasOwn(CATALOG, code);
 }
 
+/**
+ * The wait a BACKOFF answer advertises when neither its row nor its raise names one: every BACKOFF
+ * 429/503 carries `Retry-After` and `retry.afterSeconds` (spec §7.2), so a client never has to guess.
+ */
+export const DEFAULT_BACKOFF_AFTER_SECONDS = 2;
+
+/**
+ * The retry wait of an answer: the raise's own (quota windows, drains), else the row's fixed one,
+ * else the BACKOFF default. Undefined for strategies that carry no wait.
+ */
+export function retryAfterSecondsOf(row: CatalogEntry, raised?: number): number | undefined {
+  if (raised !== undefined) return raised;
+  if (row.afterSeconds !== undefined) return row.afterSeconds;
+  return row.strategy === "BACKOFF" ? DEFAULT_BACKOFF_AFTER_SECONDS : undefined;
+}
+
 /** Base address of the per-code documentation (problem `type` and `action.documentation`). */
 export const ERROR_DOCS_BASE = "https://docs.gatehouse.ng/errors/";
 

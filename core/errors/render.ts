@@ -6,7 +6,7 @@
  */
 import { FastResponse } from "srvx";
 import type { RequestContext } from "../context.ts";
-import { CATALOG, docsUrl, type GwCode } from "./catalog.ts";
+import { CATALOG, docsUrl, retryAfterSecondsOf, type GwCode } from "./catalog.ts";
 import { isCollectionsError, isGatewayError, type GatewayError, type Violation } from "./gateway-error.ts";
 import { built, collectionsTimestamp } from "../respond.ts";
 
@@ -89,7 +89,7 @@ export function renderError(ctx: RequestContext, error: unknown): RenderedError 
 export function problemBody(ctx: RequestContext, code: GwCode, gw: GatewayError | null): ProblemBody {
   const row = CATALOG[code];
   const detail = (gw?.info.detail ?? row.description).slice(0, MAX_DETAIL);
-  const afterSeconds = gw?.info.retryAfterSeconds ?? ("afterSeconds" in row ? row.afterSeconds : undefined);
+  const afterSeconds = retryAfterSecondsOf(row, gw?.info.retryAfterSeconds);
   const body: ProblemBody = {
     type: docsUrl(code),
     title: row.title,
@@ -151,7 +151,7 @@ function _collectionsResponse(
 }
 
 function _retryHeaders(headers: Headers, gw: GatewayError | null, row: (typeof CATALOG)[GwCode]): void {
-  const after = gw?.info.retryAfterSeconds ?? ("afterSeconds" in row ? row.afterSeconds : undefined);
+  const after = retryAfterSecondsOf(row, gw?.info.retryAfterSeconds);
   if (after !== undefined && (row.status === 429 || row.status === 503)) headers.set("retry-after", String(after));
   if (gw?.info.allow) headers.set("allow", gw.info.allow);
 }

@@ -7,6 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import * as v from "valibot";
 import { DIRECTORY_COLLECTIONS, type DomainDoc } from "../../core/directory-store.ts";
+import { DEFAULT_BACKOFF_AFTER_SECONDS } from "../../core/errors/catalog.ts";
 import { definePlugin } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
 import { plugins } from "../../plugins/index.ts";
@@ -104,6 +105,8 @@ test("a domain whose stored mode cannot be read gives 503 GW_TENANT_MODE_UNAVAIL
     const res = await tg.call(path, { host: PASSTHROUGH, headers: KEY });
     const body = await expectProblem(res, 503, "GW_TENANT_MODE_UNAVAILABLE", "BACKOFF");
     assert.is(body.retry.sameIdempotencyKey, true);
+    assert.is(res.headers.get("retry-after"), String(DEFAULT_BACKOFF_AFTER_SECONDS), "a BACKOFF 503 names its wait");
+    assert.is(body.retry.afterSeconds, DEFAULT_BACKOFF_AFTER_SECONDS);
   }
   // Health does not need the mode; the other domains keep theirs.
   assert.is((await tg.call("/health", { host: PASSTHROUGH })).status, 200);

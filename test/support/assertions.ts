@@ -22,6 +22,12 @@ export async function expectProblem(res: Response, status: number, code: string,
   assert.is(body.status, status);
   assert.is(body.retry?.strategy, strategy);
   assert.is(res.headers.get("x-request-id"), body.requestId, "X-Request-ID equals body requestId");
+  if (strategy === "BACKOFF") {
+    // Every BACKOFF answer names its wait, in the header and the body alike (spec §7.2).
+    const after = Number(res.headers.get("retry-after"));
+    assert.ok(Number.isInteger(after) && after >= 1, `Retry-After on a BACKOFF ${code}`);
+    assert.is(body.retry.afterSeconds, after, "retry.afterSeconds equals Retry-After");
+  }
   return body;
 }
 

@@ -8,7 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import * as v from "valibot";
 import { createRequestContext, type RequestContext } from "../../../core/context.ts";
-import { CATALOG, docsUrl, type GwCode } from "../../../core/errors/catalog.ts";
+import { CATALOG, DEFAULT_BACKOFF_AFTER_SECONDS, docsUrl, type GwCode } from "../../../core/errors/catalog.ts";
 import { CollectionsError, gwError, type Violation } from "../../../core/errors/gateway-error.ts";
 import { MAX_DETAIL, MAX_VIOLATIONS, renderError, type ProblemBody as Problem } from "../../../core/errors/render.ts";
 import { definePlugin } from "../../../core/plugin.ts";
@@ -392,15 +392,17 @@ test("renderError: for EVERY catalog code, status/strategy/sameIdempotencyKey/af
     assert.is(body.requestId, ctx.requestId);
     assert.is(body.retry.strategy, row.strategy, `${code} strategy`);
     assert.is(body.retry.sameIdempotencyKey, row.sameIdempotencyKey, `${code} sameIdempotencyKey`);
-    const fixed = "afterSeconds" in row ? (row as { afterSeconds?: number }).afterSeconds : undefined;
+    // The row's own wait, else (every BACKOFF answer names one) the BACKOFF default.
+    const own = "afterSeconds" in row ? (row as { afterSeconds?: number }).afterSeconds : undefined;
+    const fixed = own ?? (row.strategy === "BACKOFF" ? DEFAULT_BACKOFF_AFTER_SECONDS : undefined);
     assert.is(body.retry.afterSeconds, fixed, `${code} afterSeconds`);
     const wantHeader = fixed !== undefined && (row.status === 429 || row.status === 503);
     assert.is(res.headers.get("retry-after"), wantHeader ? String(fixed) : null, `${code} Retry-After`);
     if (row.status === 429 || row.status === 503) {
       // A raise may supply its own window: body and header both carry it.
-      const own = renderError(ctxFor(), gwError(code, { retryAfterSeconds: 42 })).response;
-      assert.is(own.headers.get("retry-after"), "42", `${code} own Retry-After`);
-      assert.is(((await own.json()) as Problem).retry.afterSeconds, 42);
+      const raised = renderError(ctxFor(), gwError(code, { retryAfterSeconds: 42 })).response;
+      assert.is(raised.headers.get("retry-after"), "42", `${code} own Retry-After`);
+      assert.is(((await raised.json()) as Problem).retry.afterSeconds, 42);
     }
   }
 });
