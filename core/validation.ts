@@ -96,10 +96,13 @@ export function callerRequestId(headers: Headers): string | null {
   return value;
 }
 
-/** x-idempotency-key: required on mutations; 8 to 128 characters of `^[A-Za-z0-9._:-]+$`. */
+/**
+ * x-idempotency-key: required on mutations; 8 to 128 characters of `^[A-Za-z0-9._:-]+$`. A header
+ * sent empty is a key of the wrong format (INVALID), not a missing one (REQUIRED).
+ */
 export function idempotencyKey(ctx: RequestContext, required = true): string | null {
   const value = ctx.req.headers.get("x-idempotency-key");
-  if (value === null || value === "") {
+  if (value === null) {
     if (!required) return null;
     throw gwError("GW_IDEMPOTENCY_KEY_REQUIRED", { detail: "Send x-idempotency-key on this mutation." });
   }

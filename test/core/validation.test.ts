@@ -47,9 +47,10 @@ function violationsOf(schema: v.GenericSchema, value: unknown, location: Violati
 // x-idempotency-key
 // ---------------------------------------------------------------------------
 
-test("idempotency key: absent (or empty) → GW_IDEMPOTENCY_KEY_REQUIRED; optional → null", () => {
+test("idempotency key: absent → GW_IDEMPOTENCY_KEY_REQUIRED, sent empty → GW_IDEMPOTENCY_KEY_INVALID; optional → null", () => {
   assert.is(raised(() => idempotencyKey(ctxWith())).code, "GW_IDEMPOTENCY_KEY_REQUIRED");
-  assert.is(raised(() => idempotencyKey(ctxWith({ "x-idempotency-key": "" }))).code, "GW_IDEMPOTENCY_KEY_REQUIRED");
+  assert.is(raised(() => idempotencyKey(ctxWith({ "x-idempotency-key": "" }))).code, "GW_IDEMPOTENCY_KEY_INVALID");
+  assert.is(raised(() => idempotencyKey(ctxWith({ "x-idempotency-key": "" }), false)).code, "GW_IDEMPOTENCY_KEY_INVALID");
   assert.is(idempotencyKey(ctxWith(), false), null);
 });
 

@@ -220,6 +220,9 @@ test("missing credentials → 400 GW_REG_CREDENTIALS_REQUIRED (same key), before
 test("the route contract: key rules, strict body, server-managed fields, quota class, OpenAPI, any mode", async () => {
   await expectProblem(await h.post("/sub-businesses", credentials(TAXPAYER.email, TAXPAYER.password), null), 400, "GW_IDEMPOTENCY_KEY_REQUIRED");
   await expectProblem(await h.post("/sub-businesses", credentials(TAXPAYER.email, TAXPAYER.password), "short"), 400, "GW_IDEMPOTENCY_KEY_INVALID");
+  // A header sent empty is a key of the wrong format, not a missing one.
+  const empty = await expectProblem(await h.post("/sub-businesses", credentials(TAXPAYER.email, TAXPAYER.password), ""), 400, "GW_IDEMPOTENCY_KEY_INVALID");
+  assert.is(empty.title, "Key format wrong");
   const bad = await expectProblem(
     await h.post("/sub-businesses", { regulatorCredentials: { email: 5, password: "x", otp: "1" }, tin: "", extra: true }, "onboard-bad-body-1"),
     400,
