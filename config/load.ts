@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as v from "valibot";
 import { ConfigSchema, REGULATOR_CONTRACT_VERSIONS, type Config, type CredentialConfig } from "./schema.ts";
-import { webhookUrlProblems } from "./url-rules.ts";
+import { invoiceWebhookUrlProblems, webhookUrlProblems } from "./url-rules.ts";
 
 export const DEFAULT_CONFIG_PATH = "config/demo.json";
 
@@ -102,6 +102,8 @@ export function crossCheck(config: Config): string[] {
     businessIds.add(b.id);
     b.gateway?.apiKeys.forEach((c, j) => checkCredential(`businesses.${i}.gateway.apiKeys.${j}`, c));
     b.collections?.apiKeys.forEach((c, j) => checkCredential(`businesses.${i}.collections.apiKeys.${j}`, c));
+    const hook = b.gateway?.webhook;
+    if (hook) for (const p of invoiceWebhookUrlProblems(hook.url, b.state)) problems.push(`businesses.${i}.gateway.webhook.url: ${p}`);
     b.gateway?.domains.forEach((d, j) => {
       const owner = hosts.get(d.host);
       if (owner) problems.push(`businesses.${i}.gateway.domains.${j}.host: "${d.host}" already belongs to ${owner}`);

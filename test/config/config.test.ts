@@ -238,6 +238,36 @@ test("no error message ever contains a secret value from the config", () => {
     assert.ok(problems.some((p) => p.startsWith(path + ":")), `missing ${path} in:\n${text}`);
 });
 
+test("an invoice webhook URL must be https: plain http:// only to a loopback address while the business is TEST; the problem names the field", async () => {
+  const withHook = (url: string, state = "TEST") => {
+    const raw = demo();
+    raw.businesses[0].state = state;
+    raw.businesses[0].gateway.webhook = { url, secret: "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=" };
+    return raw;
+  };
+  const FIELD = "businesses.0.gateway.webhook.url";
+  for (const ok of [withHook("https://hooks.example.ng/gatehouse"), withHook("http://127.0.0.1:4000/hooks"), withHook("https://hooks.example.ng/x", "LIVE")])
+    loadConfig({ argv: ["--config", writeTmp("hook-ok.json", JSON.stringify(ok))], env: {} });
+  for (const [url, state] of [["http://hooks.example.ng/gatehouse", "TEST"], ["http://localhost:4000/hooks", "LIVE"], ["ftp://hooks.example.ng/x", "TEST"]] as const) {
+    const path = writeTmp("hook-bad.json", JSON.stringify(withHook(url, state)));
+    const { problems } = problemsOf(() => loadConfig({ argv: ["--config", path], env: {} }));
+    assert.ok(problems.some((p) => p.startsWith(`${FIELD}: must be https://`)), `${url} (${state}): ${problems.join("; ")}`);
+    assert.not.ok(problems.join("\n").includes("hooks.example.ng"), "the URL is not echoed");
+  }
+  // `config check`, as an operator runs it: exit 1, the field named.
+  const path = writeTmp("hook-check.json", JSON.stringify(withHook("http://hooks.example.ng/gatehouse")));
+  const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
+    const child = spawnTs("bin/gatehouse.js", ["config", "check", path], { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    child.on("close", (code) => resolve({ code, out }));
+  });
+  assert.is(run.code, 1, run.out);
+  assert.ok(run.out.includes(FIELD), run.out);
+  assert.match(run.out, /must be https:\/\//);
+});
+
 // ---------------------------------------------------------------------------
 // Environment overrides and file selection
 // ---------------------------------------------------------------------------
