@@ -51,7 +51,8 @@ interface PathEntry {
 export type RouteMatch =
   | { kind: "found"; route: CompiledRoute; params: Record<string, string> }
   | { kind: "method"; allow: string }
-  | { kind: "none" };
+  /** `servedOn`: the other surface declares the path (an invoice route asked on a collections host, or the reverse). */
+  | { kind: "none"; servedOn?: "gateway" | "collections" };
 
 export class BootError extends Error {
   readonly isBootError = true;
@@ -171,10 +172,14 @@ function _planModeRoutes(byPattern: Map<string, PathEntry>): void {
 
 function _lookupTable(routers: Record<Surface, RouterContext<PathEntry>>, all: readonly CompiledRoute[]): RouteTable {
   const lookupIn = (surface: Surface, path: string) => findRoute(routers[surface], "", path);
+  const _none = (hostKind: string, path: string): RouteMatch => {
+    const other = hostKind === "gateway" ? "collections" : hostKind === "collections" ? "gateway" : null;
+    return other && lookupIn(other, path) ? { kind: "none", servedOn: other } : { kind: "none" };
+  };
   return {
     lookup(hostKind, method, path) {
       const hit = lookupIn("any", path) ?? (hostKind === "unknown" ? undefined : lookupIn(hostKind, path));
-      if (!hit) return { kind: "none" };
+      if (!hit) return _none(hostKind, path);
       const route = hit.data.methods.get(method === "HEAD" ? "GET" : method);
       if (!route) return { kind: "method", allow: hit.data.allow };
       // rou3 builds a fresh params object per match; the route stage reads it once and decodes.

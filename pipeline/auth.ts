@@ -14,6 +14,9 @@ import type { CredentialScheme, Principal } from "../core/directory.ts";
 import { describeError } from "../core/log.ts";
 import { defineStage } from "../core/stages/define.ts";
 
+/** The operator's 401 names the header it wants (missing, or not a valid operator key alike). */
+const ADMIN_KEY_DETAIL = "Send a valid operator key in the x-admin-api-key header.";
+
 export const authStage = defineStage({
   name: "auth",
   create({ directory, log }) {
@@ -42,7 +45,7 @@ export const authStage = defineStage({
       found instanceof Promise ? found.then((p) => accept(ctx, p)) : accept(ctx, found);
 
     function admin(ctx: RequestContext, principal: Principal | null): void {
-      if (!principal) throw gwError("GW_ADMIN_AUTHENTICATION_FAILED", { detail: "Operator authentication failed." });
+      if (!principal) throw gwError("GW_ADMIN_AUTHENTICATION_FAILED", { detail: ADMIN_KEY_DETAIL });
       ctx.principal = principal;
     }
 

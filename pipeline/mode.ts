@@ -27,10 +27,17 @@ export const modeStage = defineStage({
         });
       const route = byMode[ctx.mode];
       if (!route)
-        throw gwError("GW_OPERATION_MODE_CONFLICT", {
-          detail: `This endpoint is not available on a ${ctx.mode === "passthrough" ? "Pass-through" : "Stored"} domain.`,
-        });
+        throw gwError("GW_OPERATION_MODE_CONFLICT", { detail: _modeConflictDetail(ctx.mode) });
       ctx.route = route;
     };
   },
 });
+
+// --- Internal helpers ---
+
+/** Names the domain's mode and the mode the endpoint belongs to. */
+function _modeConflictDetail(mode: "passthrough" | "stored"): string {
+  return mode === "passthrough"
+    ? "This domain is in Pass-through mode; this endpoint is a Stored-mode endpoint. Use the Pass-through routes, or ask the operator for a mode change."
+    : "This domain is in Stored mode; this endpoint is a Pass-through-mode endpoint. Use the Stored routes, or ask the operator for a mode change.";
+}

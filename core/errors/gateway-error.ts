@@ -21,6 +21,11 @@ export interface Violation {
 export interface GatewayErrorData {
   /** Human-readable detail; defaults to the catalog description. Never include secrets or input values. */
   detail?: string;
+  /**
+   * A title for this raise when the code's catalog title would mislead (one code, several causes:
+   * a content conflict raised for a key never used before). Clients decide on `code`, never on it.
+   */
+  title?: string;
   violations?: Violation[];
   operationId?: string;
   /** Overrides the catalog's afterSeconds (quota windows); also sets Retry-After. */

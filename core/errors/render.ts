@@ -92,7 +92,7 @@ export function problemBody(ctx: RequestContext, code: GwCode, gw: GatewayError 
   const afterSeconds = retryAfterSecondsOf(row, gw?.info.retryAfterSeconds);
   const body: ProblemBody = {
     type: docsUrl(code),
-    title: row.title,
+    title: gw?.info.title ?? row.title,
     status: row.status,
     statusCode: row.status,
     detail,

@@ -9,7 +9,7 @@ import { gwError } from "../../core/errors/gateway-error.ts";
 import { KeepClaim, type Outcome } from "../../core/idempotency.ts";
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { isoNow, type OnboardingEnv, type OperatorCaller } from "./env.ts";
-import { uncertain } from "./failures.ts";
+import { ALREADY_REPRESENTED, uncertain } from "./failures.ts";
 import { sealVersion } from "./history.ts";
 import { cleanIdentity } from "./identity.ts";
 import { identityKeyOf, type MigrationDoc, type ReviewDoc, type SubBusinessDoc, type VersionSource } from "./store.ts";
@@ -67,6 +67,7 @@ async function _setIdentity(env: OnboardingEnv, sub: SubBusinessDoc, review: Rev
     if (isDuplicateKeyError(e)) {
       await _reopen(env, review);
       throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
+        title: ALREADY_REPRESENTED,
         detail: "The new regulator business is already represented through the gateway (spec §7.2 exception 2); the review stays pending.",
       });
     }

@@ -9,7 +9,7 @@ import { idempotencyId, KeepClaim, type IdempotencyDoc, type IdempotentAnswer, t
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import type { RegulatorBusiness } from "../../adapters/regulator/port.ts";
 import { isoNow, type Caller, type OnboardingEnv } from "./env.ts";
-import { uncertain } from "./failures.ts";
+import { ALREADY_REPRESENTED, uncertain } from "./failures.ts";
 import { onboardingFingerprint } from "./fingerprint.ts";
 import { sealCrypto, sealVersion } from "./history.ts";
 import { identityOf, selectForOnboarding, type RegulatorIdentity } from "./identity.ts";
@@ -98,6 +98,7 @@ async function _store(env: OnboardingEnv, caller: Caller, doc: SubBusinessDoc): 
     const mine = await env.store.subBusinesses.findOne({ onboardingKey: doc.onboardingKey });
     if (mine) return { status: 201, body: subBusinessView(mine) };
     throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
+      title: ALREADY_REPRESENTED,
       detail: "This regulator business is already represented through the gateway (spec §7.2 exception 2); do not start new work, contact support.",
     });
   }

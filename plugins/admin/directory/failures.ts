@@ -12,8 +12,9 @@ export function notFound(what: "business" | "key"): GatewayError {
   return gwError("GW_OPERATION_NOT_FOUND", { detail: what === "business" ? "No business with that id." : "No key with that id." });
 }
 
-export function approvalState(detail: string): GatewayError {
-  return gwError("GW_DOMAIN_APPROVAL_STATE_CHANGED", { detail });
+/** The domain's approval state refuses the change; `title` when the catalog's ("changed after authorization") would mislead. */
+export function approvalState(detail: string, title?: string): GatewayError {
+  return gwError("GW_DOMAIN_APPROVAL_STATE_CHANGED", { detail, ...(title ? { title } : {}) });
 }
 
 /** The key (named in the path) cannot take this change. */

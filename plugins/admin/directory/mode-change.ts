@@ -24,7 +24,7 @@ export async function changeMode(env: DirectoryEnv, op: OperatorCall, host: stri
           action = "domain.mode_change_cancelled";
         }
       } else {
-        if (doc.mode === input.mode) throw approvalState(`The domain is approved in ${input.mode} mode already.`);
+        if (doc.mode === input.mode) throw approvalState(`The domain is approved in ${_modeName(input.mode)} mode already; nothing to change.`, "Domain already in that mode");
         set = { approval: "draining", pendingMode: input.mode, drainingSince: isoNow(env) };
       }
       return set ? { action, set, changes: _domainChanges(doc, { ...doc, ...set }) } : null;
@@ -39,7 +39,7 @@ export async function changeMode(env: DirectoryEnv, op: OperatorCall, host: stri
 export async function approveDomain(env: DirectoryEnv, op: OperatorCall, host: string): Promise<AdminAnswer> {
   return domainMutation(env, op, host, { host }, {
     decide(doc) {
-      if (doc.approval === "approved") throw approvalState("The domain is approved; nothing awaits approval (start with a mode change).");
+      if (doc.approval === "approved") throw approvalState("The domain is approved; nothing awaits approval (start with a mode change).", "Nothing awaits approval");
       const set: Partial<DomainDoc> = {
         approval: "approved",
         mode: doc.approval === "draining" && doc.pendingMode ? doc.pendingMode : doc.mode,
@@ -56,6 +56,10 @@ export async function approveDomain(env: DirectoryEnv, op: OperatorCall, host: s
 }
 
 // --- Internal helpers ---
+
+function _modeName(mode: DomainDoc["mode"]): string {
+  return mode === "passthrough" ? "Pass-through" : "Stored";
+}
 
 function _domainChanges(before: DomainDoc, after: Partial<DomainDoc>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
