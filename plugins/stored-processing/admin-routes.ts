@@ -40,15 +40,18 @@ export function storedAdminRoutes(service: StoredService, audit?: ResolutionAudi
       ...OPERATOR,
       method: "POST",
       path: STORED_ADMIN_PATHS.resolution,
-      idempotent: "optional",
+      idempotent: true,
       schemas: { params: InvoiceParams, body: ResolutionBody },
       summary: "Operator: resolve a frozen invoice after checking the regulator (signed / not_signed / transmitted / not_transmitted)",
       description:
-        "A frozen sign: signed (the held fee is confirmed) or not_signed (the fee is reversed and the invoice is signed again under the next attempt). A frozen transmission: transmitted, or not_transmitted (back to signed). Anything but a frozen invoice: 409 GW_INVOICE_STATE_CONFLICT.",
+        "A frozen sign: signed (the held fee is confirmed) or not_signed (the fee is reversed and the invoice is signed again under the next attempt). A frozen transmission: transmitted, or not_transmitted (back to signed). The rule of every operator resolution route (docs/operations.md \"Recovery jobs\"): x-idempotency-key required; the same decision again answers 200 with what was recorded; unknown invoice: 404 GW_OPERATION_NOT_FOUND; anything else not frozen: 409 GW_INVOICE_STATE_CONFLICT.",
       responses: { 200: "The invoice record (with businessId)" },
       async handler(ctx) {
         const outcome = (ctx.body as ResolutionInput).outcome;
+        const started = new Date().toISOString();
         const doc = await service.resolve(_operator(ctx), ctx.params.invoiceId!, outcome);
+        // The same decision again answers what an earlier request recorded: audited once, by that request.
+        if (doc.resolution && doc.resolution.at < started) return json(ctx, 200, { businessId: doc.businessId, ...invoiceView(doc, false), resolution: doc.resolution });
         await audit?.({ actor: `operator:${ctx.principal!.credentialId}`, requestId: ctx.requestId, invoiceId: doc._id, operationId: doc.operationId, outcome }).catch(() => undefined);
         return json(ctx, 200, { businessId: doc.businessId, ...invoiceView(doc, false), resolution: doc.resolution ?? null });
       },

@@ -5,19 +5,24 @@
  *                       not_signed → the held debit is reversed, then the invoice is signed again
  *                       under the next attempt number (back through validated)
  *   frozen transmission transmitted → transmitted; not_transmitted → signed (it may be transmitted again)
- * The processor is woken: the invoice has work again.
+ * The processor is woken: the invoice has work again. The same decision again answers the invoice as
+ * recorded; an unknown invoice is GW_OPERATION_NOT_FOUND, as on every operator resolution route.
  */
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { FrozenInvoiceOutcome } from "../invoice/offers.ts";
 import type { InvoiceDoc } from "../invoice/stored-invoices.ts";
-import { casInvoice, invoiceNotFound } from "./reads.ts";
+import { casInvoice } from "./reads.ts";
 import type { StoredDeps, StoredOperator } from "./types.ts";
 
 export async function resolveFrozen(o: StoredDeps, operator: StoredOperator, invoiceId: string, outcome: FrozenInvoiceOutcome): Promise<InvoiceDoc> {
   for (;;) {
     const doc = await o.invoices.get(invoiceId);
-    if (!doc) throw invoiceNotFound();
-    if (doc.status !== "frozen") throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: `Only a frozen invoice can be resolved; this one is ${doc.status}.` });
+    if (!doc) throw gwError("GW_OPERATION_NOT_FOUND", { detail: "No invoice with that invoiceId." });
+    if (doc.status !== "frozen") {
+      // The same decision again (a retried request under another key): what was recorded.
+      if (doc.resolution?.outcome === outcome) return doc;
+      throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: `Only a frozen invoice can be resolved; this one is ${doc.status}.` });
+    }
     const at = new Date().toISOString();
     _checkOutcome(doc, outcome);
     const updated = await casInvoice(o, doc, { ..._resolution(o, doc, outcome, at), resolution: { outcome, by: operator.actor ?? `operator:${operator.credentialId}`, at } });

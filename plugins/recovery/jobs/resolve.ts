@@ -36,7 +36,7 @@ export async function resolveTransmission(
   by: Decider,
 ): Promise<TransmissionResolution | "not_found" | "not_unknown"> {
   const claim = await c.claims.findOne({ operationId });
-  if (!claim) return "not_found";
+  if (!claim) return outcome === "not_transmitted" ? _releasedBefore(c, operationId) : "not_found";
   if (claim.claimState !== "unknown") {
     // The same decision again (a retried request): what was recorded.
     if (outcome === "transmitted" && claim.resolution?.outcome === "transmitted")
@@ -58,8 +58,33 @@ export async function resolveTransmission(
   c.o.log.event("recovery_transmission_resolved", { operationId, outcome, by: "operator" });
   await appendAudit(
     c.audit,
-    { actor: by.actor, requestId: by.requestId, action: "transmission.resolve", target: { type: "operation", id: operationId }, changes: { outcome } },
+    {
+      actor: by.actor,
+      requestId: by.requestId,
+      action: "transmission.resolve",
+      target: { type: "operation", id: operationId },
+      // A released claim is deleted: its audit record keeps the business, to answer the same decision again.
+      changes: outcome === "transmitted" ? { outcome } : { outcome, businessId: claim.businessId },
+    },
     c.o.now(),
   ).catch((e) => c.o.log.warn("recovery_audit_failed", { operationId, error: describeError(e) }));
   return { operationId, businessId: claim.businessId, claimState: outcome === "transmitted" ? "succeeded" : "released", resolution };
+}
+
+// --- Internal helpers ---
+
+/**
+ * A not_transmitted decision asked again: the claim it released is gone, so the audit log answers
+ * what was recorded (the rule of every resolution route: the same decision again is 200).
+ */
+async function _releasedBefore(c: RecoveryContext, operationId: string): Promise<TransmissionResolution | "not_found"> {
+  const { items } = await c.audit.find({ "target.id": operationId, action: "transmission.resolve" }, { limit: 10 });
+  const entry = items.find((e) => e.changes.outcome === "not_transmitted" && typeof e.changes.businessId === "string");
+  if (!entry) return "not_found";
+  return {
+    operationId,
+    businessId: entry.changes.businessId as string,
+    claimState: "released",
+    resolution: { outcome: "not_transmitted", by: entry.actor, at: entry.at },
+  };
 }

@@ -207,6 +207,9 @@ test("the operator resolves an unknown transmission: not_transmitted releases it
   const res = await admin(path(released), { outcome: "not_transmitted" }, "resolve-tx-0001");
   assert.is(res.status, 200, await res.clone().text());
   assert.equal(((await res.json()) as { claimState: string }).claimState, "released");
+  const repeat = await admin(path(released), { outcome: "not_transmitted" }, "resolve-tx-0001b");
+  assert.is(repeat.status, 200, "the same decision again, under another key");
+  assert.equal(((await repeat.json()) as { claimState: string; businessId: string }).businessId, "demo");
   const calls = h.sim.state.calls("transmit");
   assert.is((await h.transmit(irnOf("RC10"))).status, 201, "transmitted again");
   assert.is(h.sim.state.calls("transmit"), calls + 1, "one dispatch");

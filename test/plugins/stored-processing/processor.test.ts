@@ -315,12 +315,18 @@ test("operators resolve frozen invoices: GET /admin/invoices?status=frozen, then
   await expectProblem(await h.call("GET", "/admin/invoices?status=frozen", { host: "localhost" }), 401, "GW_ADMIN_AUTHENTICATION_FAILED");
 
   const before = await h.ledger();
-  const wrong = await expectProblem(await h.call("POST", `/admin/invoices/${a}/resolution`, { ...admin, body: { outcome: "transmitted" } }), 400, "GW_REQUEST_VALIDATION_FAILED");
+  const resolve = (id: string, outcome: string, key: string) =>
+    h.call("POST", `/admin/invoices/${id}/resolution`, { ...admin, headers: { ...admin.headers, "x-idempotency-key": key }, body: { outcome } });
+  const wrong = await expectProblem(await resolve(a, "transmitted", "proc-resolve-0001"), 400, "GW_REQUEST_VALIDATION_FAILED");
   assert.is(wrong.errors[0].pointer, "/outcome");
-  const resolved = await h.call("POST", `/admin/invoices/${a}/resolution`, { ...admin, body: { outcome: "signed" } });
+  const resolved = await resolve(a, "signed", "proc-resolve-0002");
   assert.is(resolved.status, 200, await resolved.clone().text());
   assert.is((await resolved.json()).status, "signed");
-  await expectProblem(await h.call("POST", `/admin/invoices/${a}/resolution`, { ...admin, body: { outcome: "signed" } }), 409, "GW_INVOICE_STATE_CONFLICT");
+  // The rule of every operator resolution route: the same decision again is 200 (what was recorded), another one 409.
+  const same = await resolve(a, "signed", "proc-resolve-0003");
+  assert.is(same.status, 200, await same.clone().text());
+  assert.is((await same.json()).resolution.outcome, "signed");
+  await expectProblem(await resolve(a, "not_signed", "proc-resolve-0004"), 409, "GW_INVOICE_STATE_CONFLICT");
   const deadline = Date.now() + 5_000;
   while ((await h.raw(a))?.settle !== false) {
     assert.ok(Date.now() < deadline, "the held fee is confirmed");
@@ -328,7 +334,7 @@ test("operators resolve frozen invoices: GET /admin/invoices?status=frozen, then
   }
 
   const signs = h.sim.state.calls("sign");
-  assert.is((await h.call("POST", `/admin/invoices/${b}/resolution`, { ...admin, body: { outcome: "not_signed" } })).status, 200);
+  assert.is((await resolve(b, "not_signed", "proc-resolve-0005")).status, 200);
   const again = await h.waitFor(b, done);
   assert.is(again.status, "signed", "signed again under the next attempt");
   assert.is((await h.raw(b))?.signAttempt, 2);
