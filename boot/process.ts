@@ -1,7 +1,9 @@
 /**
  * What both process entry points (boot/main.ts, boot/worker.ts) do around their work: load the
  * config or exit 1 listing every problem, report a startup failure without a stack, and stop
- * cleanly on SIGTERM/SIGINT (exit 0, or 1 when the shutdown itself fails).
+ * cleanly on SIGTERM/SIGINT (exit 0, or 1 when the shutdown itself fails). The npm scripts `exec`
+ * the program, so no shell sits between npm and it: a shell that a Ctrl-C kills would make npm
+ * report the interrupt (130) although the program drained and exited 0.
  */
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
@@ -19,9 +21,16 @@ export function loadConfigOrExit(program: string): Config {
   }
 }
 
-/** Runs `stop` once on the first SIGTERM or SIGINT, then exits 0 (1 when stopping fails). */
+/**
+ * Runs `stop` once on the first SIGTERM or SIGINT, then exits 0 (1 when stopping fails). Later
+ * signals are absorbed while it stops: a Ctrl-C reaches the program twice (the terminal signals the
+ * whole process group, and npm forwards what it receives), and the second must not kill the drain.
+ */
 export function stopOnSignals(program: string, stop: (signal: string) => Promise<unknown>): void {
+  let stopping = false;
   const onSignal = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     stop(signal).then(
       () => process.exit(0),
       (e) => {
@@ -30,8 +39,8 @@ export function stopOnSignals(program: string, stop: (signal: string) => Promise
       },
     );
   };
-  process.once("SIGTERM", () => onSignal("SIGTERM"));
-  process.once("SIGINT", () => onSignal("SIGINT"));
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
 }
 
 /** A startup that failed: the boot checks' problems as they are, anything else by name and message; exit 1. */

@@ -57,7 +57,9 @@ test("npm start's entry point: prints URL and demo hosts, answers /health, exits
 test("npm start and npm run worker run one node process: a SIGTERM that comes while the program is busy still ends in its graceful exit", async () => {
   const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
   for (const [script, entry] of [["start", "boot/main.ts"], ["worker", "boot/worker.ts"]] as const) {
-    const argv = scripts[script]!.split(" ");
+    // `exec`: the shell npm runs the script in becomes the program (no shell for a Ctrl-C to kill).
+    const [exec, ...argv] = scripts[script]!.split(" ");
+    assert.is(exec, "exec", script);
     assert.is(argv.at(-1), entry, script);
     // The script's own launcher, with its entry point swapped for a program that blocks its event
     // loop for 3 s (a worker mid-step on a loaded machine) when the signal arrives.
@@ -75,6 +77,30 @@ test("npm start and npm run worker run one node process: a SIGTERM that comes wh
     assert.equal(exit, { code: 0, signal: null }, `npm ${script} (${scripts[script]}): ${out}`);
     assert.match(out, /STOPPED/, "its own SIGTERM handler ran");
   }
+});
+
+test("Ctrl-C in a terminal (SIGINT to npm start's whole process group): the gateway drains and npm start exits 0, as the README says", async () => {
+  const dir = tempDir("ctrl-c");
+  const raw = structuredClone(DEMO_RAW) as Record<string, any>;
+  raw.server.port = 0;
+  raw.storage = { driver: "memory" };
+  raw.regulator.simulator.port = 0;
+  const configPath = join(dir, "config.json");
+  writeFileSync(configPath, JSON.stringify(raw));
+  // A terminal's foreground job: npm, and everything it starts, in one process group of its own.
+  const child = spawn("npm", ["start", "--", "--config", configPath], { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PORT: "" } });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (out += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+  const deadline = Date.now() + 30_000;
+  while (!/Gatehouse listening on/.test(out) && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+  assert.match(out, /Gatehouse listening on/);
+  process.kill(-child.pid!, "SIGINT");
+  const exit = await exited;
+  assert.equal(exit, { code: 0, signal: null }, out);
+  assert.match(out, /"event":"gateway_stopped","reason":"SIGINT","drained":true/);
+  assert.is(out.match(/"event":"gateway_draining"/g)?.length, 1, "the second SIGINT (npm forwards it) does not start another stop");
 });
 
 test("draining: ready turns not_ready, new work gets 503 with Retry-After, in-flight work finishes", async () => {
