@@ -6,10 +6,10 @@
  */
 import { loadFixtures } from "../adapters/regulator/simulator/fixtures.ts";
 import { startRegulatorSimulator, type RegulatorSimulator } from "../adapters/regulator/simulator/server.ts";
-import { createLogger } from "../core/log.ts";
+import { createLogger, describeError } from "../core/log.ts";
 import { serveMetrics } from "../core/metrics.ts";
 import { serveGateway } from "../core/server.ts";
-import { startupBanner } from "./banner.ts";
+import { readBannerDirectory, startupBanner, type BannerDirectory } from "./banner.ts";
 import { composeGateway } from "./compose.ts";
 import { exitOnStartupFailure, loadConfigOrExit, stopOnSignals } from "./process.ts";
 
@@ -50,8 +50,15 @@ async function main(): Promise<void> {
     extras: [...(simulator ? [simulator] : []), ...(metrics ? [metrics] : [])],
   });
   log.event("gateway_listening", { url: server.url, storage: config.storage.driver, coordination: config.coordination.driver });
+  // The banner advertises what the tenant directory holds (a key revoked since is not shown).
+  const held: BannerDirectory | null = config.demo
+    ? await readBannerDirectory(config, gateway.kit.ports.documentStore).catch((e: unknown) => {
+        log.warn("startup_banner_directory_unreadable", { error: describeError(e) });
+        return null;
+      })
+    : null;
   await log.flush(); // log lines leave in batches: the banner follows them
-  process.stdout.write(startupBanner(config, server.url, simulator?.url ?? null));
+  process.stdout.write(startupBanner(config, server.url, simulator?.url ?? null, held ?? { accepts: () => false, modeOf: () => null }));
   stopOnSignals(PROGRAM, (signal) => server.drain(signal));
 }
 
