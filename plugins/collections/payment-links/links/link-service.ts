@@ -48,6 +48,7 @@ export function createPaymentLinkService(options: PaymentLinkServiceOptions): Pa
   return {
     async create(businessId, input) {
       const now = options.clock();
+      _refuseEnded(input, now);
       const link = await _insertLink(links, () => _newLink(businessId, input, now));
       sendLinkEmails(options, link, linkUrl(link));
       return link;
@@ -71,6 +72,18 @@ export function createPaymentLinkService(options: PaymentLinkServiceOptions): Pa
 }
 
 // --- Internal helpers ---
+
+/**
+ * A link whose end_date has passed could never be paid, and its e-mails would invite customers to a
+ * closed page: it is refused (422 naming end_date), not created (docs/decisions.md).
+ */
+function _refuseEnded(input: CreatePaymentLinkInput, now: number): void {
+  const endAt = input.end_date ? parseWindowEdge(input.end_date, "end") : null;
+  if (endAt !== null && endAt < now)
+    throw new CollectionsError(422, "The payment link would already be closed: end_date is in the past.", [
+      { field: "end_date", message: "must not be in the past" },
+    ]);
+}
 
 /** A new link under a fresh id and reference. */
 function _newLink(businessId: string, input: CreatePaymentLinkInput, now: number): PaymentLink {

@@ -333,7 +333,9 @@ test("outside the window: before start_date → 403, after end_date → 410; bot
   const day = 86_400_000;
   const iso = (ms: number) => new Date(ms).toISOString();
   const future = await h.createLink({ link_name: "Opens later", start_date: iso(now + day) });
-  const past = await h.createLink({ link_name: "Closed", start_date: iso(now - 3 * day), end_date: iso(now - day) });
+  // A link cannot be created already closed: this one closes a second after it is made.
+  const past = await h.createLink({ link_name: "Closed", start_date: iso(now - 3 * day), end_date: iso(now + 1000) });
+  h.clock.advance(2000);
   const f = await h.page(`/pay/${future.reference}`);
   assert.is(f.status, 403);
   assert.match(await f.text(), /This payment link is not open yet/);

@@ -126,8 +126,8 @@ test("422: amount with more than two decimals, end_date before start_date, a non
       source_reference: sourceRef(),
       amount: 100.123,
       customer_emails: "a@example.com",
-      start_date: "2025-06-02",
-      end_date: "2025-06-01T23:59:59Z",
+      start_date: "2099-06-02",
+      end_date: "2099-06-01T23:59:59Z",
     },
   });
   assert.is(res.status, 422);
@@ -138,9 +138,26 @@ test("422: amount with more than two decimals, end_date before start_date, a non
   );
   assert.match(errors[2]!.message, /not be before start_date/);
   // The same day as start and end is a valid one-day window.
-  const ok = await h.createLink({ link_name: "One day", start_date: "2025-06-02", end_date: "2025-06-02" });
-  assert.is(ok.startDate, "2025-06-02 00:00:00");
-  assert.is(ok.endDate, "2025-06-02 23:59:59");
+  const ok = await h.createLink({ link_name: "One day", start_date: "2099-06-02", end_date: "2099-06-02" });
+  assert.is(ok.startDate, "2099-06-02 00:00:00");
+  assert.is(ok.endDate, "2099-06-02 23:59:59");
+});
+
+test("422 naming end_date when it is already past: nothing is created and nothing is e-mailed", async () => {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const ref = sourceRef();
+  const res = await h.api("/api/v1/payment-link", {
+    body: { link_name: "Too late", narration: "n", fee_bearer: "MERCHANT", source_reference: ref, customer_emails: ["late@example.com"], end_date: iso(h.clock.now() - 60_000) },
+  });
+  assert.is(res.status, 422);
+  const body = (await res.json()) as Envelope;
+  assert.equal(body.errors, [{ field: "end_date", message: "must not be in the past" }]);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.not.ok(h.mails().some((m) => m.includes("late@example.com")), "no e-mail");
+  assert.is((await h.api(`/api/v1/payment-link/find-by-source-reference/${ref}`)).status, 404, "no link");
+  // An end later today is still a usable window.
+  const later = await h.createLink({ link_name: "Later today", end_date: iso(h.clock.now() + 60_000) });
+  assert.ok(later.reference);
 });
 
 test("422 for an empty body and for a body that is not an object; 400 for malformed JSON", async () => {
