@@ -39,5 +39,6 @@ export function instrumentLedger(ledger: BillingLedger, metrics: GatewayMetrics)
       return r;
     },
     wallet: (businessId, limit) => ledger.wallet(businessId, limit),
+    ...(ledger.setSuspended ? { setSuspended: ledger.setSuspended.bind(ledger) } : {}),
   };
 }

@@ -56,6 +56,7 @@ export function createFaultInjectingLedger(inner: BillingLedger): FaultInjecting
 
     credit: (businessId, amountKobo, reference) => inner.credit(businessId, amountKobo, reference),
     wallet: (businessId, limit) => inner.wallet(businessId, limit),
+    ...(inner.setSuspended ? { setSuspended: inner.setSuspended.bind(inner) } : {}),
   };
   return self;
 }

@@ -9,7 +9,8 @@
  *   `credit:<sha256(JSON [businessId, reference])>`. The unique `_id` makes a second debit (or
  *   reversal, or credit) of the same identity impossible to create. Entries are the journal.
  * - `billing_wallets`: one per business, a bounded summary `{ _id: businessId, balanceKobo,
- *   openingKobo, version, batch, createdAt }`, created on first use with the configured opening
+ *   openingKobo, version, batch, createdAt, suspended? }` (`suspended`: an operator's billing rule,
+ *   new debits refused as "rule_rejected"), created on first use with the configured opening
  *   balance (upsert + $setOnInsert). `batch` is null or the record of the last group of movements
  *   applied, `{ id, moves: [{ e: entryId, t: round, o: "applied" | "declined" }] }`, at most
  *   `maxBatch` moves: the wallet never grows with the history.
@@ -63,7 +64,7 @@ import { creditWallet } from "./ledger/credit.ts";
 import { debitWallet } from "./ledger/debit.ts";
 import { reverseDebit } from "./ledger/reverse.ts";
 import { createLedgerState, type DocumentLedgerOptions } from "./ledger/state.ts";
-import { walletStatement } from "./ledger/wallet.ts";
+import { suspendWallet, walletStatement } from "./ledger/wallet.ts";
 
 export {
   ENTRIES_COLLECTION,
@@ -87,5 +88,6 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
     confirm: (businessId, identity) => confirmDebit(s, businessId, identity),
     credit: (businessId, amountKobo, reference) => creditWallet(s, businessId, amountKobo, reference),
     wallet: (businessId, limit) => walletStatement(s, businessId, limit),
+    setSuspended: (businessId, suspended) => suspendWallet(s, businessId, suspended),
   };
 }

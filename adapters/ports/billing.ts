@@ -64,6 +64,12 @@ export interface BillingLedger {
   confirm(businessId: string, identity: BillingIdentity): Promise<void>;
   /** Operator top-up, idempotent on `reference`. */
   credit(businessId: string, amountKobo: number, reference: string): Promise<{ entryId: string; created: boolean }>;
-  /** Balance and entries (newest first, at most `limit`, default 100). */
-  wallet(businessId: string, limit?: number): Promise<{ businessId: string; currency: "NGN"; balanceKobo: number; entries: BillingEntry[] }>;
+  /** Balance and entries (newest first, at most `limit`, default 100); `suspended` when an operator suspended the wallet. */
+  wallet(businessId: string, limit?: number): Promise<{ businessId: string; currency: "NGN"; balanceKobo: number; entries: BillingEntry[]; suspended?: boolean }>;
+  /**
+   * The operator's billing rule: a suspended wallet refuses every new debit with
+   * BillingError("rule_rejected") (GW_BILLING_REQUEST_REJECTED); replays, reversals, confirmations
+   * and top-ups go on. Idempotent. Optional: a ledger without it has no suspension.
+   */
+  setSuspended?(businessId: string, suspended: boolean): Promise<{ suspended: boolean }>;
 }

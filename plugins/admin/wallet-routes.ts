@@ -9,6 +9,8 @@
  * - Top-ups are idempotent on `reference` (not on x-idempotency-key): 201 when credited, 200 when the
  *   reference was already credited with the same amount; the same reference with another amount is
  *   409 GW_IDEMPOTENCY_CONTENT_CONFLICT.
+ * - Suspension (the operator's billing rule): a suspended wallet's new debits are refused, 422
+ *   GW_BILLING_REQUEST_REJECTED on the sign.
  * - A ledger outage → 503 GW_BILLING_SERVICE_UNAVAILABLE (declared by the routes; a top-up may retry
  *   with the same reference).
  */
@@ -23,6 +25,7 @@ import { koboToNgn, ngnToKobo } from "../../core/money.ts";
 export const WALLET_PATHS = {
   wallet: "/admin/wallets/:businessId",
   credits: "/admin/wallets/:businessId/credits",
+  suspension: "/admin/wallets/:businessId/suspension",
 } as const;
 
 /** Largest top-up: NGN 100,000,000,000.00 (keeps kobo far inside the safe integer range). */
@@ -41,6 +44,8 @@ export const CreditBody = v.strictObject({
   reference: v.pipe(v.string("must be a string"), v.minLength(1, "1 to 128 characters"), v.maxLength(128, "1 to 128 characters")),
 });
 export type CreditInput = v.InferOutput<typeof CreditBody>;
+
+export const SuspensionBody = v.strictObject({ suspended: v.boolean("must be true or false") });
 
 export const WalletQuery = v.object({
   limit: v.optional(v.pipe(v.string(), v.regex(/^([1-9]\d{0,2}|1000)$/, "an integer from 1 to 1000"))),
@@ -80,6 +85,8 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
           currency: w.currency,
           balance: koboToNgn(w.balanceKobo),
           entries: w.entries.map(_entryView),
+          // Shown only while suspended: a wallet in good standing answers as it always did.
+          ...(w.suspended ? { suspended: true } : {}),
         });
       },
     },
@@ -104,6 +111,23 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
           balance: koboToNgn(w.balanceKobo),
           credit: { id: r.entryId, amount: koboToNgn(amountKobo), reference: body.reference, created: r.created },
         });
+      },
+    },
+    {
+      ...COMMON,
+      method: "POST",
+      path: WALLET_PATHS.suspension,
+      schemas: { params: WalletParams, body: SuspensionBody },
+      summary: "Operator: suspend a business's wallet (or lift the suspension)",
+      description:
+        "`{ suspended: true }`: every new sign debit of the business is refused with 422 GW_BILLING_REQUEST_REJECTED (nothing charged, the regulator not called) until `{ suspended: false }`. Replays of signs already billed, reversals, confirmations and top-ups go on. Idempotent; audited in the log (`wallet_suspension_set`).",
+      responses: { 200: "{ businessId, suspended }" },
+      async handler(ctx) {
+        const businessId = knownBusiness(ctx);
+        if (!ledger.setSuspended) throw gwError("GW_BILLING_SERVICE_UNAVAILABLE", { detail: "This wallet ledger has no suspension." });
+        const { suspended } = await ledger.setSuspended(businessId, (ctx.body as { suspended: boolean }).suspended);
+        kit.log.event("wallet_suspension_set", { requestId: ctx.requestId, operator: ctx.principal!.credentialId, businessId, suspended });
+        return json(ctx, 200, { businessId, suspended });
       },
     },
   ];

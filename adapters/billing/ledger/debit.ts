@@ -18,6 +18,7 @@ export async function debitWallet(s: LedgerState, businessId: string, identity: 
   if (typeof fingerprint !== "string" || fingerprint === "") throw new TypeError("fingerprint must be a non-empty string");
   return guardBilling(async () => {
     const id = billingEntryId("debit", businessId, identity);
+    await _refuseIfSuspended(s, businessId, id);
     const entry = await _insertOrReopen(s, id, businessId, identity, amountKobo, fingerprint);
     let { entry: done, appliedByMe, balanceKobo } = await driveEntry(s, entry);
     if (done.state === "reversing") {
@@ -39,6 +40,17 @@ export async function debitWallet(s: LedgerState, businessId: string, identity: 
 }
 
 // --- Internal helpers ---
+
+/**
+ * The billing rule: a wallet an operator suspended takes no new debit. A debit of this identity
+ * that exists already (a replay, a reversal to finish) is not new and goes on.
+ */
+async function _refuseIfSuspended(s: LedgerState, businessId: string, id: string): Promise<void> {
+  const wallet = await s.wallets.get(businessId);
+  if (wallet?.suspended !== true) return;
+  const existing = await s.entries.get(id);
+  if (!existing || existing.state === "declined") throw new BillingError("rule_rejected", "the operator suspended this wallet");
+}
 
 /** The debit entry: inserted now, or the existing one (same fingerprint only; a declined one reopened). */
 async function _insertOrReopen(

@@ -46,6 +46,8 @@ export interface WalletDoc extends Doc {
   /** The last batch applied, until its entries are finished. */
   batch: WalletBatch | null;
   createdAt: string;
+  /** Set by an operator: new debits are refused (a billing rule), everything else goes on. */
+  suspended?: boolean;
   /** Written by the earlier mark-per-entry ledger; finished and removed by the next batch. */
   marks?: Record<string, BatchMove>;
   horizon?: number;

@@ -3,13 +3,13 @@ import type { BillingEntry } from "../../ports.ts";
 import { finishRecorded } from "./batcher.ts";
 import { checkBusiness, guardBilling } from "./checks.ts";
 import { toEntry } from "./documents.ts";
-import { openingBalance, type LedgerState } from "./state.ts";
+import { loadWallet, openingBalance, type LedgerState } from "./state.ts";
 
 export async function walletStatement(
   s: LedgerState,
   businessId: string,
   limit = 100,
-): Promise<{ businessId: string; currency: "NGN"; balanceKobo: number; entries: BillingEntry[] }> {
+): Promise<{ businessId: string; currency: "NGN"; balanceKobo: number; entries: BillingEntry[]; suspended: boolean }> {
   checkBusiness(businessId);
   return guardBilling(async () => {
     const wallet = await s.wallets.get(businessId);
@@ -25,6 +25,17 @@ export async function walletStatement(
       currency: "NGN" as const,
       balanceKobo: fresh ? fresh.balanceKobo : openingBalance(s, businessId),
       entries: page.items.map(toEntry),
+      suspended: fresh?.suspended === true,
     };
+  });
+}
+
+/** The operator's suspension of a wallet (created with its opening balance when new). */
+export async function suspendWallet(s: LedgerState, businessId: string, suspended: boolean): Promise<{ suspended: boolean }> {
+  checkBusiness(businessId);
+  return guardBilling(async () => {
+    await loadWallet(s, businessId);
+    await s.wallets.updateOne({ _id: businessId }, { $set: { suspended } });
+    return { suspended };
   });
 }
