@@ -12,3 +12,4 @@ export * from "./ports/payments.ts";
 export * from "./ports/billing.ts";
 export * from "./ports/alerts.ts";
 export * from "./ports/dependency-health.ts";
+export * from "./ports/attestation.ts";

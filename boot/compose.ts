@@ -6,11 +6,12 @@
  * together.
  */
 import { createAlertEngine, type AlertEngine } from "../adapters/alerts/engine.ts";
+import { createEd25519Attestor, guardAttestor } from "../adapters/attestation/ed25519.ts";
 import { createDocumentLedger } from "../adapters/billing/ledger.ts";
 import { guardCoordination, guardDocumentStore, type DependencyCallEvent } from "../adapters/guarded-stores.ts";
 import { createSandboxPaymentProcessor, PROCESSOR_REDELIVERY_MS } from "../adapters/payments/sandbox.ts";
 import { createPolicyRegistry, type PolicyRegistry } from "../adapters/policies.ts";
-import type { AlertChannel, CoordinationStore, DocumentStore } from "../adapters/ports.ts";
+import type { AlertChannel, CoordinationStore, DocumentStore, IdentityAttestor } from "../adapters/ports.ts";
 import { createHttpRegulatorClient } from "../adapters/regulator/http-client.ts";
 import type { RegulatorClient } from "../adapters/regulator/port.ts";
 import { OUTBOX_COLLECTION, createWebhookOutbox } from "../adapters/webhooks/outbox.ts";
@@ -73,6 +74,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
       payments: options.ports?.payments ?? createSandboxPaymentProcessor({ redeliverAfterMs: PROCESSOR_REDELIVERY_MS, store: documentStore }),
       billing: instrumentLedger(options.ports?.billing ?? _createLedger(config, documentStore), metrics),
       alerts: alertChannel,
+      attestation: options.ports?.attestation ?? _createAttestor(config, observed.policies),
     },
     workers: [...(outbox ? [outbox.worker] : []), ...(alerts ? [alerts.worker] : [])],
     plugins: options.plugins ?? defaultPlugins,
@@ -93,6 +95,13 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
 }
 
 // --- Internal helpers ---
+
+/** The in-process Ed25519 attestor keyed from config, behind its resilience policy ("attestation"). */
+function _createAttestor(config: Config, policies: PolicyRegistry): IdentityAttestor {
+  const c = config.attestation;
+  const signer = createEd25519Attestor({ keyId: c.keyId, ...(c.seed ? { seed: c.seed } : {}) });
+  return guardAttestor(signer, () => policies.get("attestation") ?? policies.create({ dependency: "attestation", timeoutMs: c.timeoutMs }));
+}
 
 /** The resilience policies and what every dependency call reports: a log line, a metric, the alert engine. */
 interface ObservedCalls {

@@ -49,6 +49,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: "st
   { env: "REGULATOR_NEXT_API_SECRET", path: "regulator.next.apiSecret", type: "string" },
   { env: "ALERT_WEBHOOK_URL", path: "alerts.webhook.url", type: "string" },
   { env: "ALERT_ENVIRONMENT", path: "alerts.environment", type: "string" },
+  { env: "ATTESTATION_SEED", path: "attestation.seed", type: "string" },
   { env: "METRICS_PORT", path: "metrics.port", type: "number" },
 ];
 

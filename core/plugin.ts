@@ -9,6 +9,7 @@ import type * as v from "valibot";
 import type { Config } from "../config/schema.ts";
 import type {
   AlertChannel,
+  IdentityAttestor,
   BillingLedger,
   CoordinationStore,
   DependencyHealth,
@@ -45,9 +46,11 @@ export interface Ports {
   billing?: BillingLedger;
   /** Operator alerts (spec §6): thresholds, immediate signals, chat webhook, dead letters. */
   alerts?: AlertChannel;
+  /** Signs what onboarding verified (identity attestations), behind its resilience policy. */
+  attestation?: IdentityAttestor;
 }
 export type PortName = keyof Ports;
-export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination", "webhooks", "email", "payments", "regulator", "billing", "alerts"];
+export const PORT_NAMES: readonly PortName[] = ["documentStore", "coordination", "webhooks", "email", "payments", "regulator", "billing", "alerts", "attestation"];
 
 /** A port the plugin declared in `needs` (boot guarantees it is configured). */
 export function requirePort<K extends PortName>(kit: PluginKit, name: K): NonNullable<Ports[K]> {

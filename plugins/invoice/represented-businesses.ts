@@ -8,7 +8,7 @@
  *
  * The onboarding plugin writes it; signing, transmission and Stored mode only read it.
  */
-import type { Collection, CollectionSpec, Doc, DocumentStore } from "../../adapters/ports.ts";
+import type { Collection, CollectionSpec, Doc, DocumentStore, SignedAttestation } from "../../adapters/ports.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 
@@ -39,6 +39,8 @@ export interface CryptoMaterial {
 }
 
 export interface SubBusinessDoc extends Doc {
+  /** The gateway's signed statement of the identity onboarding verified (absent on records made before it). */
+  attestation?: SignedAttestation;
   gatewaySubBusinessId: string;
   /** Top-level business. */
   businessId: string;

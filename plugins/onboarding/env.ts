@@ -6,6 +6,7 @@
  */
 import { createIdempotency, type Idempotency } from "../../core/idempotency.ts";
 import type { Logger } from "../../core/log.ts";
+import type { IdentityAttestor } from "../../adapters/ports.ts";
 import type { RegulatorClient, RegulatorState } from "../../adapters/regulator/port.ts";
 import type { OnboardingStore } from "./store.ts";
 
@@ -34,6 +35,8 @@ export interface OperatorCaller {
 export interface OnboardingServiceOptions {
   store: OnboardingStore;
   regulator: RegulatorClient;
+  /** Signs the verified identity at onboarding; null: none recorded (a gateway composed without one). */
+  attestation?: IdentityAttestor | null;
   log: Logger;
   /** HMAC key for idempotency keys and fingerprints (store.ts deriveIdempotencySecret). */
   secret: Buffer;
@@ -50,6 +53,7 @@ export interface OnboardingServiceOptions {
 export interface OnboardingEnv {
   store: OnboardingStore;
   regulator: RegulatorClient;
+  attestation: IdentityAttestor | null;
   log: Logger;
   secret: Buffer;
   now: () => number;
@@ -66,7 +70,7 @@ export function createOnboardingEnv(o: OnboardingServiceOptions): OnboardingEnv 
     // A store outage reaches the route, which declares what it answers (GW_MANAGEMENT_SERVICE_UNAVAILABLE).
     unavailable: (e) => e,
   });
-  return { store: o.store, regulator: o.regulator, log: o.log, secret: o.secret, now: o.now, idempotency };
+  return { store: o.store, regulator: o.regulator, attestation: o.attestation ?? null, log: o.log, secret: o.secret, now: o.now, idempotency };
 }
 
 /** The env's clock as an ISO 8601 time (stored documents). */

@@ -9,6 +9,7 @@ import { idempotencyId, KeepClaim, type IdempotencyDoc, type IdempotentAnswer, t
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import type { RegulatorBusiness } from "../../adapters/regulator/port.ts";
 import { isoNow, type Caller, type OnboardingEnv } from "./env.ts";
+import { attestIdentity } from "./attest.ts";
 import { ALREADY_REPRESENTED, uncertain } from "./failures.ts";
 import { onboardingFingerprint } from "./fingerprint.ts";
 import { sealCrypto, sealVersion } from "./history.ts";
@@ -34,7 +35,8 @@ export async function onboard(env: OnboardingEnv, caller: Caller, input: Onboard
       const entity = await verifiedEntity(env, caller.state, login, caller.requestId);
       const business = selectForOnboarding(entity, input.tin);
       const doc = _newSubBusiness(caller, business, identityOf(entity, business), input.cryptoMaterial, recordId, isoNow(env));
-      return _store(env, caller, doc);
+      const attestation = await attestIdentity(env, doc);
+      return _store(env, caller, attestation ? { ...doc, attestation } : doc);
     },
   });
 }

@@ -34,6 +34,7 @@ export function createOnboardingPlugin(options: OnboardingOptions = {}): Gateway
       const service = createOnboardingService({
         store: openOnboardingStore(kit.ports.documentStore),
         regulator: requirePort(kit, "regulator"),
+        attestation: kit.ports.attestation ?? null,
         log: kit.log,
         secret: deriveIdempotencySecret(kit.config.regulator.apiSecret),
         now: options.now ?? Date.now,

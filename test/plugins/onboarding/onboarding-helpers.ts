@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { CATALOG, type GwCode } from "../../../core/errors/catalog.ts";
 import { expectProblem as supportExpectProblem } from "../../support/assertions.ts";
 import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
-import type { Doc, DocumentStore } from "../../../adapters/ports.ts";
+import type { Doc, DocumentStore, IdentityAttestor } from "../../../adapters/ports.ts";
 import type { RegulatorSimulator } from "../../../adapters/regulator/simulator/server.ts";
 import type { GatewayPlugin } from "../../../core/plugin.ts";
 import { plugins } from "../../../plugins/index.ts";
@@ -81,6 +81,8 @@ export interface HarnessOptions {
   onboarding?: OnboardingOptions;
   patch?: Record<string, unknown>;
   extraPlugins?: GatewayPlugin[];
+  /** The attestation port (default: the one the composition root builds from config). */
+  attestation?: IdentityAttestor;
 }
 
 export async function startOnboardingHarness(options: HarnessOptions = {}): Promise<OnboardingHarness> {
@@ -97,7 +99,7 @@ export async function startOnboardingHarness(options: HarnessOptions = {}): Prom
       ...(options.patch ?? {}),
     },
     regulatorBaseUrls: { TEST: sim.url, LIVE: sim.url },
-    ports: { documentStore: store },
+    ports: { documentStore: store, ...(options.attestation ? { attestation: options.attestation } : {}) },
   });
   return {
     tg,
