@@ -3,6 +3,7 @@
  * this schema and the cross-field checks in config/load.ts; nothing else reads files or env.
  */
 import * as v from "valibot";
+import { AttestationSchema } from "./attestation.ts";
 
 const HOST = v.pipe(
   v.string(),
@@ -337,19 +338,8 @@ export const ConfigSchema = v.strictObject({
     {},
   ),
   /** Operator alerts (spec §6): the log always, a chat webhook when configured (docs/operations.md "Alerts"). */
-  /**
-   * The identity attestations onboarding records (docs/onboarding.md "Attestation"): an Ed25519 key
-   * (`seed`: 32 bytes base64, a secret — prefer ATTESTATION_SEED; absent: a key generated at each
-   * start), its `keyId`, and the per-call deadline of the attestor's resilience policy.
-   */
-  attestation: v.optional(
-    v.strictObject({
-      keyId: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,64}$/)), "gatehouse-attestation-1"),
-      seed: v.optional(v.pipe(v.string(), v.check((s) => Buffer.from(s, "base64").length === 32 && /^[A-Za-z0-9+/]{43}=?$/.test(s), "must be 32 bytes, base64"))),
-      timeoutMs: v.optional(POSITIVE_INT, 2_000),
-    }),
-    {},
-  ),
+  /** The key that signs onboarding's identity attestations (config/attestation.ts). */
+  attestation: v.optional(AttestationSchema, {}),
   alerts: v.optional(
     v.strictObject({
       /** Shown in every alert; default "demo" on a demo config, else "production". */

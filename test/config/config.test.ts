@@ -268,6 +268,14 @@ test("an invoice webhook URL must be https: plain http:// only to a loopback add
   assert.match(run.out, /must be https:\/\//);
 });
 
+test("attestation: keyId and deadline defaults; the seed from ATTESTATION_SEED must be 32 bytes base64 (never echoed)", () => {
+  const seed = Buffer.alloc(32, 3).toString("base64");
+  const c = loadConfig({ argv: ["--config", DEMO_PATH], env: { ATTESTATION_SEED: seed } });
+  assert.equal([c.attestation.keyId, c.attestation.seed === seed, c.attestation.timeoutMs], ["gatehouse-attestation-1", true, 2000]);
+  const { problems } = problemsOf(() => loadConfig({ argv: ["--config", DEMO_PATH], env: { ATTESTATION_SEED: "SEEDSECRET" } }));
+  assert.equal(problems, ["attestation.seed: must be 32 bytes, base64"]);
+});
+
 // ---------------------------------------------------------------------------
 // Environment overrides and file selection
 // ---------------------------------------------------------------------------
