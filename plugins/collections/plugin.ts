@@ -2,21 +2,23 @@
  * The collections plugin: the manifest you read first. Two parts, each in its folder:
  * - payment-links/: the seven payment-link endpoints (Bearer, the collections envelope), the
  *   public checkout pages on the collections hosts, checkout sessions settled through the payments
- *   port, and the CHECKOUT_* webhooks (docs/collections-payment-links.md);
+ *   port or by a bank transfer into a single-use virtual account of the session, the CHECKOUT_*
+ *   webhooks and the payer's receipt e-mail (docs/collections-payment-links.md);
  * - virtual-accounts/: virtual accounts, customers with their dedicated accounts, sandbox deposits
  *   and the IN_FLOW_SUCCESS_EVENT (docs/collections-virtual-accounts.md);
  * both settling into the business collection wallet (wallet/), with the money, time and input
  * rules they share in shared/.
  *
  * Needs: documentStore, webhooks (outbox), payments (processor; the sandbox for TEST businesses).
- * Uses the e-mail port when configured (links are sent to `customer_emails`; without it the send
- * is skipped and logged).
+ * Uses the e-mail port when configured (links are sent to `customer_emails`, receipts to payers;
+ * without it the send is skipped and logged).
  */
 import { definePlugin, type GatewayPlugin } from "../../core/plugin.ts";
 import { paymentLinkRoutes } from "./payment-links/api-routes.ts";
 import { checkoutPageRoutes } from "./payment-links/page-routes.ts";
 import { checkoutSweeper, createPaymentLinkServices } from "./payment-links/services.ts";
 import { answerOutageAs503 } from "./shared/outage.ts";
+import { createCheckoutAccounts, depositReport } from "./virtual-accounts/checkout-accounts.ts";
 import { customerRoutes } from "./virtual-accounts/customer-routes.ts";
 import { depositRoutes } from "./virtual-accounts/deposit-routes.ts";
 import { virtualAccountRoutes } from "./virtual-accounts/routes.ts";
@@ -41,8 +43,12 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
     setup(kit) {
       const clock = options.clock ?? Date.now;
       const wallet = createCollectionWallet({ store: kit.ports.documentStore, clock });
-      const links = createPaymentLinkServices(kit, wallet, { clock, payTimeoutMs: options.payTimeoutMs ?? 10_000 });
-      const accounts = createVirtualAccountServices(kit, wallet, clock);
+      // A transfer into a checkout's single-use account settles that checkout (pay by transfer).
+      const accounts = createVirtualAccountServices(kit, wallet, clock, {
+        onCheckoutDeposit: (deposit) => links.checkout.applyReport(depositReport(deposit)),
+      });
+      const transfers = createCheckoutAccounts(accounts.accounts, accounts.deposits, clock);
+      const links = createPaymentLinkServices(kit, wallet, { clock, payTimeoutMs: options.payTimeoutMs ?? 10_000, transfers });
       const intervalMs = options.sweepIntervalMs ?? kit.config.collections.sweepIntervalMs;
       const routes = [
         ...paymentLinkRoutes(links),

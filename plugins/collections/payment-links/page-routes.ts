@@ -1,6 +1,8 @@
 /**
  * The public checkout pages on the collections hosts (HTML, no API key): the payment form of a
- * link, its submission (starts a checkout session and pays it), and the outcome page of a session.
+ * link, its submission (starts a checkout session and pays it, or opens its bank-transfer
+ * account), and the outcome page of a session (the transfer page while a transfer is awaited:
+ * transfer-routes.ts).
  * Pages answer HTML even when something unexpected fails: the JSON envelope is for the API.
  */
 import { randomUUID } from "node:crypto";
@@ -18,6 +20,7 @@ import { messagePage, sentence } from "./pages/layout.ts";
 import { sessionPage, unavailablePage } from "./pages/outcome-pages.ts";
 import { redirectTarget } from "./links/redirect.ts";
 import type { PaymentLinkServices } from "./services.ts";
+import { sessionOutcome, transferRoutes } from "./transfer-routes.ts";
 
 const FORM = "application/x-www-form-urlencoded";
 /** The checkout pages are public entry points: no API key, no per-credential quota. */
@@ -33,7 +36,7 @@ export function unavailableStatus(reason: UnavailableReason): 403 | 410 {
 }
 
 export function checkoutPageRoutes(s: PaymentLinkServices): RouteDeclaration[] {
-  return [_formPage(s), _submitForm(s), _outcomePage(s)];
+  return [_formPage(s), _submitForm(s), _outcomePage(s), ...transferRoutes(s)];
 }
 
 // --- Internal helpers ---
@@ -53,7 +56,7 @@ function _formPage(s: PaymentLinkServices): RouteDeclaration {
         if (!link) return _notFoundPage(ctx);
         const available = s.links.availability(link);
         if (!available.ok) return html(ctx, unavailableStatus(available.reason), unavailablePage(_pageOf(s, link), available.reason));
-        return html(ctx, 200, checkoutPage(_pageOf(s, link), { email: "", amount: "", outcome: "success", errors: [], token: randomUUID() }));
+        return html(ctx, 200, checkoutPage(_pageOf(s, link), { email: "", amount: "", outcome: "success", method: "processor", errors: [], token: randomUUID() }));
       }),
   };
 }
@@ -101,6 +104,7 @@ async function _submit(s: PaymentLinkServices, ctx: RequestContext): Promise<Res
         email: form.email,
         amount: form.amount,
         outcome: outcome === "failure" || outcome === "duplicate_report" ? outcome : "success",
+        method: posted?.method === "bank_transfer" ? "bank_transfer" : "processor",
         errors: form.errors,
         token: randomUUID(),
       }),
@@ -129,7 +133,8 @@ function _outcomePage(s: PaymentLinkServices): RouteDeclaration {
           session = await s.checkout.findSession(link._id, session._id);
         }
         if (!session) return html(ctx, 404, messagePage("Payment not found", "There is no payment at this address."));
-        return html(ctx, session.status === "pending" ? 202 : 200, sessionPage(_pageOf(s, link), session));
+        const outcome = await sessionOutcome(s, link, session);
+        return html(ctx, outcome.status, outcome.page);
       }),
   };
 }
@@ -152,6 +157,7 @@ function _outcomeResponse(s: PaymentLinkServices, ctx: RequestContext, link: Pay
         email: session.customerEmail,
         amount: link.amountKobo === null ? (amountKobo / 100).toFixed(2) : "",
         outcome: "success" as const,
+        method: "processor" as const,
         errors: [],
         token: randomUUID(),
       };
@@ -188,7 +194,7 @@ async function _page(s: PaymentLinkServices, ctx: RequestContext, render: () => 
 
 function _pageOf(s: PaymentLinkServices, link: PaymentLink): PageLink {
   const business = s.directory.business(link.businessId);
-  return { businessName: business?.name ?? "", link, testMode: business?.state === "TEST", fee: s.fee };
+  return { businessName: business?.name ?? "", link, testMode: business?.state === "TEST", fee: s.fee, offersTransfer: s.checkout.offersTransfer };
 }
 
 function _notFoundPage(ctx: RequestContext): Response {

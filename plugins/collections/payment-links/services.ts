@@ -10,6 +10,7 @@ import { intervalWorker } from "../shared/common.ts";
 import { ngnTextToKobo, type FeePolicy } from "../shared/money.ts";
 import type { CollectionWallet } from "../wallet/wallet.ts";
 import { createCheckoutService, type CheckoutService } from "./checkout/service.ts";
+import type { TransferAccounts } from "./checkout/transfer.ts";
 import { createPaymentLinkService, type PaymentLinkService } from "./links/link-service.ts";
 
 export interface PaymentLinkServices {
@@ -18,12 +19,15 @@ export interface PaymentLinkServices {
   fee: FeePolicy;
   directory: TenantDirectory;
   log: Logger;
+  clock: () => number;
 }
 
 export interface PaymentLinkSettings {
   clock: () => number;
   /** How long the checkout request waits for the processor before answering "processing". */
   payTimeoutMs: number;
+  /** The single-use accounts of sessions paid by bank transfer. */
+  transfers?: TransferAccounts;
 }
 
 export function createPaymentLinkServices(kit: PluginKit, wallet: CollectionWallet, settings: PaymentLinkSettings): PaymentLinkServices {
@@ -43,6 +47,8 @@ export function createPaymentLinkServices(kit: PluginKit, wallet: CollectionWall
     fee,
     clock,
     payTimeoutMs: settings.payTimeoutMs,
+    ...(settings.transfers ? { transfers: settings.transfers } : {}),
+    ...(kit.ports.email ? { email: kit.ports.email } : {}),
   });
   payments.onReport(async (report) => {
     try {
@@ -52,7 +58,7 @@ export function createPaymentLinkServices(kit: PluginKit, wallet: CollectionWall
       throw e; // the processor redelivers reports it could not hand over
     }
   });
-  return { links, checkout, fee, directory: kit.directory, log: kit.log };
+  return { links, checkout, fee, directory: kit.directory, log: kit.log, clock };
 }
 
 /** Abandons sessions past 30 minutes and completes unfinished effects; safe in every process. */

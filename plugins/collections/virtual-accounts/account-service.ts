@@ -22,6 +22,8 @@ export interface NewVirtualAccount extends CreateVirtualAccountInput {
   customerId?: string;
   /** True when `sourceReference` was generated (a clash draws another one instead of a 409). */
   generatedSourceReference?: boolean;
+  /** The checkout session the account is opened for: its deposit settles that checkout. */
+  checkoutSessionId?: string;
 }
 
 export interface VirtualAccountServiceOptions {
@@ -138,6 +140,7 @@ function _newAccount(businessId: string, input: NewVirtualAccount, sourceReferen
     amountKobo: input.amountKobo,
     currency: CURRENCY,
     ...(input.customerId ? { customerId: input.customerId } : {}),
+    ...(input.checkoutSessionId ? { checkoutSessionId: input.checkoutSessionId } : {}),
     enabled: true,
     consumed: false,
     consumedBySessionId: null,

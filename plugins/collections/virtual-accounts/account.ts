@@ -48,6 +48,8 @@ export interface VirtualAccount extends Doc {
   currency: typeof CURRENCY;
   /** The customer of a dedicated account; absent on other accounts (sparse unique index). */
   customerId?: string;
+  /** The checkout session a single_use account was opened for (pay by transfer); absent otherwise. */
+  checkoutSessionId?: string;
   enabled: boolean;
   /** A single_use account that completed its payment. */
   consumed: boolean;

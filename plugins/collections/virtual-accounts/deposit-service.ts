@@ -9,6 +9,10 @@
  *   (`credit:virtual_account_deposit:<sessionId>`) and the outbox dedupes on
  *   `IN_FLOW_SUCCESS_EVENT:<sessionId>`; `effectsPending` stays true until both are done, and the
  *   worker (`redrive`) finishes deposits left `received` or with pending effects by a crash.
+ * A deposit into an account opened for a checkout session (pay by transfer) is decided by the same
+ * rules, but its settlement is the checkout's: the effects hand it to `onCheckoutDeposit` (which
+ * credits the wallet once under the session id and sends CHECKOUT_COMPLETED), and no
+ * IN_FLOW_SUCCESS_EVENT is sent (docs/decisions.md).
  * The sandbox route calls `receive`; a real transfer notification would call it the same way. The
  * deposit itself, its view and its event are in deposit.ts.
  */
@@ -48,6 +52,8 @@ export interface DepositServiceOptions {
   directory: TenantDirectory;
   log: Logger;
   clock: () => number;
+  /** Settles the checkout of a settled deposit into a checkout's account (idempotent, re-driven). */
+  onCheckoutDeposit?: (d: Deposit) => Promise<void>;
 }
 
 export interface DepositService {
@@ -56,6 +62,8 @@ export interface DepositService {
   /** Finishes deposits left undecided or with pending effects; returns how many it finished. */
   redrive(): Promise<number>;
   get(sessionId: string): Promise<Deposit | null>;
+  /** The deposits into one account, oldest first (at most 100). */
+  forAccount(virtualAccountId: string): Promise<Deposit[]>;
   view(d: Deposit): DepositView;
   /** The IN_FLOW_SUCCESS_EVENT body of a settled deposit. */
   eventBody(d: Deposit): InFlowSuccessEvent;
@@ -67,6 +75,8 @@ export function createDepositService(options: DepositServiceOptions): DepositSer
     receive: (account, input) => _receive(deps, account, input),
     redrive: () => _redrive(deps),
     get: (sessionId) => deps.deposits.get(sessionId),
+    forAccount: async (virtualAccountId) =>
+      (await deps.deposits.find({ virtualAccountId }, { sort: [{ field: "receivedAt", direction: 1 }], limit: 100 })).items,
     view: depositView,
     eventBody: inFlowEventBody,
   };
@@ -90,6 +100,7 @@ async function _receive(deps: _Deps, account: VirtualAccount, input: DepositInpu
     accountNumber: account.accountNumber,
     accountName: account.accountName,
     accountType: account.accountType,
+    ...(account.checkoutSessionId ? { checkoutSessionId: account.checkoutSessionId } : {}),
     amountKobo: input.amountKobo,
     currency: CURRENCY,
     sender: { ...input.sender },
@@ -170,9 +181,14 @@ function _decision(d: Deposit, reason: RefundReason | null, now: number): Partia
       };
 }
 
-/** Credit once, enqueue once, then clear `effectsPending`. */
+/** Credit once, enqueue once (or hand over to the checkout), then clear `effectsPending`. */
 async function _effects(deps: _Deps, d: Deposit): Promise<Deposit> {
   if (d.status !== "settled" || !d.effectsPending) return d;
+  if (d.checkoutSessionId) {
+    if (!deps.onCheckoutDeposit) throw new Error("no checkout takes deposits into checkout accounts");
+    await deps.onCheckoutDeposit(d);
+    return _effectsDone(deps, d);
+  }
   const { created } = await deps.wallet.credit(d.businessId, d.amountKobo, {
     sourceType: DEPOSIT_SOURCE,
     sourceId: d._id,
@@ -184,6 +200,10 @@ async function _effects(deps: _Deps, d: Deposit): Promise<Deposit> {
     { businessId: d.businessId, eventType: IN_FLOW_SUCCESS_EVENT, payload: inFlowEventBody(d), idempotencyKey: `${IN_FLOW_SUCCESS_EVENT}:${d._id}` },
     webhookEndpointOf(deps.directory, d.businessId),
   );
+  return _effectsDone(deps, d);
+}
+
+async function _effectsDone(deps: _Deps, d: Deposit): Promise<Deposit> {
   return (
     (await deps.deposits.findOneAndUpdate({ _id: d._id, status: "settled", effectsPending: true }, { $set: { effectsPending: false } })) ?? {
       ...d,

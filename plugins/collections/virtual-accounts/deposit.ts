@@ -46,6 +46,8 @@ export interface Deposit extends Doc {
   accountNumber: string;
   accountName: string;
   accountType: AccountType;
+  /** The checkout session of the account (pay by transfer): the checkout settles it, not the deposit. */
+  checkoutSessionId?: string;
   amountKobo: number;
   currency: typeof CURRENCY;
   sender: { accountName: string; accountNumber: string; bankName: string };

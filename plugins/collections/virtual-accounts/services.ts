@@ -10,7 +10,7 @@ import { intervalWorker } from "../shared/common.ts";
 import type { CollectionWallet } from "../wallet/wallet.ts";
 import { createVirtualAccountService, type VirtualAccountService } from "./account-service.ts";
 import { createCustomerService, type CustomerService } from "./customers.ts";
-import { createDepositService, type DepositService } from "./deposit-service.ts";
+import { createDepositService, type DepositService, type DepositServiceOptions } from "./deposit-service.ts";
 
 export interface VirtualAccountServices {
   accounts: VirtualAccountService;
@@ -21,7 +21,12 @@ export interface VirtualAccountServices {
   clock: () => number;
 }
 
-export function createVirtualAccountServices(kit: PluginKit, wallet: CollectionWallet, clock: () => number): VirtualAccountServices {
+export function createVirtualAccountServices(
+  kit: PluginKit,
+  wallet: CollectionWallet,
+  clock: () => number,
+  hooks: Pick<DepositServiceOptions, "onCheckoutDeposit"> = {},
+): VirtualAccountServices {
   const store = kit.ports.documentStore;
   const accounts = createVirtualAccountService({ store, directory: kit.directory, clock });
   return {
@@ -35,6 +40,7 @@ export function createVirtualAccountServices(kit: PluginKit, wallet: CollectionW
       directory: kit.directory,
       log: kit.log,
       clock,
+      ...hooks,
     }),
     directory: kit.directory,
     log: kit.log,

@@ -6,11 +6,14 @@
  * - the effects of a final state are idempotent and re-driven on every later report and by the
  *   worker until done (`effectsPending`): the wallet credit is keyed by the session id (one credit
  *   document per session), the refund is idempotent per session at the processor, and the webhook
- *   enqueue is idempotent on `${eventType}:${sessionId}`.
+ *   enqueue is idempotent on `${eventType}:${sessionId}`; the payer's receipt of a successful
+ *   session is claimed once on the session (receipt.ts).
  */
-import { webhookEndpointOf } from "../../shared/common.ts";
+import { newReference, webhookEndpointOf } from "../../shared/common.ts";
 import type { CheckoutDeps } from "./deps.ts";
+import { sendReceipt } from "./receipt.ts";
 import { CHECKOUT_EVENTS, CHECKOUT_SOURCE, transactionView, type CheckoutSession, type FinalStatus, type SessionChange } from "./session.ts";
+import { isBankTransfer } from "./transfer.ts";
 
 /** Compare-and-set from the session's current status; null when another writer moved it first. */
 export async function transition(deps: CheckoutDeps, s: CheckoutSession, set: SessionChange): Promise<CheckoutSession | null> {
@@ -44,6 +47,7 @@ export async function runEffects(deps: CheckoutDeps, s: CheckoutSession): Promis
     },
     webhookEndpointOf(deps.directory, current.businessId),
   );
+  await sendReceipt(deps, current);
   if (current.effectsPending)
     await deps.sessions.findOneAndUpdate({ _id: current._id, status: current.status, effectsPending: true }, { $set: { effectsPending: false } });
 }
@@ -64,7 +68,10 @@ async function _credit(deps: CheckoutDeps, s: CheckoutSession): Promise<void> {
 /** The refund of a refunded session not refunded yet; answers the session as it now stands. */
 async function _refund(deps: CheckoutDeps, s: CheckoutSession): Promise<CheckoutSession> {
   if (s.status !== "refunded" || !s.refund || s.refund.refundReference !== null) return s;
-  const { refundReference } = await deps.payments.refund(s._id, s.refund.amountKobo, s.refund.reason);
+  // A transfer is returned to its sender by the bank rail, not through the card processor.
+  const { refundReference } = isBankTransfer(s)
+    ? { refundReference: newReference("PLR-") }
+    : await deps.payments.refund(s._id, s.refund.amountKobo, s.refund.reason);
   return (
     (await deps.sessions.findOneAndUpdate(
       { _id: s._id, status: "refunded" },

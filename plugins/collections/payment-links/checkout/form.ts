@@ -11,6 +11,9 @@ import { MAX_AMOUNT_KOBO, MIN_AMOUNT_KOBO, parseNgnText } from "../../shared/mon
 
 export const SANDBOX_OUTCOMES = ["success", "failure", "duplicate_report"] as const;
 export type SandboxOutcome = (typeof SANDBOX_OUTCOMES)[number];
+/** How the payer pays: the payment processor (the sandbox for TEST businesses) or a bank transfer. */
+export const PAY_METHODS = ["processor", "bank_transfer"] as const;
+export type PayMethod = (typeof PAY_METHODS)[number];
 
 /**
  * The form's fields as the route declares them (OpenAPI): text fields, any of them absent. A
@@ -22,6 +25,7 @@ export const CheckoutFormFields = v.optional(
     email: v.optional(v.string()),
     amount: v.optional(v.string()),
     outcome: v.optional(v.string()),
+    method: v.optional(v.string()),
     checkout_token: v.optional(v.string()),
   }),
 );
@@ -36,6 +40,7 @@ export const CheckoutForm = v.object({
   ),
   amount: v.optional(v.string(), ""),
   outcome: v.optional(v.picklist(SANDBOX_OUTCOMES, "Choose one of the sandbox outcomes."), "success"),
+  method: v.optional(v.picklist(PAY_METHODS, "Choose how you want to pay."), "processor"),
   checkout_token: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]{8,64}$/, "The form is out of date; reload the page.")), ""),
 });
 
@@ -44,6 +49,8 @@ export interface CheckoutInput {
   /** The amount the customer pays for (before a CUSTOMER fee), in kobo. */
   amountKobo: number;
   outcome: SandboxOutcome;
+  /** A form without a method pays through the processor (the flow before transfers existed). */
+  method: PayMethod;
   /** The form's one-time token (a resubmitted form answers the same session). */
   token: string | null;
 }
@@ -76,6 +83,7 @@ export function parseCheckoutForm(
       email: result.output.email,
       amountKobo,
       outcome: result.output.outcome,
+      method: result.output.method,
       token: result.output.checkout_token === "" ? null : result.output.checkout_token,
     },
   };
@@ -83,4 +91,4 @@ export function parseCheckoutForm(
 
 // --- Internal helpers ---
 
-const _FORM_ORDER = ["amount", "email", "outcome", "checkout_token"];
+const _FORM_ORDER = ["amount", "email", "method", "outcome", "checkout_token"];

@@ -16,12 +16,15 @@ import type { CheckoutDeps } from "./deps.ts";
 import { runEffects, transition } from "./effects.ts";
 import type { CheckoutSession } from "./session.ts";
 import { applyReport } from "./settle.ts";
+import { BANK_TRANSFER, openTransfer } from "./transfer.ts";
 
 /** Starts (or, for a resubmitted form, returns) a session and pays it. Answers its current state. */
 export async function startCheckout(deps: CheckoutDeps, link: PaymentLink, business: BusinessRecord, input: CheckoutInput): Promise<CheckoutSession> {
   const { sessions } = deps;
-  // A resubmitted form answers its session; one still pending is paid (again: once per session id).
-  const resume = (existing: CheckoutSession) => (existing.status === "pending" ? pay(deps, existing, business) : existing);
+  // A resubmitted form answers its session; one still pending is paid (again: once per session id),
+  // or, paid by transfer, keeps its one account.
+  const resume = (existing: CheckoutSession) =>
+    existing.status !== "pending" ? existing : existing.paymentMethod === BANK_TRANSFER ? openTransfer(deps, existing, business) : pay(deps, existing, business);
   if (input.token) {
     const existing = await sessions.findOne({ linkId: link._id, formToken: input.token });
     if (existing) return resume(existing);
@@ -36,7 +39,7 @@ export async function startCheckout(deps: CheckoutDeps, link: PaymentLink, busin
     throw e;
   }
   deps.log.event("collections_checkout_started", { sessionId: session._id, businessId: session.businessId, linkReference: link.reference });
-  return pay(deps, session, business);
+  return resume(session);
 }
 
 /**
@@ -133,8 +136,8 @@ function _newSession(deps: CheckoutDeps, link: PaymentLink, business: BusinessRe
     currency: CURRENCY,
     status: "pending",
     customerEmail: input.email,
-    paymentMethod: deps.payments.kind,
-    simulate: business.state === "TEST" ? input.outcome : null,
+    paymentMethod: input.method === "bank_transfer" ? BANK_TRANSFER : deps.payments.kind,
+    simulate: business.state === "TEST" && input.method !== "bank_transfer" ? input.outcome : null,
     processorReference: null,
     reportedAmountKobo: null,
     failureReason: null,

@@ -12,6 +12,7 @@ import type { Collection, Doc, DocumentStore } from "../../../../adapters/ports.
 import type { SandboxOutcome } from "./form.ts";
 import { CURRENCY, koboToNgn, type FeeBearer } from "../../shared/money.ts";
 import { formatTime, formatTimeOrNull } from "../../shared/time.ts";
+import type { TransferAccount } from "./transfer.ts";
 
 export const SESSIONS_COLLECTION = "collections_checkout_sessions";
 /** A session with no completion within this time is abandoned (DECISIONS.md). */
@@ -40,6 +41,8 @@ export interface TransactionView {
   processorReference: string | null;
   failureReason: string | null;
   refund: { amount: number; reason: string; refundReference: string | null } | null;
+  /** Sessions paid by bank transfer only: the single-use account the payer was given. */
+  bankTransfer?: { accountNumber: string; accountName: string; providerName: string; virtualAccountReference: string; expiresAt: string };
   createdAt: string;
   paidAt: string | null;
   completedAt: string | null;
@@ -87,6 +90,10 @@ export interface CheckoutSession extends Doc {
   reportedAmountKobo: number | null;
   failureReason: string | null;
   refund: { amountKobo: number; reason: string; refundReference: string | null } | null;
+  /** A session paid by bank transfer: its single-use account, once opened. */
+  transfer?: TransferAccount;
+  /** When the payer's receipt e-mail was claimed for sending (a successful session gets one). */
+  receiptSentAt?: number;
   /** A final state whose effects (credit, refund, webhook) are not confirmed done yet. */
   effectsPending: boolean;
   createdAt: number;
@@ -130,6 +137,17 @@ export function transactionView(s: CheckoutSession): TransactionView {
     refund: s.refund
       ? { amount: koboToNgn(s.refund.amountKobo), reason: s.refund.reason, refundReference: s.refund.refundReference }
       : null,
+    ...(s.transfer
+      ? {
+          bankTransfer: {
+            accountNumber: s.transfer.accountNumber,
+            accountName: s.transfer.accountName,
+            providerName: s.transfer.providerName,
+            virtualAccountReference: s.transfer.reference,
+            expiresAt: formatTime(s.transfer.expiresAt),
+          },
+        }
+      : {}),
     createdAt: formatTime(s.createdAt),
     paidAt: formatTimeOrNull(s.paidAt),
     completedAt: formatTimeOrNull(s.completedAt),

@@ -11,6 +11,7 @@ import { decideReport } from "./decide.ts";
 import type { CheckoutDeps } from "./deps.ts";
 import { runEffects, transition } from "./effects.ts";
 import type { CheckoutSession } from "./session.ts";
+import { isBankTransfer } from "./transfer.ts";
 
 const SWEEP_BATCH = 100;
 const SWEEP_ROUNDS = 20;
@@ -89,7 +90,7 @@ export async function redrive(deps: CheckoutDeps): Promise<number> {
  * charged.
  */
 async function _abandonOrSettle(deps: CheckoutDeps, s: CheckoutSession, now: number): Promise<"unanswered" | "settled" | "abandoned" | "moved"> {
-  const known = await _lookupPayment(deps, s._id);
+  const known = await _lookupPayment(deps, s);
   if (known === undefined) return "unanswered";
   if (known) {
     deps.log.warn("collections_payment_report_recovered", { sessionId: s._id, businessId: s.businessId });
@@ -98,7 +99,7 @@ async function _abandonOrSettle(deps: CheckoutDeps, s: CheckoutSession, now: num
   }
   const updated = await transition(deps, s, {
     status: "abandoned",
-    failureReason: "No payment was completed within 30 minutes.",
+    failureReason: isBankTransfer(s) ? "No transfer of the amount due was received within 30 minutes." : "No payment was completed within 30 minutes.",
     completedAt: now,
   });
   if (!updated) return "moved";
@@ -110,9 +111,14 @@ async function _abandonOrSettle(deps: CheckoutDeps, s: CheckoutSession, now: num
   return "abandoned";
 }
 
-/** The processor's report of a session's payment; null when it has none; undefined when it did not answer in time. */
-async function _lookupPayment(deps: CheckoutDeps, sessionId: string): Promise<PaymentReport | null | undefined> {
+/**
+ * The processor's report of a session's payment (for a transfer: the settled transfer into its
+ * account); null when it has none; undefined when it did not answer in time.
+ */
+async function _lookupPayment(deps: CheckoutDeps, s: CheckoutSession): Promise<PaymentReport | null | undefined> {
+  const sessionId = s._id;
   try {
+    if (isBankTransfer(s)) return s.transfer && deps.transfers ? await deps.transfers.lookup(s) : null;
     return await within(deps.payments.lookup(sessionId), deps.payTimeoutMs);
   } catch (e) {
     deps.log.warn("collections_payment_lookup_failed", { sessionId, error: e === DEADLINE_PASSED ? "timeout" : describeError(e) });

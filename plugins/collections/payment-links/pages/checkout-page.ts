@@ -2,7 +2,7 @@
  * The checkout form page (GET /pay/:reference, and its re-render after a refused POST, with an
  * error summary and accessible messages per field). Every value is escaped.
  */
-import type { SandboxOutcome } from "../checkout/form.ts";
+import type { PayMethod, SandboxOutcome } from "../checkout/form.ts";
 import type { PaymentLink } from "../links/link.ts";
 import type { FieldErrors } from "../../shared/input.ts";
 import { formatNgn, split, type FeePolicy } from "../../shared/money.ts";
@@ -13,6 +13,7 @@ export interface FormState {
   email: string;
   amount: string;
   outcome: SandboxOutcome;
+  method: PayMethod;
   errors: FieldErrors;
   token: string;
 }
@@ -22,6 +23,8 @@ export interface PageLink {
   link: PaymentLink;
   testMode: boolean;
   fee: FeePolicy;
+  /** Whether the payer may choose a bank transfer. */
+  offersTransfer: boolean;
 }
 
 /** The checkout form (GET /pay/:reference, and its re-render after a refused POST). */
@@ -38,6 +41,7 @@ ${_errorSummary(form.errors)}
   <h2 id="form-title">Payment details</h2>
   ${_amountBlock(p, form)}
   ${_emailBlock(p, form)}
+  ${p.offersTransfer ? _methodBlock(p, form) : ""}
   ${p.testMode ? _sandboxBlock(form) : ""}
   <input type="hidden" name="checkout_token" value="${escapeHtml(form.token)}">
   <button type="submit">${escapeHtml(payLabel)}</button>
@@ -91,6 +95,32 @@ function _emailBlock(p: PageLink, form: FormState): string {
   </div>`;
 }
 
+/** How to pay: the processor (named for what it is) or a one-time account for a bank transfer. */
+function _methodBlock(p: PageLink, form: FormState): string {
+  const methods: Array<[PayMethod, string, string]> = [
+    [
+      "bank_transfer",
+      "Bank transfer",
+      "Get a one-time account number and send the exact amount from any Nigerian bank app. This page confirms the payment by itself.",
+    ],
+    [
+      "processor",
+      p.testMode ? "Sandbox card processor" : "Card",
+      p.testMode ? "Test mode: a simulated card payment, settled at once by the sandbox processor." : "Pay with a debit or credit card.",
+    ],
+  ];
+  return `<fieldset class="field methods" id="method">
+    <legend>Payment method</legend>
+    ${methods
+      .map(
+        ([value, label, hint]) =>
+          `<div class="choice"><input type="radio" id="method-${value}" name="method" value="${value}" aria-describedby="method-${value}-hint"${form.method === value ? " checked" : ""}><label for="method-${value}">${escapeHtml(label)}</label></div>
+    <p class="hint" id="method-${value}-hint">${escapeHtml(hint)}</p>`,
+      )
+      .join("\n    ")}
+  </fieldset>`;
+}
+
 const _OUTCOMES: Array<[SandboxOutcome, string]> = [
   ["success", "Success"],
   ["failure", "Failure (the payment is declined)"],
@@ -102,7 +132,7 @@ function _sandboxBlock(form: FormState): string {
   const outcomeError = _errorOf(form, "outcome");
   return `<fieldset class="field sandbox" id="outcome"${outcomeError ? ' aria-describedby="outcome-error"' : ""}>
     <legend>Sandbox outcome</legend>
-    <p class="hint">Test mode: no real money moves. Choose what the simulated processor does.</p>
+    <p class="hint">Test mode: no real money moves. Choose what the simulated card processor does (bank transfers ignore this).</p>
     ${outcomeError ? `<p class="field-error" id="outcome-error"><span class="visually-hidden">Error: </span>${escapeHtml(outcomeError)}</p>` : ""}
     ${_OUTCOMES.map(
       ([value, label]) =>
@@ -112,7 +142,7 @@ function _sandboxBlock(form: FormState): string {
 }
 
 function _fieldId(field: string): string {
-  return field === "outcome" ? "outcome" : field === "email" ? "email" : field === "amount" ? "amount" : "main";
+  return field === "outcome" || field === "method" || field === "email" || field === "amount" ? field : "main";
 }
 
 function _chargeOf(p: PageLink, amountKobo: number): number {

@@ -29,8 +29,11 @@ export function pageHeader(p: { businessName: string; link: PaymentLink }): stri
 </header>`;
 }
 
-/** The whole page: `body` inside the layout, refreshed every `refreshSeconds` when given. */
-export function pageLayout(title: string, body: string, refreshSeconds?: number): string {
+/**
+ * The whole page: `body` inside the layout, refreshed every `refreshSeconds` when given; `head` is
+ * trusted markup added to the head (a same-origin script, a refresh for browsers without script).
+ */
+export function pageLayout(title: string, body: string, refreshSeconds?: number, head = ""): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -40,7 +43,7 @@ export function pageLayout(title: string, body: string, refreshSeconds?: number)
 ${refreshSeconds ? `<meta http-equiv="refresh" content="${refreshSeconds}">` : ""}
 <title>${escapeHtml(title)}</title>
 <style>${_CSS}</style>
-</head>
+${head}</head>
 <body>
 <main id="main" aria-labelledby="page-title">
 ${body}
@@ -82,5 +85,16 @@ a{color:#1d4ed8}
 .facts dd{margin:0}
 .outcome--successful h2{color:#14532d}
 .outcome--failed h2,.outcome--refunded h2{color:#b3261e}
+.methods .choice label{font-weight:600}
+.transfer-details{margin:1rem 0;padding:1rem;background:#f0fdf4;border:1px solid #86efac;border-radius:.4rem}
+.transfer-details div{display:flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:baseline;margin:.35rem 0}
+.transfer-details dt{font-weight:600;min-width:8rem}
+.transfer-details dd{margin:0}
+.account-number{font-size:2rem;font-weight:700;letter-spacing:.08em;font-variant-numeric:tabular-nums;user-select:all;-webkit-user-select:all}
+.copy{padding:.35rem .8rem;font-size:.95rem;background:#1d4ed8}
+.copy:hover{background:#1e40af}
+.countdown{font-size:1.25rem;font-weight:700;font-variant-numeric:tabular-nums}
+.alert{border-left:5px solid #b3261e;background:#fef2f2;padding:.5rem 1rem;margin:1rem 0}
+@media (max-width:30rem){main{margin:0;border:0;border-radius:0;padding:1rem}.account-number{font-size:1.75rem}.transfer-details dt{min-width:0;width:100%}}
 .visually-hidden{position:absolute!important;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 `;

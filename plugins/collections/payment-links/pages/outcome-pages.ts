@@ -3,12 +3,14 @@
  * link that accepts no payment now (deactivated, before its start, after its end).
  */
 import type { CheckoutSession } from "../checkout/session.ts";
+import type { TransferAttempt } from "../checkout/transfer.ts";
 import type { PaymentLink, UnavailableReason } from "../links/link.ts";
 import { redirectTarget } from "../links/redirect.ts";
 import { formatNgn } from "../../shared/money.ts";
 import { formatTime } from "../../shared/time.ts";
 import { escapeHtml } from "../../shared/html.ts";
 import { pageHeader, pageLayout, sentence } from "./layout.ts";
+import { returnedTransfers } from "./transfer-page.ts";
 
 /** What an outcome page shows of the link. */
 export interface PageOf {
@@ -33,8 +35,11 @@ export function unavailablePage(p: PageOf, reason: UnavailableReason): string {
   return pageLayout(`${copy.title}: ${p.link.linkName}`, body);
 }
 
-/** The page of a session that reached an outcome (or is still being processed). */
-export function sessionPage(p: PageOf, s: CheckoutSession): string {
+/**
+ * The page of a session that reached an outcome (or is still being processed); `attempts` are the
+ * transfers into a transfer session's account (those returned to the payer are listed).
+ */
+export function sessionPage(p: PageOf, s: CheckoutSession, attempts: readonly TransferAttempt[] = []): string {
   const ref = encodeURIComponent(p.link.reference);
   const facts = `<dl class="facts">
   <div><dt>Amount</dt><dd>NGN ${formatNgn(s.chargeKobo)}</dd></div>
@@ -47,7 +52,9 @@ export function sessionPage(p: PageOf, s: CheckoutSession): string {
     case "successful": {
       const redirect = redirectTarget(p.link.redirectLink);
       title = "Payment successful";
-      content = `<p>Thank you. ${escapeHtml(p.businessName)} has received your payment.</p>${facts}${
+      // The address itself is not shown: the page's URL may be shared.
+      const receipt = s.receiptSentAt !== undefined ? "<p>A receipt has been sent to your e-mail address.</p>" : "";
+      content = `<p>Thank you. ${escapeHtml(p.businessName)} has received your payment.</p>${facts}${receipt}${
         redirect ? `<p><a class="button" href="${escapeHtml(redirect)}">Continue</a></p>` : ""
       }`;
       break;
@@ -72,6 +79,7 @@ export function sessionPage(p: PageOf, s: CheckoutSession): string {
 <section class="outcome outcome--${s.status}" aria-labelledby="outcome-title">
   <h2 id="outcome-title">${escapeHtml(title)}</h2>
   ${content}
+  ${returnedTransfers(attempts)}
 </section>`;
   return pageLayout(`${title}: ${p.link.linkName}`, body, s.status === "pending" ? 5 : undefined);
 }
