@@ -9,7 +9,7 @@
  *   enqueue is idempotent on `${eventType}:${sessionId}`; the payer's receipt of a successful
  *   session is claimed once on the session (receipt.ts).
  */
-import { newReference, webhookEndpointOf } from "../../shared/common.ts";
+import { webhookEndpointOf } from "../../shared/common.ts";
 import type { CheckoutDeps } from "./deps.ts";
 import { sendReceipt } from "./receipt.ts";
 import { CHECKOUT_EVENTS, CHECKOUT_SOURCE, transactionView, type CheckoutSession, type FinalStatus, type SessionChange } from "./session.ts";
@@ -68,9 +68,10 @@ async function _credit(deps: CheckoutDeps, s: CheckoutSession): Promise<void> {
 /** The refund of a refunded session not refunded yet; answers the session as it now stands. */
 async function _refund(deps: CheckoutDeps, s: CheckoutSession): Promise<CheckoutSession> {
   if (s.status !== "refunded" || !s.refund || s.refund.refundReference !== null) return s;
-  // A transfer is returned to its sender by the bank rail, not through the card processor.
+  // A transfer is returned to its sender by the bank rail, not through the card processor; its
+  // refund reference is derived from the session, so a re-run writes the same one.
   const { refundReference } = isBankTransfer(s)
-    ? { refundReference: newReference("PLR-") }
+    ? { refundReference: `PLR-${s.reference.replace(/^PLT-/, "")}` }
     : await deps.payments.refund(s._id, s.refund.amountKobo, s.refund.reason);
   return (
     (await deps.sessions.findOneAndUpdate(

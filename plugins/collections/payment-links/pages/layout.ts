@@ -1,6 +1,7 @@
 /**
- * The one layout of the checkout pages (no framework, no script): the document, its inline
- * stylesheet and the link's header, and the plain message page. Every value goes through
+ * The one layout of the checkout pages (no framework; no script but the bank-transfer page's
+ * same-origin file): the document, its inline stylesheet and the link's header, and the plain
+ * message page. Every value goes through
  * escapeHtml (shared/html.ts). Pages use only inline CSS and same-origin form posts, so the CSP of
  * core/respond.ts `html()` holds.
  */
