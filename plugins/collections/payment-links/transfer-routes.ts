@@ -6,7 +6,8 @@
 import { FastResponse } from "srvx";
 import type { RequestContext } from "../../../core/context.ts";
 import type { RouteDeclaration } from "../../../core/plugin.ts";
-import { built, json } from "../../../core/respond.ts";
+import { CollectionsError } from "../../../core/errors/gateway-error.ts";
+import { built, envelope } from "../../../core/respond.ts";
 import type { CheckoutSession } from "./checkout/session.ts";
 import { isBankTransfer } from "./checkout/transfer.ts";
 import type { PaymentLink } from "./links/link.ts";
@@ -50,18 +51,18 @@ function _statusRoute(s: PaymentLinkServices): RouteDeclaration {
     service: "collections",
     auth: "none",
     skip: PAGE_SKIPS,
-    summary: "Status of a checkout session (JSON, polled by the bank-transfer page)",
-    responses: { 200: "{ status, version }", 404: "Unknown link or session" },
+    summary: "Status of a checkout session (the collections envelope, polled by the bank-transfer page)",
+    responses: { 200: "data: { status, version }", 404: "Unknown link or session" },
     async handler(ctx: RequestContext) {
       const link = await s.links.findPublic(ctx.params.reference!);
       let session = link ? await s.checkout.findSession(link._id, ctx.params.sessionId!) : null;
-      if (!link || !session) return json(ctx, 404, { status: null, version: null });
+      if (!link || !session) throw new CollectionsError(404, "Payment not found.");
       if (session.status === "pending" && session.expiresAt <= s.clock()) {
         await s.checkout.expireStale({ linkId: link._id });
         session = (await s.checkout.findSession(link._id, session._id)) ?? session;
       }
       const attempts = await s.checkout.transferAttempts(session);
-      return json(ctx, 200, { status: session.status, version: transferVersion(session, attempts) });
+      return envelope(ctx, 200, "Checkout session status.", { status: session.status, version: transferVersion(session, attempts) });
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The one script of the checkout pages, served same-origin (the pages' CSP allows only 'self'):
  * on the bank-transfer page it ticks the countdown, turns on the copy control, and asks the
- * session's status route every 3 seconds, reloading the page when the answer's `version` differs
+ * session's status route every 3 seconds, reloading the page when the answer's `data.version` differs
  * from the page's (the transfer settled, was returned, or the time ran out). The page works
  * without it (a refresh every 15 seconds and a "check the status" link).
  */
@@ -29,7 +29,7 @@ export const TRANSFER_SCRIPT = `(function () {
     fetch(statusUrl, { cache: "no-store", headers: { accept: "application/json" } })
       .then(function (r) { return r.ok ? r.json() : null; })
       .then(function (body) {
-        if (body && body.version !== version) {
+        if (body && body.data && body.data.version !== version) {
           reloading = true;
           location.reload();
         }

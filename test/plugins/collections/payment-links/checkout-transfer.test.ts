@@ -155,7 +155,8 @@ test("pay by transfer: one single-use account (exact amount, session expiry, bus
   assert.is(va.status, "active");
 
   const status = await get(`/pay/${link.reference}/status/${sessionId}`);
-  assert.equal(status.json(), { status: "pending", version: "pending:0" });
+  assert.equal((status.json() as { data: unknown }).data, { status: "pending", version: "pending:0" });
+  assert.is((await get(`/pay/${link.reference}/status/00000000-0000-4000-8000-000000000000`)).status, 404);
 
   const d = await deposit(accountNumber, 2500);
   assert.is(d.status, "settled");
@@ -203,7 +204,7 @@ test("pay by transfer: one single-use account (exact amount, session expiry, bus
   assert.is(success.status, 200);
   assert.match(success.text, /Payment successful/);
   assert.match(success.text, /A receipt has been sent to your e-mail address\./);
-  assert.equal((await get(`/pay/${link.reference}/status/${sessionId}`)).json(), { status: "successful", version: "successful:1" });
+  assert.equal(((await get(`/pay/${link.reference}/status/${sessionId}`)).json() as { data: unknown }).data, { status: "successful", version: "successful:1" });
   const vaAfter = (await api(`/api/v1/virtual-account/find?sourceReference=CHK-${pending.reference}`)).json() as { data: { status: string } };
   assert.is(vaAfter.data.status, "expired", "a single_use account that took its payment is expired");
 });
@@ -224,7 +225,7 @@ test("wrong amount: returned, the session stays open and the page says so; the r
   assert.ok(page.text.includes("We received NGN 2,999.00, which is not the amount due, and returned it to the account it came from."));
   assert.ok(page.text.includes("This payment is still open: transfer exactly NGN 3,000.00 before the time runs out."));
   assert.is(accountNumberOf(page.text), accountNumber, "the same account");
-  assert.equal((await get(`/pay/${link.reference}/status/${sessionId}`)).json(), { status: "pending", version: "pending:1" });
+  assert.equal(((await get(`/pay/${link.reference}/status/${sessionId}`)).json() as { data: unknown }).data, { status: "pending", version: "pending:1" });
   assert.is((await wallet()).balance, before.balance, "nothing credited");
 
   const right = await deposit(accountNumber, 3000);
@@ -243,7 +244,7 @@ test("after expiry: the transfer is returned and the session is abandoned (CHECK
   const late = await deposit(accountNumber, 1500);
   assert.is(late.status, "refunded");
   assert.is(late.reason, "account_expired");
-  assert.equal((await get(`/pay/${link.reference}/status/${sessionId}`)).json(), { status: "abandoned", version: "abandoned:1" });
+  assert.equal(((await get(`/pay/${link.reference}/status/${sessionId}`)).json() as { data: unknown }).data, { status: "abandoned", version: "abandoned:1" });
   const page = await get(location);
   assert.is(page.status, 200);
   assert.match(page.text, /Payment not completed/);
