@@ -6,7 +6,8 @@
  * CHECKOUT_COMPLETED, no IN_FLOW_SUCCESS_EVENT, a receipt e-mail). The cases around it: a wrong
  * amount is returned and the session stays open; a transfer after expiry is returned and the
  * session abandoned; a second transfer after success is returned; two tabs of one session share
- * one account and one charge. The sandbox processor flow gains the same receipt.
+ * one account and one charge; a settled transfer whose hand-over was lost is found by the sweep
+ * (settled, not abandoned). The sandbox processor flow gains the same receipt.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -296,6 +297,50 @@ test("two tabs of one session (the same form sent twice at once): one account, o
   assert.is(after.entries.length, 1, "one credit");
   assert.is(after.balance - before.balance, Math.round((await tx(link, sessionId)).netAmount * 100));
   assert.equal((await hooksFor(sessionId, accountNumber)).checkout, ["CHECKOUT_COMPLETED"]);
+});
+
+test("a transfer settled whose hand-over to the checkout was lost (a crash): the sweep settles the session instead of abandoning it", async () => {
+  const link = await createLink({ link_name: "Crash", amount: 700 });
+  const { location, sessionId } = await startTransfer(link);
+  accountNumberOf((await get(location)).text);
+  const t = await tx(link, sessionId);
+  const accounts = h.store.collection<{ _id: string; checkoutSessionId?: string; accountNumber: string; accountName: string; reference: string; sourceReference: string }>(
+    "collections_virtual_accounts",
+  );
+  const account = (await accounts.find({ checkoutSessionId: sessionId }, { limit: 1 })).items[0]!;
+  // What a gateway that died between deciding the deposit and handing it over leaves behind.
+  const now = h.clock.now();
+  const depositId = `999999${String(now).slice(-12)}000000000001`;
+  await h.store.collection("collections_va_deposits").insert({
+    _id: depositId,
+    businessId: BUSINESS,
+    reference: "VAT-CRASHCRASHCRASH0",
+    virtualAccountId: account._id,
+    virtualAccountReference: account.reference,
+    sourceReference: account.sourceReference,
+    accountNumber: account.accountNumber,
+    accountName: account.accountName,
+    accountType: "single_use",
+    checkoutSessionId: sessionId,
+    amountKobo: 70_000,
+    currency: "NGN",
+    sender: { accountName: "Ada Obi", accountNumber: "0123456789", bankName: "Sample Bank" },
+    status: "settled",
+    refund: null,
+    effectsPending: false,
+    receivedAt: now,
+    settledAt: now,
+    refundedAt: null,
+    updatedAt: now,
+  });
+  await accounts.updateOne({ _id: account._id }, { $set: { consumed: true, consumedBySessionId: depositId, consumedAt: now, openUntil: 0 } });
+  h.clock.advance(31 * MINUTE);
+  const settled = await tx(link, sessionId); // the listing runs the sweep for the link
+  assert.is(settled.status, "successful", "settled from the account, not abandoned");
+  assert.is(settled.processorReference, "VAT-CRASHCRASHCRASH0");
+  assert.is((await wallet(sessionId)).entries.length, 1);
+  assert.equal((await hooksFor(sessionId)).checkout, ["CHECKOUT_COMPLETED"]);
+  assert.is(h.mails().filter((m) => m.includes(t.reference)).length, 1, "the receipt");
 });
 
 test("the sandbox processor flow keeps working and now sends the same receipt", async () => {
