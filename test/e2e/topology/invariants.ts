@@ -460,6 +460,14 @@ export function checkDeposits(s: StoresSnapshot): { settled: number; refunded: n
   for (const d of s.deposits) {
     const credit = credits.get(`credit:virtual_account_deposit:${d._id}`);
     const ev = events.get(`${IN_FLOW_SUCCESS_EVENT}:${d._id}`) ?? 0;
+    if (d.checkoutSessionId) {
+      // A transfer into a checkout's account is the checkout's payment: its credit and event are
+      // the session's (checked by checkCheckouts), never the deposit's.
+      if (d.status === "settled") settled++;
+      else if (d.status === "refunded") refunded++;
+      if (credit || ev !== 0 || d.status === "received") wrong.push({ sessionId: d._id, status: d.status, checkout: d.checkoutSessionId, credit: credit?.amountKobo ?? null, events: ev });
+      continue;
+    }
     if (d.status === "settled") {
       settled++;
       if (!credit || credit.amountKobo !== d.amountKobo || ev !== 1 || d.effectsPending) wrong.push({ sessionId: d._id, status: d.status, credit: credit?.amountKobo ?? null, events: ev, effectsPending: d.effectsPending });
