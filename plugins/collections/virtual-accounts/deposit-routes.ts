@@ -19,7 +19,7 @@ export function depositRoutes({ accounts, deposits, directory }: VirtualAccountS
       schemas: { body: DepositBody },
       summary: "Sandbox: simulate an inbound transfer into a virtual account (TEST businesses only)",
       description:
-        "Body: account_number, amount (> 0), sender_name, sender_account_number (10 digits), sender_bank. Settled: the wallet is credited once and IN_FLOW_SUCCESS_EVENT is sent. Refunded (expired, used single_use, inactive, fixed-amount mismatch): nothing is credited and no event is sent. 404 for LIVE businesses and for account numbers that are not this business's.",
+        "Body: account_number, amount (> 0), sender_name, sender_account_number (10 digits), sender_bank. Settled: the wallet is credited once and IN_FLOW_SUCCESS_EVENT is sent (an account a checkout opened for pay-by-transfer settles that checkout instead: one credit under the session, CHECKOUT_COMPLETED). Refunded (expired, used single_use, inactive, fixed-amount mismatch): nothing is credited and no event is sent. 404 for LIVE businesses and for account numbers that are not this business's.",
       responses: { 201: "The deposit: settled or refunded (with the reason)", 404: "LIVE business, or no such account in this business", 422: "Validation errors" },
       async handler(ctx) {
         if (directory.business(ctx.businessId!)?.state !== "TEST")

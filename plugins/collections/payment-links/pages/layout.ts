@@ -96,7 +96,7 @@ a{color:#1d4ed8}
 .copy:hover{background:#1e40af}
 .countdown{font-size:1.25rem;font-weight:700;font-variant-numeric:tabular-nums}
 .alert{border-left:5px solid #b3261e;background:#fef2f2;padding:.5rem 1rem;margin:1rem 0}
-@media (max-width:30rem){main{margin:0;border:0;border-radius:0;padding:1rem}.account-number{font-size:1.75rem}.transfer-details dt{min-width:0;width:100%}}
+@media (max-width:30rem){main{margin:0;border:0;border-radius:0;padding:1rem}.account-number{font-size:1.75rem}.transfer-details dt{min-width:0;width:100%}.facts div{flex-wrap:wrap;gap:0 .5rem}.facts dd{white-space:nowrap}}
 [hidden]{display:none!important}
 .visually-hidden{position:absolute!important;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 `;
