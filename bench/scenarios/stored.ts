@@ -1,6 +1,7 @@
 /**
- * Scenario "stored": Stored mode on the embedded default (unstorage fs in a temp dir, in-process
- * coordination), the regulator simulator in its own process (adapters/regulator/simulator/main.ts).
+ * Scenario "stored": Stored mode on the embedded default (the SQLite file in a temp dir: writer
+ * thread, WAL, every acknowledgement after its commit's fsync; in-process coordination), the
+ * regulator simulator in its own process (adapters/regulator/simulator/main.ts).
  *
  * 1. Intake: autocannon POSTs `POST /api/v1/invoice/sign` to a Stored domain at the fixed load
  *    settings, each request with its own idempotency key and invoice reference (a new invoice every
@@ -76,11 +77,11 @@ interface Running {
   close(): Promise<void>;
 }
 
-/** The demo gateway on the fs store in a temp dir, its processor off, limits above what a bench sends. */
+/** The demo gateway on the SQLite file in a temp dir, its processor off, limits above what a bench sends. */
 async function _gateway(simUrl: string): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-stored-"));
   const config = testConfig({
-    storage: { driver: "fs", dir },
+    storage: { driver: "sqlite", file: join(dir, "gatehouse.sqlite") },
     log: { level: "silent", format: "json" },
     limits: benchLimits(),
     stored: { processor: { enabled: false } },

@@ -1,7 +1,7 @@
 /**
  * Bench server "gateway": Gatehouse as `npm start` builds it (composeGateway, every plugin of
  * plugins/index.ts, serveGateway), from config/demo.json with:
- * - the embedded in-memory stores (unstorage memory, in-process coordination);
+ * - the embedded in-memory stores (SQLite in memory, in-process coordination);
  * - the regulator's TEST and LIVE base URLs pointed at the bench upstream, the simulator off: the
  *   relay scenario runs the real regulator client (pool, policy with its deadline and circuit, the
  *   `gateway_dependency_call` event);
