@@ -142,6 +142,8 @@ export function openStoredInvoices(store: DocumentStore): Collection<InvoiceDoc>
       { fields: ["dueAt"] },
       { fields: ["businessId", "createdAtMs"] },
       { fields: ["status", "createdAtMs"] },
+      // The operator's list of every business's invoices, newest first (GET /admin/invoices).
+      { fields: ["createdAtMs"] },
     ],
   });
 }

@@ -123,7 +123,8 @@ export function openOnboardingStore(store: DocumentStore): OnboardingStore {
     subBusinesses: openRepresentedBusinesses(store),
     versions: store.collection<IdentityVersionDoc>(COLLECTIONS.versions, { indexes: [{ fields: ["subKey", "version"], unique: true }] }),
     reviews: store.collection<ReviewDoc>(COLLECTIONS.reviews, {
-      indexes: [{ fields: ["pendingKey"], unique: true, sparse: true }, { fields: ["subKey", "createdAt"] }],
+      // status + createdAt: the operator's review list (every business, one status, oldest first).
+      indexes: [{ fields: ["pendingKey"], unique: true, sparse: true }, { fields: ["subKey", "createdAt"] }, { fields: ["status", "createdAt"] }],
     }),
     migrations: store.collection<MigrationDoc>(COLLECTIONS.migrations, { indexes: [{ fields: ["subKey", "at"] }] }),
     crypto: store.collection<CryptoVersionDoc>(COLLECTIONS.crypto, {
