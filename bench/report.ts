@@ -132,7 +132,8 @@ export function formatReport(report: BenchReport): string {
     ...rows.filter((x) => x.extra).map((x) => `${x.name}: ${Object.entries(x.extra!).map(([k, v]) => `${k} ${v}`).join(", ")}`),
     "",
     "goals (issue 12; same run, compare ratios, not absolute numbers):",
-    ...report.goals.map((g) => `  ${g.met ? "met    " : "NOT met"}  ${g.name}: ${g.measured}; goal ${g.target}`),
+    ...report.goals.map(_goalLine),
+    ...((report.engineGoals ?? []).length > 0 ? ["", "goals of the SQLite engine (docs/bench.md):", ...report.engineGoals.map(_goalLine)] : []),
     ...(report.notes.length > 0 ? ["", ...report.notes] : []),
   ].join("\n");
 }
@@ -188,6 +189,10 @@ export function envInt(raw: string | undefined, fallback: number, min: number, n
 }
 
 // --- Internal helpers ---
+
+function _goalLine(g: Goal): string {
+  return `  ${g.met ? "met    " : "NOT met"}  ${g.name}: ${g.measured}; goal ${g.target}`;
+}
 
 /** autocannon reports latency percentiles in whole milliseconds: no invented decimals. */
 function _ms(n: number): string {

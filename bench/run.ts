@@ -12,12 +12,18 @@
  * - `ping`, `health`, `relay` (bench/scenarios/load.ts): autocannon against the upstream, bare h3,
  *   fast-gateway, fastify + @fastify/http-proxy + @fastify/rate-limit, and the gateway, each in its
  *   own process;
- * - `stored` (bench/scenarios/stored.ts): Stored intake, then one processor draining a backlog;
- * - `sign-memory`, `sign-fs`, `sign-mongodb-redis` (bench/scenarios/sign.ts): billed signs into one wallet;
- * - `va-list` (bench/scenarios/virtual-accounts-100k.ts): virtual-account lists at 100 000 accounts.
+ * - `stored` (bench/scenarios/stored.ts): Stored intake, then one processor draining a backlog, on
+ *   the SQLite file;
+ * - `sign-memory`, `sign-sqlite`, `sign-mongodb-redis` (bench/scenarios/sign.ts): billed signs into
+ *   one wallet (`sign-sqlite`: the embedded default, a file, fsync on);
+ * - `va-list` (bench/scenarios/virtual-accounts-100k.ts): virtual-account lists at 100 000 accounts;
+ * - `invoices-list` (bench/scenarios/invoices-list.ts): `GET /invoices` with its filters;
+ * - opt-in, only when `--only` names them (they take many minutes): `sign-history`
+ *   (bench/scenarios/sign-history.ts: RSS and live heap after 100 000 and 1 000 000 signs) and
+ *   `start-ready` (bench/scenarios/start-ready.ts: `npm start` on a 1 GB database).
  *
  * Then one table (req/s, p50/p99, the server's CPU per request and RSS, ratio to bare h3 and to the
- * best peer), the goals of issue 12 as measured (printed, never asserted), the JSON result and an SVG
+ * best peer), the goals of issue 12 and of the SQLite engine as measured (printed, never asserted), the JSON result and an SVG
  * chart, both in bench/results/<ISO timestamp>-<git short sha>.{json,svg}. The run fails (exit 1) when
  * a scenario saw a non-2xx answer or a connection error, completed nothing, or the gateway wrote
  * fewer request log lines than it answered requests.
@@ -30,6 +36,10 @@ import { runLoadScenarios, LOAD_SCENARIOS } from "./scenarios/load.ts";
 import { signScenarios } from "./scenarios/sign.ts";
 import { stored } from "./scenarios/stored.ts";
 import { vaListScenario } from "./scenarios/virtual-accounts-100k.ts";
+import { evaluateEngineGoals } from "./engine-goals.ts";
+import { invoicesListScenario } from "./scenarios/invoices-list.ts";
+import { signHistoryScenario } from "./scenarios/sign-history.ts";
+import { startReadyScenario } from "./scenarios/start-ready.ts";
 
 /** The fixed load settings; env overrides exist for quick looks only (and are recorded in the JSON). */
 export const DEFAULT_SETTINGS: BenchSettings = {
@@ -52,6 +62,11 @@ export const QUICK_ENV: Readonly<Record<string, string>> = {
   BENCH_STORED_BACKLOG: "100",
   VA_BENCH_COUNT: "10000",
   VA_BENCH_REQUESTS: "5",
+  INVOICES_BENCH_COUNT: "5000",
+  INVOICES_BENCH_REQUESTS: "5",
+  BENCH_SIGN_HISTORY: "300,600",
+  START_READY_MB: "16",
+  START_READY_RUNS: "1",
 };
 
 export interface BenchSettings {
@@ -119,6 +134,8 @@ export interface ScenarioContext {
 export interface BenchScenario {
   /** Names `--only` matches (a unit may run several scenarios, as the load unit does). */
   names: readonly string[];
+  /** Runs only when `--only` names it (a scenario of many minutes). */
+  optIn?: boolean;
   run(ctx: ScenarioContext): Promise<ScenarioOutcome>;
 }
 
@@ -134,6 +151,8 @@ export interface BenchReport {
   scenarios: ScenarioResult[];
   /** The goals of issue 12, as measured in this run. */
   goals: Goal[];
+  /** The SQLite engine's goals (bench/engine-goals.ts), as measured in this run. */
+  engineGoals: Goal[];
   /** Why the run failed (non-2xx, errors, nothing measured, missing log lines); empty when it passed. */
   problems: string[];
   notes: string[];
@@ -158,7 +177,7 @@ export const loadScenario: BenchScenario = {
 
 /** Every scenario, in the order it runs. */
 export function benchScenarios(env: Record<string, string | undefined> = process.env): BenchScenario[] {
-  return [loadScenario, stored, ...signScenarios(env), vaListScenario];
+  return [loadScenario, stored, ...signScenarios(env), vaListScenario, invoicesListScenario, signHistoryScenario, startReadyScenario];
 }
 
 /** True when `--quick` was given (as an argument, or as npm's `npm run bench --quick` → npm_config_quick). */
@@ -195,7 +214,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
   const progress = options.progress ?? (() => {});
   const startedAt = new Date().toISOString();
   const loadStart = loadavg();
-  const report: Omit<BenchReport, "goals" | "loadavg"> = {
+  const report: Omit<BenchReport, "goals" | "engineGoals" | "loadavg"> = {
     startedAt,
     sha: gitShortSha(),
     node: process.version,
@@ -208,7 +227,8 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
     extras: {},
   };
   for (const scenario of scenarios) {
-    if (options.only && !scenario.names.some((n) => options.only!.includes(n))) continue;
+    const named = options.only !== undefined && scenario.names.some((n) => options.only!.includes(n));
+    if ((options.only || scenario.optIn) && !named) continue;
     const began = performance.now();
     const outcome = await scenario.run({ settings, env, only: options.only, cpuProfDir: options.cpuProfDir, progress });
     progress(`${scenario.names.join(", ")}: done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
@@ -217,7 +237,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<BenchRepo
     report.problems.push(...outcome.problems);
     if (outcome.extra !== undefined) report.extras[scenario.names.join(",")] = outcome.extra;
   }
-  return { ...report, loadavg: { start: _round2(loadStart), end: _round2(loadavg()) }, goals: evaluateGoals(report.scenarios) };
+  return { ...report, loadavg: { start: _round2(loadStart), end: _round2(loadavg()) }, goals: evaluateGoals(report.scenarios), engineGoals: evaluateEngineGoals(report.scenarios) };
 }
 
 /** A number setting from the environment (fractional seconds allowed), at least `min`. */

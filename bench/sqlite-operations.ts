@@ -11,18 +11,16 @@
  *   npx tsx bench/sqlite-operations.ts
  *   SQLITE_OPS_MB=256 npx tsx bench/sqlite-operations.ts
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { backupDatabase, restoreDatabase } from "../adapters/document-store/sqlite/backup.ts";
 import { openConnection } from "../adapters/document-store/sqlite/connection.ts";
 import { ident, tableName } from "../adapters/document-store/sqlite/keys.ts";
 import { createSqliteDocumentStore } from "../adapters/document-store/sqlite/store.ts";
-import { DEMO_RAW } from "../test/support/gateway.ts";
+import { gatewayReadyMs } from "./scenarios/start-ready.ts";
 
 const MB = Number(process.env.SQLITE_OPS_MB ?? 1024);
-const ROOT = new URL("../", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "sqlite-ops-"));
 const file = join(dir, "gatehouse.sqlite");
 
@@ -34,7 +32,7 @@ try {
     return store;
   });
   await opened.value.close();
-  const ready = await _gatewayReady();
+  const ready = await gatewayReadyMs(file, dir);
   const backup = join(dir, "backup.sqlite");
   const b = await _timed(async () => backupDatabase(file, backup));
   const r = await _timed(async () => restoreDatabase(file, backup));
@@ -71,32 +69,6 @@ async function _build(): Promise<{ docs: number; ms: number }> {
   conn.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   conn.close();
   return { docs, ms: Math.round(performance.now() - started) };
-}
-
-/** Starts boot/main.ts on the database (demo config, free ports) and answers the milliseconds to "listening". */
-async function _gatewayReady(): Promise<number> {
-  const raw = structuredClone(DEMO_RAW) as Record<string, any>;
-  raw.server = { ...raw.server, port: 0 };
-  raw.storage = { driver: "sqlite", file };
-  raw.regulator.simulator = { ...raw.regulator.simulator, port: 0 };
-  raw.email = { driver: "folder", dir: join(dir, "mail") };
-  raw.log = { level: "warn", format: "json" };
-  const config = join(dir, "config.json");
-  writeFileSync(config, JSON.stringify(raw));
-  const started = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", "boot/main.ts", "--config", config], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  const ms = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (d) => {
-      out += d;
-      if (/listening on/.test(out)) resolve(Math.round(performance.now() - started));
-    });
-    child.once("exit", (code) => reject(new Error(`gateway exited ${code}: ${out}`)));
-  });
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-  return ms;
 }
 
 async function _timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {

@@ -1,8 +1,9 @@
 /**
- * Scenarios "sign-memory", "sign-fs", "sign-mongodb-redis": billed Pass-through signing as a new
+ * Scenarios "sign-memory", "sign-sqlite", "sign-mongodb-redis": billed Pass-through signing as a new
  * user runs it (issue 11). Every part is its own process, as after `npm start`:
  *
- * - the regulator simulator (`adapters/regulator/simulator/main.ts`) in its own process;
+ * - the regulator simulator (`adapters/regulator/simulator/main.ts`) in its own process (the
+ *   processes: bench/scenarios/sign-process.ts; the load: sign-gateway.ts);
  * - the gateway as `npm run build` compiles it (scripts/build.ts, into bench/.build/gatehouse/) and
  *   `npm run start:dist` runs it: plain node with the load servers' node flags, as a deployment runs
  *   it and as every other bench server runs (bench/build.ts); under the tsx loader as `npm start`
@@ -31,36 +32,27 @@
  * measured sign, from /proc: unlike signs/s it barely moves when other work shares the machine.
  *
  *   npx tsx bench/scenarios/sign.ts                 every variant (as `npm run bench` does)
- *   npx tsx bench/scenarios/sign.ts memory          one variant (memory | fs | mongodb-redis)
+ *   npx tsx bench/scenarios/sign.ts memory          one variant (memory | sqlite | mongodb-redis)
  *
  * env: BENCH_SIGN_COUNT (default 100000), BENCH_SIGN_WARMUP (default 2000), BENCH_SIGN_MONGO_COUNT
  * (sign-mongodb-redis; default 1000 on jongodb, whose inserts slow down with every document stored
  * — docs/bench.md —, BENCH_SIGN_COUNT when MONGODB_URI names a real server), BENCH_SIGN_STORES (comma
- * list, default "memory,fs,mongodb-redis"), BENCH_CONNECTIONS (default 64), BENCH_SIGN_CPU_PROF=<dir>
+ * list, default "memory,sqlite,mongodb-redis"), BENCH_CONNECTIONS (default 64), BENCH_SIGN_CPU_PROF=<dir>
  * (the gateway runs under tsx with `--cpu-prof` and writes its profile there), BENCH_SIGN_NODE_ARGS
  * (more node flags for the gateway, space-separated, e.g. `--max-semi-space-size=4`), BENCH_TSX=1
  * (the gateway under the tsx loader, as `npm start` runs it), BENCH_NODE_FLAGS (bench/build.ts).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import autocannon from "autocannon";
-import { request } from "undici";
-import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.ts";
-import { isRedisSkip, startRedisServer } from "../../test/support/redis-server.ts";
-import { demoInvoice } from "../../test/adapters/regulator/simulator/simulator-helpers.ts";
-import { collectGarbage, processCpuMs, processRss, ROOT, spawnListening, stopProcess } from "../processes.ts";
+import { collectGarbage, processCpuMs, processRss } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioOutcome, ScenarioResult } from "../run.ts";
-import { buildDist } from "../../scripts/build.ts";
-import { BUILD_DIR, serverNodeFlags } from "../build.ts";
-import { benchLimits } from "../servers/common.ts";
+import { creditDemo, demoBalanceKobo, FEE_KOBO, gatewayHeap, loadSigns, onboardDemo, signInvoiceFactory } from "./sign-gateway.ts";
+import { SIGN_STORES, startSignGateway, type SignGateway, type SignStore } from "./sign-process.ts";
 
-export type SignStore = "memory" | "fs" | "mongodb-redis";
-
-export const SIGN_STORES: readonly SignStore[] = ["memory", "fs", "mongodb-redis"];
+export { SIGN_STORES, type SignStore } from "./sign-process.ts";
 
 export interface SignBenchOptions {
   store: SignStore;
@@ -122,10 +114,6 @@ export interface SignBenchResult {
   problems: string[];
 }
 
-const HOST = "passthrough.demo.localhost";
-const API_KEY = "gw_demo_key_0001";
-const ADMIN_KEY = "admin_demo_key_0001";
-const FEE_KOBO = 5_000;
 
 /** The sign settings from the environment (defaults: 100 000 signs, 2 000 warm-up, 64 connections). */
 export function signBenchSettings(env: Record<string, string | undefined> = process.env): SignBenchSettings {
@@ -175,72 +163,36 @@ export function signScenarios(env: Record<string, string | undefined> = process.
 export async function runSignBench(options: SignBenchOptions): Promise<SignBenchResult> {
   const progress = options.progress ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), `gatehouse-sign-bench-${options.store}-`));
-  const cleanups: Array<() => Promise<void>> = [];
+  let running: SignGateway | null = null;
   try {
-    const storage: Record<string, unknown> =
-      options.store === "memory" ? { driver: "memory" } : options.store === "fs" ? { driver: "fs", dir: join(dir, "data") } : {};
-    let coordination: Record<string, unknown> = { driver: "memory" };
-    if (options.store === "mongodb-redis") {
-      const redis = await startRedisServer();
-      if (isRedisSkip(redis)) throw new Error(`bench: sign-mongodb-redis needs Redis: ${redis.skip}`);
-      cleanups.push(() => redis.stop());
-      const mongo = await startMongoServer();
-      if (isMongoSkip(mongo)) throw new Error(`bench: sign-mongodb-redis needs a MongoDB-wire server: ${mongo.skip}`);
-      cleanups.push(() => mongo.stop());
-      Object.assign(storage, { driver: "mongodb", uri: mongo.uri, dbName: mongo.dbName() });
-      coordination = { driver: "redis", url: redis.url, keyPrefix: `signbench${process.pid}:` };
-    }
-
-    const sim = await spawnListening("regulator simulator", [join(ROOT, "adapters/regulator/simulator/main.ts"), "--port", "0"], /^(http:\/\/\S+)$/m);
-    cleanups.push(() => stopProcess(sim.child));
-
-    const configPath = join(dir, "config.json");
-    const config = _config(storage, coordination, sim.url, dir);
-    // jongodb answers an insert in hundreds of ms once a collection holds a few thousand documents
-    // (docs/bench.md): a longer store deadline measures it instead of failing on the 2 s default.
-    if (options.store === "mongodb-redis" && !process.env.MONGODB_URI) config.dependencies = { storeTimeoutMs: 30_000 };
-    writeFileSync(configPath, JSON.stringify(config));
-    // The inspector (loopback, a free port) lets the bench ask for a full collection after the run.
-    const nodeArgs = ["--inspect=127.0.0.1:0", ...(options.nodeArgs ?? [])];
-    if (options.cpuProfDir) {
-      mkdirSync(options.cpuProfDir, { recursive: true });
-      nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`);
-    }
-    // As a deployment runs it: compiled (scripts/build.ts), with the load servers' node flags; under the
-    // tsx loader (`npm start` as it is) with BENCH_TSX=1 or a CPU profile (whose frames then name the sources).
-    const tsx = !!options.cpuProfDir || process.env.BENCH_TSX === "1";
-    const entry = tsx ? join(ROOT, "boot/main.ts") : (await buildDist(join(BUILD_DIR, "gatehouse"))).main;
-    const gw = await spawnListening("gateway", [entry, "--config", configPath], /listening on (http:\/\/\S+)/, {
-      tsx,
-      nodeArgs: tsx ? nodeArgs : [...serverNodeFlags(), ...nodeArgs],
-    });
-    cleanups.push(() => stopProcess(gw.child));
+    running = await startSignGateway({ store: options.store, dir, cpuProfDir: options.cpuProfDir, nodeArgs: options.nodeArgs });
+    const { gateway: gw, simulator: sim } = running;
     progress(`sign-${options.store}: gateway pid ${gw.child.pid} at ${gw.url}, simulator at ${sim.url}`);
 
-    const sub = await _onboard(gw.url);
-    await _credit(gw.url, ((options.count + options.warmup) * FEE_KOBO) / 100);
-    const invoices = _invoiceFactory(sub);
+    const sub = await onboardDemo(gw.url);
+    await creditDemo(gw.url, ((options.count + options.warmup) * FEE_KOBO) / 100);
+    const invoices = signInvoiceFactory(sub);
     if (options.warmup > 0) {
       progress(`sign-${options.store}: warm-up ${options.warmup} signs`);
-      const w = await _load(gw.url, invoices, options.warmup, options.connections);
+      const w = await loadSigns(gw.url, invoices, options.warmup, options.connections);
       if (w.non2xx > 0 || w.errors > 0) throw new Error(`bench: sign-${options.store} warm-up saw ${w.non2xx} non-2xx (${w.firstBad}) and ${w.errors} errors`);
     }
-    const before = await _balanceKobo(gw.url);
+    const before = await demoBalanceKobo(gw.url);
     progress(`sign-${options.store}: measuring ${options.count} signs (-c ${options.connections})`);
     const rssBefore = processRss(gw.child.pid!).rssMiB;
     const cpuBefore = [processCpuMs(gw.child.pid!), processCpuMs(sim.child.pid!)] as const;
-    const run = await _load(gw.url, invoices, options.count, options.connections);
+    const run = await loadSigns(gw.url, invoices, options.count, options.connections);
     const cpuUs = (before: number, pid: number) => ((processCpuMs(pid) - before) * 1000) / options.count;
     const gatewayCpuUs = cpuUs(cpuBefore[0], gw.child.pid!);
     const simulatorCpuUs = cpuUs(cpuBefore[1], sim.child.pid!);
     const rss = processRss(gw.child.pid!);
-    const heap = await _heap(gw.url);
-    const after = await _balanceKobo(gw.url);
+    const heap = await gatewayHeap(gw.url);
+    const after = await demoBalanceKobo(gw.url);
     // What the process keeps: RSS and the live heap after a full collection (right after a burst,
     // RSS follows how far V8 let the heap grow, which moves by ±100 MiB between identical runs).
     await collectGarbage(gw.output);
     const collected = processRss(gw.child.pid!).rssMiB;
-    const collectedHeap = await _heap(gw.url);
+    const collectedHeap = await gatewayHeap(gw.url);
 
     const window = Math.min(10_000, Math.floor(options.count / 10));
     const t = run.completedAt;
@@ -286,7 +238,7 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
       problems,
     };
   } finally {
-    for (const c of cleanups.reverse()) await c().catch(() => {});
+    await running?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -326,143 +278,6 @@ function _outcome(r: SignBenchResult): ScenarioOutcome {
   };
   return { results: [result], notes: [formatSignResult(r)], problems: r.problems, extra: r };
 }
-
-function _config(storage: Record<string, unknown>, coordination: Record<string, unknown>, simUrl: string, dir: string): Record<string, unknown> {
-  const raw = JSON.parse(readFileSync(join(ROOT, "config/demo.json"), "utf8")) as Record<string, any>;
-  raw.server = { ...raw.server, port: 0 };
-  raw.storage = storage;
-  raw.coordination = coordination;
-  raw.regulator = { ...raw.regulator, simulator: { enabled: false }, baseUrls: { TEST: simUrl, LIVE: simUrl } };
-  raw.email = { driver: "folder", dir: join(dir, "mail") };
-  raw.limits = benchLimits();
-  return raw;
-}
-
-
-
-async function _call(base: string, path: string, init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: unknown }): Promise<{ status: number; json: any }> {
-  const res = await request(base + path, {
-    method: init.method ?? "GET",
-    headers: { host: HOST, ...(init.body !== undefined ? { "content-type": "application/json" } : {}), ...init.headers },
-    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, json: text ? JSON.parse(text) : null };
-}
-
-async function _onboard(base: string): Promise<string> {
-  const r = await _call(base, "/sub-businesses", {
-    method: "POST",
-    headers: { "x-api-key": API_KEY, "x-idempotency-key": `sign-bench-onboard-${process.pid}` },
-    body: { regulatorCredentials: { email: "taxpayer@demo.ng", password: "demo-password-1" } },
-  });
-  if (r.status !== 201 && r.status !== 200) throw new Error(`bench: onboarding answered ${r.status}: ${JSON.stringify(r.json).slice(0, 300)}`);
-  return r.json.gatewaySubBusinessId as string;
-}
-
-async function _credit(base: string, amountNgn: number): Promise<void> {
-  const r = await _call(base, "/admin/wallets/demo/credits", {
-    method: "POST",
-    headers: { "x-admin-api-key": ADMIN_KEY },
-    body: { amount: amountNgn, reference: `sign-bench-${Date.now()}` },
-  });
-  if (r.status !== 201) throw new Error(`bench: top-up answered ${r.status}: ${JSON.stringify(r.json).slice(0, 300)}`);
-}
-
-/** The main thread's V8 heap, from the gateway's Prometheus metrics (prom-client's default process metrics). */
-async function _heap(base: string): Promise<{ usedMiB: number; totalMiB: number }> {
-  const res = await request(`${base}/metrics`, { headers: { host: HOST, "x-admin-api-key": ADMIN_KEY } });
-  const text = await res.body.text();
-  const value = (name: string): number => {
-    const m = new RegExp(`^gatehouse_${name} (\\S+)$`, "m").exec(text);
-    return m ? Number(m[1]) / 1048576 : Number.NaN;
-  };
-  return { usedMiB: value("nodejs_heap_size_used_bytes"), totalMiB: value("nodejs_heap_size_total_bytes") };
-}
-
-async function _balanceKobo(base: string): Promise<number> {
-  const r = await _call(base, "/admin/wallets/demo?limit=1", { headers: { "x-admin-api-key": ADMIN_KEY } });
-  if (r.status !== 200) throw new Error(`bench: wallet read answered ${r.status}`);
-  return Math.round((r.json.balance as number) * 100);
-}
-
-/** Unique invoices: the demo invoice with IRN `B<run><n>-94ND90NR-20240611`, serialised once as a template. */
-function _invoiceFactory(sub: string): { next(): { body: string; headers: Record<string, string> } } {
-  const marker = "XXIRNXX";
-  const [head, tail] = JSON.stringify(demoInvoice(marker)).split(marker) as [string, string];
-  const run = Date.now().toString(36);
-  let n = 0;
-  return {
-    next() {
-      const no = `B${run}${(n++).toString(36)}`;
-      return {
-        body: head + no + tail,
-        headers: {
-          host: HOST,
-          "content-type": "application/json",
-          "x-api-key": API_KEY,
-          "x-sub-business-id": sub,
-          "x-idempotency-key": `sign-bench-${no}`,
-          "x-attempt-number": "1",
-        },
-      };
-    },
-  };
-}
-
-interface _LoadResult {
-  startedAt: number;
-  /** performance.now() of every completed response, in completion order. */
-  completedAt: Float64Array;
-  seconds: number;
-  latency: SignBenchResult["latency"];
-  status2xx: number;
-  non2xx: number;
-  errors: number;
-  firstBad: string;
-}
-
-async function _load(base: string, invoices: ReturnType<typeof _invoiceFactory>, amount: number, connections: number): Promise<_LoadResult> {
-  const completedAt = new Float64Array(amount);
-  let done = 0;
-  let firstBad = "";
-  const startedAt = performance.now();
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: `${base}/api/v1/invoice/sign`,
-        method: "POST",
-        connections: Math.min(connections, amount),
-        amount,
-        requests: [
-          {
-            setupRequest: (req: autocannon.Request) => {
-              const inv = invoices.next();
-              return { ...req, method: "POST" as const, body: inv.body, headers: inv.headers };
-            },
-          },
-        ],
-      },
-      (err, res) => (err ? reject(err) : resolve(res)),
-    );
-    instance.on("response", (_client, status) => {
-      if (done < amount) completedAt[done++] = performance.now();
-      if (status !== 201 && firstBad === "") firstBad = String(status);
-    });
-  });
-  return {
-    startedAt,
-    completedAt: completedAt.subarray(0, done),
-    seconds: (performance.now() - startedAt) / 1000,
-    latency: { mean: result.latency.mean, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
-    status2xx: result["2xx"],
-    non2xx: result.non2xx,
-    errors: result.errors,
-    firstBad,
-  };
-}
-
-
 
 async function _main(): Promise<void> {
   const settings = signBenchSettings();

@@ -144,6 +144,10 @@ export function openStoredInvoices(store: DocumentStore): Collection<InvoiceDoc>
       { fields: ["status", "createdAtMs"] },
       // The operator's list of every business's invoices, newest first (GET /admin/invoices).
       { fields: ["createdAtMs"] },
+      // The lists' other filters (GET /invoices?subBusinessId=, ?direction=), newest first: without
+      // them a page walks the business's invoices and reads each row's JSON until it has 50.
+      { fields: ["subBusinessId", "createdAtMs"] },
+      { fields: ["businessId", "direction", "createdAtMs"] },
     ],
   });
 }

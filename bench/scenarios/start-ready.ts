@@ -1,0 +1,124 @@
+/**
+ * Scenario "start-ready" (opt-in: `npm run bench -- --only start-ready`; building the database takes
+ * minutes): how long `npm start` takes to listen on a large embedded database. A database of
+ * START_READY_MB megabytes (default 1024) is built in a temporary folder: the Stored invoices
+ * collection declared as the product declares it (openStoredInvoices, so the start finds every
+ * index it declares already there), then filled in bulk on one connection (one INSERT … SELECT per
+ * 100 000 rows of ~1.5 KB documents, its indexes kept by SQLite as rows go in). Then `node --import
+ * tsx boot/main.ts` (what `npm start` runs) with the demo config on that file, timed from launch to
+ * its "listening" line, START_READY_RUNS times (default 3; the first also pays a cold page cache
+ * for whatever the start reads), then as many times on a new, empty database: the difference is
+ * what the database's size costs, the rest is the process starting on a machine as busy as it is.
+ *
+ * Goal (docs/bench.md "SQLite engine"): ready ≤ 3 s with a 1 GB database.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openConnection } from "../../adapters/document-store/sqlite/connection.ts";
+import { ident, tableName } from "../../adapters/document-store/sqlite/keys.ts";
+import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
+import { STORED_INVOICES_COLLECTION, openStoredInvoices } from "../../plugins/invoice/stored-invoices.ts";
+import { DEMO_RAW } from "../../test/support/gateway.ts";
+import { ROOT } from "../processes.ts";
+import { envInt } from "../report.ts";
+import type { BenchScenario, ScenarioResult } from "../run.ts";
+
+/** Bytes of document text per row (the padding is hex, two characters per random byte). */
+const ROW_BYTES = 1_500;
+
+export const startReadyScenario: BenchScenario = {
+  names: ["start-ready"],
+  optIn: true,
+  async run({ env, progress }) {
+    const mb = envInt(env.START_READY_MB, 1024, 1, "START_READY_MB");
+    const runs = envInt(env.START_READY_RUNS, 3, 1, "START_READY_RUNS");
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-start-ready-"));
+    try {
+      const file = join(dir, "gatehouse.sqlite");
+      progress(`start-ready: building a ${mb} MiB database`);
+      const built = await buildInvoiceDatabase(file, mb);
+      const fileMiB = Math.round(statSync(file).size / 1048576);
+      progress(`start-ready: ${fileMiB} MiB, ${built.rows} invoices, built in ${(built.ms / 1000).toFixed(0)} s`);
+      const times: number[] = [];
+      for (let i = 0; i < runs; i++) times.push(await gatewayReadyMs(file, dir));
+      // The same start on a new, empty database: what the process itself takes on this machine now.
+      const empty: number[] = [];
+      for (let i = 0; i < runs; i++) empty.push(await gatewayReadyMs(join(dir, `empty-${i}.sqlite`), dir));
+      const worst = Math.max(...times);
+      const result: ScenarioResult = {
+        name: "start-ready/gateway",
+        scenario: "start-ready",
+        server: "gateway",
+        role: "subject",
+        description: `npm start (boot/main.ts under tsx) to listening, on a ${fileMiB} MiB SQLite file`,
+        path: "-",
+        requestsPerSec: 0,
+        latency: { mean: times.reduce((a, b) => a + b, 0) / runs, p50: [...times].sort((a, b) => a - b)[Math.floor(runs / 2)]!, p90: Number.NaN, p99: worst, max: worst },
+        requests: runs,
+        status2xx: runs,
+        non2xx: 0,
+        errors: 0,
+        timeouts: 0,
+        seconds: times.reduce((a, b) => a + b, 0) / 1000,
+        extra: { databaseMiB: fileMiB, invoices: built.rows, worstReadyMs: worst, emptyWorstReadyMs: Math.max(...empty) },
+      };
+      return { results: [result], notes: [`start-ready: ${fileMiB} MiB database (${built.rows} Stored invoices): npm start listening after ${times.join(", ")} ms; on an empty database ${empty.join(", ")} ms`], problems: [] };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
+
+/** Declares the Stored invoices collection through the store, then fills it in bulk to about `mb` MiB. */
+export async function buildInvoiceDatabase(file: string, mb: number): Promise<{ rows: number; ms: number }> {
+  const started = performance.now();
+  const store = await createSqliteDocumentStore({ file });
+  await openStoredInvoices(store).count({});
+  await store.close();
+  const conn = openConnection({ file, busyTimeoutMs: 5_000, synchronous: "OFF" });
+  const table = ident(tableName(STORED_INVOICES_COLLECTION));
+  const rows = Math.round((mb * 1048576) / (ROW_BYTES * 1.15)); // ~15 % for the indexes and page slack
+  const now = Date.now();
+  for (let from = 0; from < rows; from += 100_000) {
+    const n = Math.min(100_000, rows - from);
+    conn.exec(
+      `WITH RECURSIVE c(x) AS (SELECT ${from} UNION ALL SELECT x + 1 FROM c WHERE x + 1 < ${from + n}) ` +
+        `INSERT INTO ${table} (_id, doc) SELECT printf('inv-%09d', x), json_object(` +
+        `'_id', printf('inv-%09d', x), 'businessId', 'b' || (x % 50), 'subBusinessId', 's' || (x % 500), 'direction', 'outbound', ` +
+        `'status', CASE WHEN x % 10 < 6 THEN 'transmitted' ELSE 'signed' END, 'createdAtMs', ${now} - ${rows} * 1000 + x * 1000, ` +
+        `'irnLock', printf('TEST|IRN%09d', x), 'dueAt', NULL, 'rev', 1, ` +
+        `'document', json_object('irn', printf('IRN%09d-94ND90NR-20240611', x), 'note', hex(randomblob(${Math.round((ROW_BYTES - 400) / 2)})))) FROM c`,
+    );
+  }
+  conn.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  conn.close();
+  return { rows, ms: Math.round(performance.now() - started) };
+}
+
+/** Starts boot/main.ts on the database (demo config, free ports) and answers the milliseconds to "listening". */
+export async function gatewayReadyMs(file: string, dir: string): Promise<number> {
+  const raw = structuredClone(DEMO_RAW) as Record<string, any>;
+  raw.server = { ...raw.server, port: 0 };
+  raw.storage = { driver: "sqlite", file };
+  raw.regulator.simulator = { ...raw.regulator.simulator, port: 0 };
+  raw.email = { driver: "folder", dir: join(dir, "mail") };
+  raw.log = { level: "warn", format: "json" };
+  const config = join(dir, "config.json");
+  writeFileSync(config, JSON.stringify(raw));
+  const started = performance.now();
+  const child = spawn(process.execPath, ["--import", "tsx", "boot/main.ts", "--config", config], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const ms = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d) => {
+      out += d;
+      if (/listening on/.test(out)) resolve(Math.round(performance.now() - started));
+    });
+    child.once("exit", (code) => reject(new Error(`gateway exited ${code}: ${out}`)));
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+  return ms;
+}
