@@ -49,7 +49,7 @@ import { pathToFileURL } from "node:url";
 import { collectGarbage, processCpuMs, processRss } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioOutcome, ScenarioResult } from "../run.ts";
-import { creditDemo, demoBalanceKobo, FEE_KOBO, gatewayHeap, loadSigns, onboardDemo, signInvoiceFactory } from "./sign-gateway.ts";
+import { creditDemo, demoBalanceKobo, FEE_KOBO, gatewayHeap, loadSigns, onboardDemo, signInvoiceFactory, type SignLoadResult } from "./sign-gateway.ts";
 import { SIGN_STORES, startSignGateway, type SignGateway, type SignStore } from "./sign-process.ts";
 
 export { SIGN_STORES, type SignStore } from "./sign-process.ts";
@@ -194,11 +194,7 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
     const collected = processRss(gw.child.pid!).rssMiB;
     const collectedHeap = await gatewayHeap(gw.url);
 
-    const window = Math.min(10_000, Math.floor(options.count / 10));
-    const t = run.completedAt;
-    const n = t.length;
-    const firstPerSec = n >= window && window > 0 ? (window / (t[window - 1]! - run.startedAt)) * 1000 : Number.NaN;
-    const lastPerSec = n >= 2 * window && window > 0 ? (window / (t[n - 1]! - t[n - window - 1]!)) * 1000 : Number.NaN;
+    const { window, firstPerSec, lastPerSec } = _windows(run, options.count);
     const problems: string[] = [];
     const name = `sign-${options.store}`;
     if (run.non2xx > 0) problems.push(`${name}: ${run.non2xx} non-2xx responses (first: ${run.firstBad})`);
@@ -257,6 +253,16 @@ export function formatSignResult(r: SignBenchResult): string {
 }
 
 // --- Internal helpers ---
+
+/** Signs/s of the first and of the last tenth of the run (at most 10 000 signs each). */
+function _windows(run: SignLoadResult, count: number): { window: number; firstPerSec: number; lastPerSec: number } {
+  const window = Math.min(10_000, Math.floor(count / 10));
+  const t = run.completedAt;
+  const n = t.length;
+  const firstPerSec = n >= window && window > 0 ? (window / (t[window - 1]! - run.startedAt)) * 1000 : Number.NaN;
+  const lastPerSec = n >= 2 * window && window > 0 ? (window / (t[n - 1]! - t[n - window - 1]!)) * 1000 : Number.NaN;
+  return { window, firstPerSec, lastPerSec };
+}
 
 function _outcome(r: SignBenchResult): ScenarioOutcome {
   const result: ScenarioResult = {
