@@ -74,7 +74,7 @@ export async function runSignHistory(marks: readonly number[], warmup: number, c
       const rss = processRss(child.pid!).rssMiB;
       await collectGarbage(output);
       const heap = await gatewayHeap(url);
-      out.push({
+      const m: HistoryMark = {
         signs: mark,
         signsPerSec: run.status2xx / run.seconds,
         p50Ms: run.latency.p50,
@@ -82,7 +82,9 @@ export async function runSignHistory(marks: readonly number[], warmup: number, c
         rssMiB: rss,
         gcRssMiB: processRss(child.pid!).rssMiB,
         liveHeapMiB: heap.usedMiB,
-      });
+      };
+      out.push(m);
+      progress(formatHistoryMark(m)); // each mark as it is reached: a long run stopped early keeps them
     }
     const fees = (before - (await demoBalanceKobo(url))) / FEE_KOBO;
     if (fees !== ok) problems.push(`sign-history: the wallet took ${fees} fees for ${ok} signed invoices`);
