@@ -111,7 +111,11 @@ function _fieldSql(path: string, cond: unknown, ctx: _Ctx): string {
     return "1";
   }
   const key = ctx.schema.columns.get(path) ?? keyExpr(path);
-  const sql = _and(_ops(cond).map(([op, arg]) => _fieldOp(path, key, op, arg, ctx)));
+  const ops = _ops(cond);
+  const pair = _boundedRange(ops);
+  const sql = _and(
+    ops.flatMap(([op, arg], i) => (i === pair?.[1] ? [] : i === pair?.[0] ? [_pairSql(key, ops[i]!, ops[pair[1]]!, ctx)] : [_fieldOp(path, key, op, arg, ctx)])),
+  );
   const marker = ctx.schema.scalar.get(path);
   if (marker) {
     ctx.markers.add(marker);
@@ -164,6 +168,29 @@ function _rangeSql(key: string, op: "$gt" | "$gte" | "$lt" | "$lte", q: number |
   if (q === -Infinity) return upward ? anyNumber : "0";
   ctx.params.push(q);
   return upward ? `(${key} ${cmp} ? AND ${key} < '')` : `(${key} ${cmp} ? AND ${key} > ${NULL_KEY})`;
+}
+
+/**
+ * The positions of a lower and an upper bound of the same type (finite numbers, or strings), if the
+ * condition has exactly one of each. Between two numbers lie only numbers (null and missing are
+ * below every number, TEXT above), between two strings only strings: the pair needs no type
+ * bracket, and without one SQLite seeks the index between the two values rather than between the
+ * brackets' ends (it uses one lower and one upper bound per column, and took the brackets').
+ */
+function _boundedRange(ops: Array<[string, unknown]>): [number, number] | null {
+  const lows = ops.flatMap(([op], i) => (op === "$gt" || op === "$gte" ? [i] : []));
+  const highs = ops.flatMap(([op], i) => (op === "$lt" || op === "$lte" ? [i] : []));
+  if (lows.length !== 1 || highs.length !== 1) return null;
+  const [a, b] = [ops[lows[0]!]![1], ops[highs[0]!]![1]];
+  const numbers = typeof a === "number" && typeof b === "number" && Number.isFinite(a) && Number.isFinite(b);
+  return numbers || (typeof a === "string" && typeof b === "string") ? [Math.min(lows[0]!, highs[0]!), Math.max(lows[0]!, highs[0]!)] : null;
+}
+
+/** `first` and `second` (a lower and an upper bound, in either order) as one range, parameters in text order. */
+function _pairSql(key: string, first: [string, unknown], second: [string, unknown], ctx: _Ctx): string {
+  const cmp = (op: string) => (op === "$gt" ? ">" : op === "$gte" ? ">=" : op === "$lt" ? "<" : "<=");
+  ctx.params.push(first[1] as number | string, second[1] as number | string);
+  return `(${key} ${cmp(first[0])} ? AND ${key} ${cmp(second[0])} ?)`;
 }
 
 function _containsSql(value: string, needle: string, ctx: _Ctx): string {
