@@ -93,7 +93,7 @@ test("a tiny run: 2xx only, one log line per answered request, every row, goals,
   const rows = report.scenarios.map((s) => s.name);
   for (const s of LOAD_SCENARIOS) for (const server of s.servers) assert.ok(rows.includes(`${s.name}/${server}`), `${s.name}/${server} ran`);
   for (const name of ["stored/gateway", "sign-memory/gateway", "va-list/gateway"]) assert.ok(rows.includes(name), `${name} ran`);
-  assert.not.ok(rows.some((r) => r.startsWith("sign-fs") || r.startsWith("sign-mongodb-redis")), "--only leaves the others out");
+  assert.not.ok(rows.some((r) => r.startsWith("sign-sqlite") || r.startsWith("sign-mongodb-redis")), "--only leaves the others out");
   for (const s of report.scenarios) {
     assert.ok(s.requests > 0, `${s.name} completed no request`);
     assert.is(s.status2xx, s.requests, `${s.name}: every counted response is a 2xx`);
