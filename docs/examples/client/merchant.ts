@@ -2,7 +2,7 @@
  * docs/client.md's walkthrough as one script, run against `npm start` (demo config):
  *
  *   npm start                                   # in one terminal
- *   npx tsx docs/examples/client/merchant.ts    # in another (GATEHOUSE_URL=http://127.0.0.1:3016 for another port)
+ *   npx tsx docs/examples/client/merchant.ts    # in another (PORT=3016 for another port; GATEHOUSE_URL for another host)
  *
  * It onboards the demo taxpayer, signs and transmits a Pass-through invoice, hands one over in
  * Stored mode and follows it to `signed`, then creates a payment link and a virtual account and
@@ -18,7 +18,7 @@ import {
   type InvoiceDocument,
 } from "../../../client/index.ts";
 
-const BASE = process.env.GATEHOUSE_URL ?? "http://127.0.0.1:3000";
+const BASE = process.env.GATEHOUSE_URL ?? `http://127.0.0.1:${process.env.PORT || 3000}`;
 
 // --- Persist (requestId, key, attempt number) of every send before the call returns (spec §7.1 rule 3).
 const sends: AttemptRecord[] = [];
@@ -33,7 +33,7 @@ const collections = createCollectionsClient({ baseUrl: BASE, host: "localhost", 
 // 1. Onboard the represented business. A fixed key makes every run answer the same business (200 after the first).
 const { data: business, status } = await passThrough.subBusinesses.onboard(
   { regulatorCredentials: { email: "taxpayer@demo.ng", password: "demo-password-1" } },
-  { idempotencyKey: "docs-client-onboard-0001" },
+  { idempotencyKey: "onboard-demo-0001" },
 );
 const sub = business.gatewaySubBusinessId;
 console.log(`onboarded ${business.registeredName} (${sub}), HTTP ${status}, cryptoVersion ${business.cryptoVersion}`);
