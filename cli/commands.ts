@@ -34,6 +34,8 @@ export interface Flags {
   outcome?: string;
   limit?: string;
   cursor?: string;
+  /** The regulator simulator `demo reset` clears (default 127.0.0.1:$REGULATOR_SIM_PORT, else :3100). */
+  "sim-url"?: string;
 }
 
 export interface ApiRequest {
@@ -263,6 +265,15 @@ export const COMMANDS: readonly Command[] = [
     summary: "deliver a dead-lettered alert again (one attempt)",
     request: ([id]) => ({ method: "POST", path: `/admin/alerts/dead-letters/${encodeURIComponent(id!)}/replay`, body: {} }),
     view: { kind: "record", pick: (b) => ({ delivered: b.delivered, id: b.letter.id, status: b.letter.status, signal: b.letter.alert.signal, replayedAt: b.letter.replayedAt }) },
+  },
+  {
+    group: "demo",
+    action: "reset",
+    args: [],
+    summary: "demo only: keys, domain modes, fees and autoTransmit back to the demo config; clears the simulator's faults",
+    flags: "[--sim-url URL]",
+    request: () => ({ method: "POST", path: "/admin/demo/reset", body: {} }),
+    view: { kind: "record" },
   },
   {
     group: "audit",

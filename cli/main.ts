@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import { COMMANDS, type Command, type Flags } from "./commands.ts";
+import { clearSimulatorFaults } from "./demo.ts";
 import { consola, printError, printResult, usage } from "./output.ts";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
@@ -78,6 +79,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return EXIT.failed;
   }
   printResult(command, body, flags, headers["x-idempotency-key"] ?? null);
+  if (command.group === "demo") await clearSimulatorFaults(flags);
   return EXIT.ok;
 }
 
@@ -111,6 +113,7 @@ const OPTIONS = {
   limit: { type: "string" },
   cursor: { type: "string" },
   config: { type: "string" },
+  "sim-url": { type: "string" },
 } as const;
 
 /**

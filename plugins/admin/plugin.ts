@@ -4,7 +4,8 @@
  *   change with drain and reapproval), API keys (create, roll, revoke) and the audit log;
  * - the invoice-gateway wallet (wallet-routes.ts, DECISIONS.md "Wallet (operator)");
  * - frozen operations (frozen.ts): what support must resolve by hand;
- * - the alert channel's dead letters (alert-routes.ts): list and replay.
+ * - the alert channel's dead letters (alert-routes.ts): list and replay;
+ * - on a demo config, the demo's reset (demo-reset.ts).
  * Needs the billing port (the composition root builds the document ledger when none is given).
  */
 import * as v from "valibot";
@@ -15,6 +16,7 @@ import { definePlugin, requirePort, type GatewayPlugin, type RouteDeclaration } 
 import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 import { json } from "../../core/respond.ts";
 import { alertRoutes } from "./alert-routes.ts";
+import { demoResetRoutes } from "./demo-reset.ts";
 import { directoryRoutes } from "./directory-routes.ts";
 import { createDirectoryAdmin } from "./directory-service.ts";
 import { decodeFrozenCursor, frozenSources, listFrozen, type FrozenSource } from "./frozen.ts";
@@ -45,6 +47,7 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
           ...walletRoutes(kit, requirePort(kit, "billing")),
           frozenRoute(frozenSources(kit.ports.documentStore)),
           ...(kit.ports.alerts ? alertRoutes(kit.ports.alerts) : []),
+          ...demoResetRoutes(kit),
         ],
       };
     },
