@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedAnswer } from "./markdown-examples.ts";
 
@@ -37,7 +37,8 @@ export function openShellSession(o: { root: string; workDir: string; env: NodeJS
       n++;
       const records = join(o.workDir, `records-${n}`);
       mkdirSync(records);
-      const file = join(o.workDir, `block-${n}.${lang === "ts" ? "ts" : "sh"}`);
+      // A TypeScript block imports as the docs do, from the repository root (`.tmp-*` is ignored by git).
+      const file = lang === "ts" ? join(o.root, `.tmp-doc-example-${process.pid}-${n}.ts`) : join(o.workDir, `block-${n}.sh`);
       writeFileSync(file, code);
       const token = `@@END-${randomUUID()}`;
       const command = lang === "ts" ? `${_q(join(o.root, "node_modules/.bin/tsx"))} ${_q(file)}` : `source ${_q(file)}`;
@@ -45,6 +46,7 @@ export function openShellSession(o: { root: string; workDir: string; env: NodeJS
       child.stdin.write(`export EXAMPLE_RECORDS=${_q(records)}; ${command} </dev/null; echo "${token} $?"\n`);
       const ended = await _waitFor(child, () => new RegExp(`${token} (\\d+)`).exec(out.slice(start)), timeoutMs);
       const output = out.slice(start).replace(new RegExp(`${token} \\d+\\n?`), "");
+      if (lang === "ts") rmSync(file, { force: true });
       return { answers: _answers(records), output, exit: ended ? Number(ended[1]) : -1, timedOut: !ended };
     },
     close: () => {
