@@ -44,7 +44,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const timeoutSeconds = Number(flags.timeout ?? 15);
   if (!(timeoutSeconds > 0 && timeoutSeconds <= 600)) return _usageError("--timeout takes seconds, 1 to 600");
-  const url = flags.url ?? process.env.GATEHOUSE_URL ?? `http://127.0.0.1:${process.env.PORT || 3000}`;
+  const url = flags.url ?? (process.env.GATEHOUSE_URL || `http://127.0.0.1:${process.env.PORT || 3000}`);
   const adminKey = flags["admin-key"] ?? process.env.GATEHOUSE_ADMIN_KEY;
   if (!adminKey) return _usageError("the operator key is needed: --admin-key KEY or GATEHOUSE_ADMIN_KEY");
   const headers: Record<string, string> = { "x-admin-api-key": adminKey, accept: "application/json" };
