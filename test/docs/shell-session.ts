@@ -30,7 +30,8 @@ export function openShellSession(o: { root: string; workDir: string; env: NodeJS
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
-  child.stdin.write(`source ${_q(prelude)}\n`);
+  // One stream, in order: a block's stderr must arrive before the end marker that follows it.
+  child.stdin.write(`exec 2>&1; source ${_q(prelude)}\n`);
   let n = 0;
   return {
     run: async (code, lang, timeoutMs) => {
