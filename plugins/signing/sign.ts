@@ -1,9 +1,12 @@
 /**
  * Pass-through signing (spec §3.2), one billed sign request, in order:
- *   1. idempotency record read: same key + same content, completed/frozen → the stored answer;
- *      different content → 409 GW_IDEMPOTENCY_CONTENT_CONFLICT; in progress → wait (bounded) for it
+ *   1. idempotency record read: same key + same content already signed → 409
+ *      GW_SIGN_ATTEMPT_ALREADY_PROCESSED with its operationId (§3.2: never a second 201); ended with a
+ *      GW_* error → that error again; different content → 409 GW_IDEMPOTENCY_CONTENT_CONFLICT; in
+ *      progress → wait (bounded) for it
  *   2. represented business + invoice checks (§4.2 rule 4), before anything is claimed
- *   3. claim: unique insert of the record (`_id` per key, unique `attemptKey` per billing identity)
+ *   3. claim: unique insert of the record (`_id` per key, unique `attemptKey` per billing identity:
+ *      held by another key → 409 GW_BILLING_ATTEMPT_CONFLICT)
  *   4. the claimed sign carried out by the settlement table (dispatch.ts)
  * A store that cannot answer throws its DependencyUnavailableError: the route answers 503.
  */
@@ -47,7 +50,10 @@ async function _existing(o: SigningServiceOptions, caller: SignCaller, rec: Sign
     throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
       detail: "This idempotency key was used with different content; never reuse a key for different content.",
     });
-  if (rec.status !== "in_progress" && rec.answer) return replayAnswer(rec.answer);
+  if (rec.status !== "in_progress" && rec.answer) {
+    if (rec.answer.kind === "regulator") throw _alreadyProcessed(rec);
+    return replayAnswer(rec.answer);
+  }
   if (o.now() - rec.startedAtMs >= o.staleAfterMs) return (await resolveStale(o, rec, caller)) === "takeover" ? "takeover" : "again";
   if (o.now() >= deadline)
     throw gwError("GW_SIGN_ATTEMPT_ALREADY_PROCESSED", {
@@ -98,8 +104,16 @@ async function _inserted(o: SigningServiceOptions, claim: SignRecord, recordId: 
   if (await records.get(recordId)) return false;
   const other = await records.findOne({ attemptKey: claim.attemptKey });
   if (!other) return false;
-  throw gwError("GW_SIGN_ATTEMPT_ALREADY_PROCESSED", {
-    detail: "This attempt number was already used for this IRN under another idempotency key; a new attempt needs the next x-attempt-number.",
+  throw gwError("GW_BILLING_ATTEMPT_CONFLICT", {
+    detail: "This billing identity (represented business, domain, IRN, attempt number) belongs to an attempt made with another idempotency key; do not resubmit, contact support with the operationId.",
     operationId: other.operationId,
+  });
+}
+
+/** The key's attempt was signed: the merchant is told so (with the operationId), never given a second 201. */
+function _alreadyProcessed(rec: SignRecord): Error {
+  return gwError("GW_SIGN_ATTEMPT_ALREADY_PROCESSED", {
+    detail: "This idempotency key and attempt number were already processed and the invoice signed; read it with confirm or download by IRN.",
+    operationId: rec.operationId,
   });
 }

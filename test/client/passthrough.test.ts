@@ -245,7 +245,7 @@ test("exception 1: the rotation's answer is lost, then held past the timeout →
   }
 });
 
-test("a lost sign answer is never replayed; the same bytes resent by the merchant later with the same key replay the stored answer, no second debit", async () => {
+test("a lost sign answer is never replayed; the same bytes resent by the merchant later with the same key get 409 GW_SIGN_ATTEMPT_ALREADY_PROCESSED (the attempt was processed), no second debit", async () => {
   const proxy = await startFaultyProxy(server.port);
   try {
     const before = await wallet(server.url);
@@ -255,8 +255,9 @@ test("a lost sign answer is never replayed; the same bytes resent by the merchan
     assert.is(lost.kind, "connection");
     assert.is(lost.stopReason, "outcome_unknown");
     assert.is(lost.sends, 1);
-    const replay = await gw.invoices.sign(SUB, invoice("CL008"), { idempotencyKey: lost.idempotencyKey!, attemptNumber: 1 });
-    assert.is(replay.status, 201, "the stored answer");
+    const again = await rejection(gw.invoices.sign(SUB, invoice("CL008"), { idempotencyKey: lost.idempotencyKey!, attemptNumber: 1 }));
+    assert.is(again.code, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED", "processed: told so, with the operationId");
+    assert.ok(again.operationId);
     const after = await wallet(server.url);
     assert.is(debits(after) - debits(before), 1);
     assert.is(h.sim.state.signedIrns().filter((i) => i === irnOf("CL008")).length, 1);

@@ -44,7 +44,6 @@ const BURST = 30;
 const RETRY = new Set<string>([
   "GW_BILLING_SERVICE_UNAVAILABLE",
   "GW_MANAGEMENT_SERVICE_UNAVAILABLE",
-  "GW_SIGN_ATTEMPT_ALREADY_PROCESSED",
   "GW_UPSTREAM_UNAVAILABLE",
   ...REFUSED_BEFORE_WORK,
 ]);
@@ -141,7 +140,8 @@ function run(redisServer: RedisServerHandle, shared: SharedStore, last: boolean)
     ]);
     const finals = new Map<string, Final>();
     let open = nos.filter((no, i) => {
-      const a = first[i]!.find((r) => !_retry(r));
+      // The twin that held the claim answers the attempt; the other learns it was processed (409).
+      const a = first[i]!.find((r) => r.status === 201) ?? first[i]!.find((r) => !_retry(r));
       if (a) finals.set(no, a);
       return !a;
     });
@@ -175,6 +175,9 @@ function run(redisServer: RedisServerHandle, shared: SharedStore, last: boolean)
       } else if (f.code === "GW_SIGN_OUTCOME_UNCONFIRMED" || f.code === "GW_SIGN_RECOVERY_UNAVAILABLE") {
         // Held: the debit stays; a confirmation sent before the store hung may still have landed.
         assert.ok(debit?.state === "debited" || debit?.state === "confirmed", `${what}: the fee is held, once (${debit?.state})`);
+      } else if (f.code === "GW_SIGN_ATTEMPT_ALREADY_PROCESSED") {
+        // Processed under this key (its own answer lost to a killed process, or still in progress): one debit, never reversed by it.
+        assert.ok(debit?.state === "debited" || debit?.state === "confirmed", `${what}: the attempt's one debit (${debit?.state})`);
       } else if (f.code === "GW_SIGN_REJECTED") {
         assert.is(debit?.state, "reversed", `${what}: the fee was reversed`);
       } else {

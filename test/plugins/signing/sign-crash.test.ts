@@ -10,7 +10,7 @@ import { SUB, expectProblem, invoice, startSigningHarness } from "./signing-help
 const h = await startSigningHarness({ signing: { inFlightWaitMs: 100, staleAfterMs: 60_000 } });
 test.after(() => h.close());
 
-test("a duplicate still waiting at the deadline → 409 GW_SIGN_ATTEMPT_ALREADY_PROCESSED; no second execution; later replays get the 201", async () => {
+test("a duplicate still waiting at the deadline → 409 GW_SIGN_ATTEMPT_ALREADY_PROCESSED; no second execution; later the same key gets 409 with the same operationId (processed), never a second 201", async () => {
   const calls = h.sim.state.calls("sign");
   h.sim.faults.set("sign", { kind: "latency", ms: 600, times: 1 });
   const first = h.sign(invoice("CR1"), { key: "cr1-secret-key-0001" });
@@ -18,7 +18,8 @@ test("a duplicate still waiting at the deadline → 409 GW_SIGN_ATTEMPT_ALREADY_
   const dup = await expectProblem(await h.sign(invoice("CR1"), { key: "cr1-secret-key-0001" }), 409, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
   assert.ok(dup.operationId);
   assert.is((await first).status, 201);
-  assert.is((await h.sign(invoice("CR1"), { key: "cr1-secret-key-0001" })).status, 201);
+  const later = await expectProblem(await h.sign(invoice("CR1"), { key: "cr1-secret-key-0001" }), 409, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
+  assert.is(later.operationId, dup.operationId);
   assert.is(h.sim.state.calls("sign"), calls + 1);
   const logs = JSON.stringify(h.tg.logs);
   assert.not.ok(logs.includes("cr1-secret-key-0001"), "raw key never logged");

@@ -15,7 +15,7 @@ test.after.each(() => {
 });
 const signCalls = () => h.sim.state.calls("sign");
 
-test("signed: the regulator's status and body pass through; the debit is confirmed; a replay answers the same without a second call", async () => {
+test("signed: the regulator's status and body pass through; the debit is confirmed; the same key and attempt again → 409 GW_SIGN_ATTEMPT_ALREADY_PROCESSED with the operationId, no second call", async () => {
   const before = await h.ledgerBalanced();
   const res = await h.sign(invoice("OK1"), { key: "ok1-key-0001" });
   const text = await res.text();
@@ -24,9 +24,9 @@ test("signed: the regulator's status and body pass through; the debit is confirm
   assert.ok(res.headers.get("x-request-id"));
   assert.ok(h.sim.state.isSigned(irnOf("OK1")));
   const calls = signCalls();
-  const replay = await h.sign(invoice("OK1"), { key: "ok1-key-0001" });
-  assert.is(replay.status, 201);
-  assert.is(await replay.text(), text);
+  const again = await expectProblem(await h.sign(invoice("OK1"), { key: "ok1-key-0001" }), 409, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
+  assert.ok(again.operationId, "the operationId of the processed attempt");
+  assert.is(again.retry.strategy, "CONTACT_SUPPORT");
   assert.is(signCalls(), calls, "no second regulator call");
   const after = await h.ledgerBalanced();
   assert.is(after.debits - before.debits, 1, "one debit");
@@ -40,12 +40,13 @@ test("same key, different content → 409 GW_IDEMPOTENCY_CONTENT_CONFLICT (conte
   await expectProblem(await h.sign(invoice("CC1"), { key: "cc1-key-0001", attempt: 2 }), 409, "GW_IDEMPOTENCY_CONTENT_CONFLICT");
 });
 
-test("same attempt number with a NEW key after completion → 409 GW_SIGN_ATTEMPT_ALREADY_PROCESSED, no regulator call, no debit", async () => {
+test("same attempt number with a NEW key after completion → 409 GW_BILLING_ATTEMPT_CONFLICT with the first attempt's operationId, no regulator call, no debit", async () => {
   assert.is((await h.sign(invoice("AP1"), { key: "ap1-key-0001" })).status, 201);
+  const first = await expectProblem(await h.sign(invoice("AP1"), { key: "ap1-key-0001" }), 409, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
   const before = await h.ledgerBalanced();
   const calls = signCalls();
-  const body = await expectProblem(await h.sign(invoice("AP1"), { key: "ap1-key-0002" }), 409, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
-  assert.ok(body.operationId);
+  const body = await expectProblem(await h.sign(invoice("AP1"), { key: "ap1-key-0002" }), 409, "GW_BILLING_ATTEMPT_CONFLICT");
+  assert.is(body.operationId, first.operationId);
   assert.is(body.retry.strategy, "CONTACT_SUPPORT");
   assert.is(signCalls(), calls);
   assert.is((await h.ledgerBalanced()).debits, before.debits);
@@ -181,7 +182,7 @@ for (const [name, fault] of AMBIGUOUS) {
     assert.is(replay.operationId, first.operationId);
     assert.is(signCalls(), calls + 1, "never replayed to the regulator");
     // A new key for the same attempt cannot start a second execution either.
-    await expectProblem(await h.sign(invoice(no), { key: `amb-key-${no}-0002` }), 409, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
+    await expectProblem(await h.sign(invoice(no), { key: `amb-key-${no}-0002` }), 409, "GW_BILLING_ATTEMPT_CONFLICT");
     assert.is(signCalls(), calls + 1);
     const after = await h.ledgerBalanced();
     assert.is(after.debits, before.debits + 1, "debit present");
@@ -212,20 +213,21 @@ test("wallet declined → 402 GW_BILLING_WALLET_DECLINED, regulator not called (
   assert.is(w.entries.filter((e) => e.type === "debit").length, 0);
 });
 
-test("20 identical sign requests at once → exactly one regulator sign and one debit; every answer is the same 201", async () => {
+test("20 identical sign requests at once → exactly one regulator sign and one debit; one 201, the others 409 GW_SIGN_ATTEMPT_ALREADY_PROCESSED with its operationId", async () => {
   const before = await h.ledgerBalanced();
   const calls = signCalls();
   h.sim.faults.set("sign", { kind: "latency", ms: 200, times: 1 });
   const answers = await Promise.all(Array.from({ length: 20 }, () => h.sign(invoice("CON1"), { key: "con1-key-0001" })));
   const texts = await Promise.all(answers.map((r) => r.text()));
-  for (const [i, r] of answers.entries()) assert.is(r.status, 201, texts[i]);
-  assert.ok(texts.every((t) => t === texts[0]));
+  assert.is(answers.filter((r) => r.status === 201).length, 1, texts.join("\n"));
+  const others = texts.filter((_, i) => answers[i]!.status !== 201).map((t) => JSON.parse(t) as { code: string; operationId: string });
+  assert.ok(others.every((b) => b.code === "GW_SIGN_ATTEMPT_ALREADY_PROCESSED" && b.operationId === others[0]!.operationId), texts.join("\n"));
   assert.is(signCalls(), calls + 1, "one regulator sign");
   const after = await h.ledgerBalanced();
   assert.is(after.debits, before.debits + 1, "one debit");
 });
 
-test("20 sign requests at once, same IRN and attempt, 20 different keys → one regulator sign, one debit, the rest 409", async () => {
+test("20 sign requests at once, same IRN and attempt, 20 different keys → one regulator sign, one debit, the rest 409 GW_BILLING_ATTEMPT_CONFLICT", async () => {
   const before = await h.ledgerBalanced();
   const calls = signCalls();
   h.sim.faults.set("sign", { kind: "latency", ms: 200, times: 1 });
@@ -237,14 +239,15 @@ test("20 sign requests at once, same IRN and attempt, 20 different keys → one 
   assert.is((await h.ledgerBalanced()).debits, before.debits + 1);
 });
 
-test("a concurrent duplicate waits for the first request and gets its answer (no second execution)", async () => {
+test("a concurrent duplicate waits for the first request and learns it was processed (no second execution)", async () => {
   // The harness waits up to regulator timeout + 5 s; a 1.5 s regulator latency stays within it,
-  // so here both answers are the same 201.
+  // so the duplicate sees the first one's end: signed, so 409 with its operationId.
   const calls = signCalls();
   h.sim.faults.set("sign", { kind: "latency", ms: 400, times: 1 });
   const [a, b] = await Promise.all([h.sign(invoice("DUP1"), { key: "dup1-key-0001" }), h.sign(invoice("DUP1"), { key: "dup1-key-0001" })]);
-  assert.is(a.status, 201);
-  assert.is(b.status, 201);
+  assert.equal([a.status, b.status].sort(), [201, 409]);
+  const dup = a.status === 409 ? a : b;
+  assert.is(((await dup.json()) as { code: string }).code, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
   assert.is(signCalls(), calls + 1);
 });
 
