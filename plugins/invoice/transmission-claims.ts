@@ -26,6 +26,8 @@ export interface ClaimDoc extends Doc {
   completedAtMs: number | null;
   /** Regulator error.id of a rejection; the reason class of an unknown outcome. */
   detail: string | null;
+  /** Earlier attempts the regulator rejected, before a new key took the claim over (audit). */
+  rejectedAttempts?: { operationId: string; detail: string | null; completedAtMs: number | null }[];
   /** An operator's decision on an unknown outcome (plugins/recovery). */
   resolution?: { outcome: "transmitted"; by: string; at: string };
 }

@@ -5,6 +5,10 @@
  *
  *   in_progress | succeeded | rejected  → 409 GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED + operationId, no dispatch
  *   unknown (or a stale in_progress)    → 502 GW_TRANSMIT_OUTCOME_UNCONFIRMED + operationId, never replayed
+ *   rejected, request with a NEW key    → a new attempt: the regulator certainly did not transmit, so
+ *                                         the claim is taken over (compare-and-set on its operationId)
+ *                                         with a new operationId; the rejected attempt stays in
+ *                                         `rejectedAttempts` (audit). Same key or no key → 409.
  *
  * A regulator throw (it certainly did not transmit: not configured, circuit open, never connected,
  * throttled) releases the claim, so the request can be sent again; so does a claim insert whose answer
@@ -48,6 +52,10 @@ export async function transmit(o: TransmissionDeps, caller: TransmitCaller, subB
     if (await _inserted(o, claim)) return _dispatch(o, caller, claim);
     const existing = await o.claims.get(claim._id);
     if (!existing) continue; // withdrawn meanwhile: claim it
+    if (_newAttemptAfterRejection(existing, keyHash)) {
+      if (await _retakeRejected(o, existing, claim)) return _dispatch(o, caller, claim);
+      continue;
+    }
     // The same key still in progress (a retry after a lost answer): wait, bounded, for it to finish
     // or be withdrawn, rather than answer "in progress" for a claim that may never dispatch.
     const sameKeyInFlight = existing.claimState === "in_progress" && keyHash !== null && existing.keyHash === keyHash;
@@ -71,6 +79,37 @@ async function _inserted(o: TransmissionDeps, claim: ClaimDoc): Promise<boolean>
     await _withdraw(o, claim);
     throw e;
   }
+}
+
+/** A typed rejection proves nothing was transmitted: a request under another key is a new attempt. */
+function _newAttemptAfterRejection(existing: ClaimDoc, keyHash: string | null): boolean {
+  return existing.claimState === "rejected" && keyHash !== null && existing.keyHash !== keyHash;
+}
+
+/**
+ * Replaces the rejected claim by this request's new claim (only if it is still that rejected
+ * attempt: a concurrent retaker wins once), keeping the rejected attempt in its history.
+ */
+async function _retakeRejected(o: TransmissionDeps, existing: ClaimDoc, claim: ClaimDoc): Promise<boolean> {
+  const history = [...(existing.rejectedAttempts ?? []), { operationId: existing.operationId, detail: existing.detail, completedAtMs: existing.completedAtMs }];
+  claim.startedAtMs = o.now();
+  const taken = await o.claims.findOneAndUpdate(
+    { _id: existing._id, claimState: "rejected", operationId: existing.operationId },
+    {
+      $set: {
+        operationId: claim.operationId,
+        claimState: "in_progress",
+        keyHash: claim.keyHash,
+        owner: claim.owner,
+        startedAtMs: claim.startedAtMs,
+        completedAtMs: null,
+        detail: null,
+        rejectedAttempts: history,
+      },
+    },
+  );
+  if (taken) o.log.event("transmission_new_attempt_after_rejection", { operationId: claim.operationId, previousOperationId: existing.operationId, attempts: history.length + 1 });
+  return taken !== null;
 }
 
 /** Takes back a claim whose dispatch never started (repeated in the background: the store may refuse now, or an unacknowledged insert land later). */

@@ -5,6 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { STORED, expectProblem, invoice, irnOf, startSigningHarness } from "../signing/signing-helpers.ts";
+import type { ClaimDoc } from "../../../plugins/invoice/transmission-claims.ts";
 
 const h = await startSigningHarness();
 test.after(() => h.close());
@@ -83,6 +84,26 @@ test("regulator rejection (IRN never signed) → its mapped error; the claim is 
   const calls = tCalls();
   await expectProblem(await h.transmit(irn), 409, "GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED");
   assert.is(tCalls(), calls);
+});
+
+test("a typed rejection, cause fixed: the same key (or none) → 409; a NEW key is a new attempt that transmits (new operationId, the rejected one kept)", async () => {
+  const irn = irnOf("FIXED1");
+  const rejected = await expectProblem(await h.transmit(irn, {}, { key: "fixed1-key-0001" }), 404, "GW_INVOICE_NOT_FOUND");
+  assert.ok(rejected.operationId);
+  // The merchant fixes the cause: the invoice is signed now.
+  assert.is((await h.sign(invoice("FIXED1"), { key: "t-sign-FIXED1-0001" })).status, 201);
+  const calls = tCalls();
+  await expectProblem(await h.transmit(irn, {}, { key: "fixed1-key-0001" }), 409, "GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED");
+  await expectProblem(await h.transmit(irn), 409, "GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED");
+  assert.is(tCalls(), calls, "nothing dispatched for the same key or no key");
+  const res = await h.transmit(irn, {}, { key: "fixed1-key-0002" });
+  assert.is(res.status, 201, await res.clone().text());
+  assert.ok(h.sim.state.isTransmitted(irn));
+  const after = await expectProblem(await h.transmit(irn, {}, { key: "fixed1-key-0003" }), 409, "GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED");
+  assert.is.not(after.operationId, rejected.operationId, "the new attempt has its own operationId");
+  const claim = await h.store.collection<ClaimDoc>("transmission_claims").findOne({ irn });
+  assert.is(claim?.claimState, "succeeded");
+  assert.equal(claim?.rejectedAttempts?.map((a) => a.operationId), [rejected.operationId], "the rejected attempt is kept");
 });
 
 test("a regulator throw (throttled: certainly not transmitted) releases the claim; the retry transmits", async () => {
