@@ -40,5 +40,6 @@ export function instrumentLedger(ledger: BillingLedger, metrics: GatewayMetrics)
     },
     wallet: (businessId, limit) => ledger.wallet(businessId, limit),
     ...(ledger.setSuspended ? { setSuspended: ledger.setSuspended.bind(ledger) } : {}),
+    ...(ledger.heldDebits ? { heldDebits: ledger.heldDebits.bind(ledger) } : {}),
   };
 }

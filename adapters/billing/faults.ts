@@ -9,7 +9,7 @@
  * - `reverse: "unavailable"` (→ GW_SIGN_REVERSAL_UNCONFIRMED), `confirm: "unavailable"`
  *   (→ GW_SIGN_RECOVERY_UNAVAILABLE): throw before touching the inner ledger.
  * - `once: true`: the first injected fault clears every fault.
- * `credit` and `wallet` always pass through. Faults are mutable at any time; `clear()` removes them.
+ * `credit`, `wallet` and `heldDebits` always pass through. Faults are mutable at any time; `clear()` removes them.
  */
 import { DependencyUnavailableError, type BillingLedger } from "../ports.ts";
 
@@ -57,6 +57,7 @@ export function createFaultInjectingLedger(inner: BillingLedger): FaultInjecting
     credit: (businessId, amountKobo, reference) => inner.credit(businessId, amountKobo, reference),
     wallet: (businessId, limit) => inner.wallet(businessId, limit),
     ...(inner.setSuspended ? { setSuspended: inner.setSuspended.bind(inner) } : {}),
+    ...(inner.heldDebits ? { heldDebits: inner.heldDebits.bind(inner) } : {}),
   };
   return self;
 }

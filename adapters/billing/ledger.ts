@@ -56,12 +56,13 @@
  *
  * The parts, under ./ledger/: documents (collections, document types, entry ids), state (options,
  * shared state, wallet loading), batcher (group commit), debit, reverse, confirm, credit, wallet
- * (the statement), checks (arguments, store outage → billing outage).
+ * (the statement), held (debits still held, for recovery), checks (arguments, store outage → billing outage).
  */
 import type { BillingLedger } from "../ports.ts";
 import { confirmDebit } from "./ledger/confirm.ts";
 import { creditWallet } from "./ledger/credit.ts";
 import { debitWallet } from "./ledger/debit.ts";
+import { heldDebits } from "./ledger/held.ts";
 import { reverseDebit } from "./ledger/reverse.ts";
 import { createLedgerState, type DocumentLedgerOptions } from "./ledger/state.ts";
 import { suspendWallet, walletStatement } from "./ledger/wallet.ts";
@@ -89,5 +90,6 @@ export function createDocumentLedger(options: DocumentLedgerOptions): BillingLed
     credit: (businessId, amountKobo, reference) => creditWallet(s, businessId, amountKobo, reference),
     wallet: (businessId, limit) => walletStatement(s, businessId, limit),
     setSuspended: (businessId, suspended) => suspendWallet(s, businessId, suspended),
+    heldDebits: (before, limit) => heldDebits(s, before, limit),
   };
 }

@@ -28,6 +28,16 @@ export type DebitResult =
   /** The same identity and fingerprint were debited before: nothing new was charged. */
   | { kind: "replay"; entryId: string; state: "debited" | "reversed" | "confirmed" };
 
+/** A debit still held (`debited`: neither confirmed nor reversed), as recovery finds it. */
+export interface HeldDebit {
+  entryId: string;
+  businessId: string;
+  billingIdentity: BillingIdentity;
+  amountKobo: number;
+  /** When it was last moved (ISO 8601). */
+  updatedAt: string;
+}
+
 /** A business outcome of billing (never a dependency failure; never counts toward a circuit). */
 export class BillingError extends Error {
   readonly isBillingError = true;
@@ -64,6 +74,12 @@ export interface BillingLedger {
   confirm(businessId: string, identity: BillingIdentity): Promise<void>;
   /** Operator top-up, idempotent on `reference`. */
   credit(businessId: string, amountKobo: number, reference: string): Promise<{ entryId: string; created: boolean }>;
+  /**
+   * Debits held (`debited`) since at or before `before` (ISO 8601), oldest first, at most `limit`:
+   * how recovery finds a held fee whose sign attempt left no record. Optional: a ledger without it
+   * leaves those fees to the operator.
+   */
+  heldDebits?(before: string, limit: number): Promise<HeldDebit[]>;
   /** Balance and entries (newest first, at most `limit`, default 100); `suspended` when an operator suspended the wallet. */
   wallet(businessId: string, limit?: number): Promise<{ businessId: string; currency: "NGN"; balanceKobo: number; entries: BillingEntry[]; suspended?: boolean }>;
   /**

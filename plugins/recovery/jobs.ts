@@ -3,6 +3,9 @@
  *
  *   held signs        Pass-through sign attempts whose fee is held, and frozen Stored signs, settled
  *                     against the regulator (jobs/settle-held.ts, jobs/settle-stored.ts)
+ *   unowned debits    fees still `debited` that no sign record or Stored invoice owns (a claim released
+ *                     after its debit, never retried): reversed when the regulator proves nothing was
+ *                     signed, alerted otherwise (jobs/settle-unowned.ts)
  *   stale claims      Pass-through transmission claims `in_progress` past the stale age → `unknown`
  *                     (jobs/stale-claims.ts)
  *   overdue           anything above still unresolved past `recovery.overdueAfterMs` →
@@ -18,6 +21,7 @@ import { randomBytes } from "node:crypto";
 import { openDirectoryStore } from "../../core/directory-store.ts";
 import type { SignRecord } from "../invoice/sign-attempts.ts";
 import { openSignAttempts } from "../invoice/sign-attempts.ts";
+import { openRepresentedBusinesses } from "../invoice/represented-businesses.ts";
 import { openStoredInvoices } from "../invoice/stored-invoices.ts";
 import { openTransmissionClaims } from "../invoice/transmission-claims.ts";
 import { resolveSignAttempt, resolveTransmission } from "./jobs/resolve.ts";
@@ -48,6 +52,7 @@ export function createRecovery(o: RecoveryOptions): Recovery {
     records: openSignAttempts(o.store),
     invoices: openStoredInvoices(o.store),
     claims: openTransmissionClaims(o.store),
+    subs: openRepresentedBusinesses(o.store),
     audit: openDirectoryStore(o.store).audit,
     totals: { confirmed: 0, reversed: 0, released: 0, unprovable: 0, claimsUnknown: 0 },
     count: (job, outcome) => actions.series(job, outcome).inc(),

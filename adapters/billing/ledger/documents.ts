@@ -68,7 +68,7 @@ export function openLedgerCollections(store: DocumentStore): { wallets: Collecti
   return {
     wallets: store.collection<WalletDoc>(WALLETS_COLLECTION),
     entries: store.collection<EntryDoc>(ENTRIES_COLLECTION, {
-      indexes: [{ fields: ["businessId", "createdAt"] }, { fields: ["businessId", "state"] }],
+      indexes: [{ fields: ["businessId", "createdAt"] }, { fields: ["businessId", "state"] }, { fields: ["state", "updatedAt"] }],
     }),
   };
 }

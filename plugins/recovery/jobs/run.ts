@@ -8,6 +8,7 @@ import { describeError } from "../../../core/log.ts";
 import { countOpen } from "./overdue.ts";
 import { settleHeldSigns } from "./settle-held.ts";
 import { settleFrozenStored } from "./settle-stored.ts";
+import { settleUnownedDebits } from "./settle-unowned.ts";
 import { markStaleClaims } from "./stale-claims.ts";
 import type { RecoveryContext, RunSummary } from "./types.ts";
 
@@ -17,6 +18,7 @@ const LEASE_KEY = "recovery:run";
 const JOBS: ReadonlyArray<readonly [string, (c: RecoveryContext, s: RunSummary) => Promise<void>]> = [
   ["settleSigns", settleHeldSigns],
   ["settleStored", settleFrozenStored],
+  ["settleUnownedDebits", settleUnownedDebits],
   ["staleClaims", markStaleClaims],
 ];
 
@@ -28,7 +30,7 @@ export interface RunState {
 
 export async function runJobs(c: RecoveryContext, owner: string, state: RunState): Promise<RunSummary> {
   const { o } = c;
-  const s: RunSummary = { ran: false, confirmed: 0, reversed: 0, released: 0, unprovable: 0, claimsUnknown: 0, overdue: 0, leaseLost: false };
+  const s: RunSummary = { ran: false, confirmed: 0, reversed: 0, released: 0, unprovable: 0, claimsUnknown: 0, overdue: 0, unownedOverdue: 0, leaseLost: false };
   const started = o.now();
   if (!(await _acquire(c, owner))) {
     state.lastRun = { at: new Date(started).toISOString(), durationMs: 0, outcome: "skipped" };
@@ -86,8 +88,9 @@ function _renewing(c: RecoveryContext, owner: string, s: RunSummary): NodeJS.Tim
 /** Counts what is open and alerts the overdue part; false when the count failed. */
 async function _overdue(c: RecoveryContext, s: RunSummary, state: RunState): Promise<boolean> {
   try {
-    state.open = await countOpen(c);
-    s.overdue = state.open.overdue!;
+    state.open = { ...(await countOpen(c)), unownedHeldDebitsOverdue: s.unownedOverdue };
+    s.overdue = state.open.overdue! + s.unownedOverdue;
+    state.open.overdue = s.overdue;
     if (s.overdue > 0) {
       c.o.log.error("reconciliation_overdue", { count: s.overdue, overdueAfterMs: c.o.overdueAfterMs, alert: "immediate" });
       c.o.alerts?.raise({ signal: "reconciliation_overdue", count: s.overdue });

@@ -9,6 +9,7 @@ import type { Logger } from "../../../core/log.ts";
 import type { GatewayMetrics } from "../../../core/metrics.ts";
 import type { FrozenInvoiceResolver } from "../../invoice/offers.ts";
 import type { SignRecord } from "../../invoice/sign-attempts.ts";
+import type { SubBusinessDoc } from "../../invoice/represented-businesses.ts";
 import type { InvoiceDoc } from "../../invoice/stored-invoices.ts";
 import type { ClaimDoc } from "../../invoice/transmission-claims.ts";
 
@@ -42,6 +43,8 @@ export interface RunSummary {
   unprovable: number;
   claimsUnknown: number;
   overdue: number;
+  /** Held debits with no owning record that this run could not prove, past `overdueAfterMs`. */
+  unownedOverdue: number;
   /** The run lost its lease (a renewal failed) and stopped before its next record. */
   leaseLost: boolean;
 }
@@ -77,6 +80,8 @@ export interface RecoveryContext {
   readonly records: Collection<SignRecord>;
   readonly invoices: Collection<InvoiceDoc>;
   readonly claims: Collection<ClaimDoc>;
+  /** Represented businesses (the state of a held debit with no record). */
+  readonly subs: Collection<SubBusinessDoc>;
   readonly audit: Collection<AuditDoc>;
   readonly totals: RecoveryTotals;
   /** One more action of `job` with `outcome` (gatehouse_recovery_actions_total). */
