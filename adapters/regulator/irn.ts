@@ -43,6 +43,15 @@ export function serviceIdOfTemplate(template: unknown): string | null {
   return TEMPLATE.exec(template)?.[1] ?? null;
 }
 
+/**
+ * The IRN the template gives for an invoice number and a `YYYYMMDD` date (either template form:
+ * the placeholders' example text is never copied), or null when the template is not supported.
+ */
+export function irnFromTemplate(template: string | null, invoiceNumber: string, yyyymmdd: string): string | null {
+  const serviceId = serviceIdOfTemplate(template);
+  return serviceId === null ? null : `${invoiceNumber}-${serviceId}-${yyyymmdd}`;
+}
+
 /** Does the (well-formed) IRN follow the business's template, i.e. carry its service ID? */
 export function irnMatchesTemplate(irn: string, template: string | null): boolean {
   const serviceId = serviceIdOfTemplate(template);

@@ -5,11 +5,16 @@
  * an invoice document names the represented business and its supplier TIN. The gateway checks only
  * the fields it needs (spec §9); the regulator validates the rest.
  */
-import { irnMatchesTemplate, parseIrn, type ParsedIrn } from "../../adapters/regulator/irn.ts";
+import { irnFromTemplate, irnMatchesTemplate, parseIrn, type ParsedIrn } from "../../adapters/regulator/irn.ts";
 import { gwError, type Violation } from "../../core/errors/gateway-error.ts";
 import type { RepresentedBusiness } from "./represented-businesses.ts";
 
 export type { ParsedIrn };
+
+/** The IRN a represented business's template gives (plain or example-text form), or null when it has none usable. */
+export function irnOfTemplate(irnTemplate: string | null, invoiceNumber: string, yyyymmdd: string): string | null {
+  return irnFromTemplate(irnTemplate, invoiceNumber, yyyymmdd);
+}
 
 /**
  * The IRN, checked: well-formed (400 GW_INVOICE_IRN_INVALID) and bound to the represented business,

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
-import { checkInvoice } from "../invoice/checks.ts";
+import { checkInvoice, irnOfTemplate } from "../invoice/checks.ts";
 import { ownedBusiness, type RepresentedBusiness } from "../invoice/represented-businesses.ts";
 import type { InvoiceDoc } from "../invoice/stored-invoices.ts";
 import { INVOICE_REFERENCE } from "./schemas.ts";
@@ -147,13 +147,14 @@ function _completed(sub: RepresentedBusiness, body: Record<string, unknown>): { 
       detail: "issue_date is needed to build the IRN.",
       violations: [{ location: "body", pointer: "/issue_date", code: "REQUIRED", detail: "required to build the IRN" }],
     });
-  const template = sub.identity.irnTemplate;
-  if (!template)
+  // Both template forms (plain, and the regulator's `{{invoice_id(e.g:…)}}` form) give the same IRN.
+  const irn = irnOfTemplate(sub.identity.irnTemplate, doc.invoice_reference, doc.issue_date.replaceAll("-", ""));
+  if (!irn)
     throw gwError("GW_INVOICE_IRN_INVALID", {
       detail: "The represented business has no IRN template; send irn.",
       violations: [{ location: "body", pointer: "/irn", code: "REQUIRED", detail: "no IRN template to build it from" }],
     });
-  doc.irn = template.replaceAll("{{invoice_id}}", doc.invoice_reference).replaceAll("{{YYYYMMDD}}", doc.issue_date.replaceAll("-", ""));
+  doc.irn = irn;
   filled.push("irn");
   return { document: doc, filled };
 }

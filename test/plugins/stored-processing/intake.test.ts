@@ -69,6 +69,20 @@ test("business_id and irn may be left to the gateway: filled from the represente
   assert.equal(d.errors.map((e: { pointer: string }) => e.pointer), ["/issue_date"]);
 });
 
+test("the regulator's template form {{invoice_id(e.g:INV00XXX)}}-…-{{YYYYMMDD(e.g:…)}} builds the IRN (example-template@demo.ng)", async () => {
+  const onboard = await h.call("POST", "/sub-businesses", {
+    headers: { "x-idempotency-key": "onboard-example-template-0001" },
+    body: { regulatorCredentials: { email: "example-template@demo.ng", password: "demo-password-6" } },
+  });
+  assert.is(onboard.status, 201, await onboard.clone().text());
+  const sub = ((await onboard.json()) as { gatewaySubBusinessId: string }).gatewaySubBusinessId;
+  const doc = intakeInvoice("TPL1", { gatewayIds: true, overrides: { accounting_supplier_party: { ...demoInvoice("TPL1").accounting_supplier_party, tin: "66666666-0001" } } });
+  const body = await accepted(await h.intake(doc, { key: "intake-tpl1-0001", sub }));
+  assert.is(body.irn, "TPL1-3F7A2C1E-20240611");
+  const inv = await h.invoice(body.invoiceId);
+  assert.is(inv.document.irn, "TPL1-3F7A2C1E-20240611");
+});
+
 test("the same key and content → the same 202 (same invoiceId); other content → 409 GW_IDEMPOTENCY_CONTENT_CONFLICT", async () => {
   const first = await accepted(await h.intake(intakeInvoice("IDEM1"), { key: "intake-idem-0001" }));
   const again = await h.intake(intakeInvoice("IDEM1"), { key: "intake-idem-0001" });
