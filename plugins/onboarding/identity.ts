@@ -49,15 +49,21 @@ export function identityOf(entity: RegulatorEntity, business: RegulatorBusiness)
 
 /**
  * Onboarding's choice of business (spec §1.3: the TIN is needed only when the entity has several
- * active businesses). Checks, in order: entity active, at least one active business, the TIN (when
- * given) names a business, exactly one active candidate, the selected business active, its IRN
- * template present, its id publishable unchanged as a gatewaySubBusinessId.
+ * active businesses). Checks, in order: entity active, at least one sound active business, the TIN
+ * (when given) names a business, exactly one active candidate, the selected business's own metadata
+ * sound, the business active, its IRN template present, its id publishable unchanged as a
+ * gatewaySubBusinessId. Only the selected business must be sound: a malformed sibling blocks nothing.
  */
 export function selectForOnboarding(entity: RegulatorEntity, tin: string | undefined): RegulatorBusiness {
   if (!entity.active) throw gwError("GW_REG_ENTITY_INACTIVE", { detail: "The taxpayer entity is inactive at the regulator." });
-  const active = entity.businesses.filter((b) => b.active);
-  if (active.length === 0)
+  // A business whose own fields are malformed is no candidate unless the caller names it by TIN;
+  // when nothing sound is active, a malformed business is why (its metadata error, not "none active").
+  const active = entity.businesses.filter((b) => b.active && !b.metadataProblem);
+  if (active.length === 0) {
+    const malformed = entity.businesses.find((b) => b.metadataProblem);
+    if (malformed) checkBusinessMetadata(malformed);
     throw gwError("GW_REG_ACTIVE_BUSINESS_NOT_FOUND", { detail: "The taxpayer entity has no active business at the regulator." });
+  }
   let selected: RegulatorBusiness;
   if (tin !== undefined) {
     const matches = entity.businesses.filter((b) => b.tin === tin);
@@ -76,6 +82,7 @@ export function selectForOnboarding(entity: RegulatorEntity, tin: string | undef
       });
     selected = active[0]!;
   }
+  checkBusinessMetadata(selected);
   if (!selected.active) throw gwError("GW_REG_BUSINESS_INACTIVE", { detail: "The selected business is inactive at the regulator." });
   if (selected.irnTemplate === null)
     throw gwError("GW_REG_IRN_TEMPLATE_MISSING", { detail: "The selected business has no IRN template at the regulator." });
@@ -84,6 +91,18 @@ export function selectForOnboarding(entity: RegulatorEntity, tin: string | undef
       detail: "The regulator's business id cannot be published unchanged as a gatewaySubBusinessId.",
     });
   return selected;
+}
+
+/**
+ * The selected business's own fields are sound (spec §9: only what the gateway needs, of the business
+ * it uses): malformed → 502 GW_REG_BUSINESS_METADATA_INVALID, over a limit → GW_REG_ENTITY_METADATA_UNSUPPORTED.
+ */
+export function checkBusinessMetadata(b: RegulatorBusiness): RegulatorBusiness {
+  if (b.metadataProblem === "invalid")
+    throw gwError("GW_REG_BUSINESS_METADATA_INVALID", { detail: "The regulator's metadata of the selected business is missing or malformed." });
+  if (b.metadataProblem === "unsupported")
+    throw gwError("GW_REG_ENTITY_METADATA_UNSUPPORTED", { detail: "The regulator's details of the selected business exceed the accepted limits." });
+  return b;
 }
 
 /**

@@ -11,7 +11,7 @@ import { idempotencyId, type IdempotentAnswer, type Outcome } from "../../core/i
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { isoNow, type Caller, type OnboardingEnv } from "./env.ts";
 import { emailPart, keyedPart } from "./fingerprint.ts";
-import { cleanIdentity, diffIdentity, identityOf, selectForReverification, type IdentityDiff, type RegulatorIdentity } from "./identity.ts";
+import { checkBusinessMetadata, cleanIdentity, diffIdentity, identityOf, selectForReverification, type IdentityDiff, type RegulatorIdentity } from "./identity.ts";
 import { owned } from "./owned.ts";
 import type { ReverificationInput } from "./schemas.ts";
 import type { ReviewDoc, SubBusinessDoc } from "./store.ts";
@@ -34,7 +34,7 @@ export async function reverify(env: OnboardingEnv, caller: Caller, gatewaySubBus
       const login = requireLogin(input.regulatorCredentials);
       const entity = await verifiedEntity(env, caller.state, login, caller.requestId);
       const sub = await owned(env.store, caller, gatewaySubBusinessId);
-      return _compare(env, caller, sub, identityOf(entity, selectForReverification(entity, sub.identity)));
+      return _compare(env, caller, sub, identityOf(entity, checkBusinessMetadata(selectForReverification(entity, sub.identity))));
     },
   });
 }

@@ -41,10 +41,10 @@ export function parseEntity(d: Record<string, unknown>, requestedId: string): Re
 // --- Internal helpers ---
 
 /**
- * The entity's businesses. Every business is checked and any business's problem becomes the whole
- * entity's (recorded on `entity`), so one malformed business blocks the onboarding of its valid
- * siblings. Each business's problem is found apart (`_parseBusiness`), so checking only the business
- * being onboarded is a change to this function alone.
+ * The entity's businesses. Each business's own problem is kept on it (`metadataProblem`), not made
+ * the entity's: only the business an operation selects must be sound, so a malformed sibling never
+ * blocks a valid one. An item that is not an object at all is skipped (nothing could select it);
+ * an entity with no sound business at all is the entity's problem (as before).
  */
 function _parseBusinesses(list: unknown, entity: _Fields): RegulatorBusiness[] {
   if (!Array.isArray(list)) {
@@ -57,11 +57,15 @@ function _parseBusinesses(list: unknown, entity: _Fields): RegulatorBusiness[] {
   }
   const seen = new Set<string>();
   const businesses: RegulatorBusiness[] = [];
+  const problems: EntityProblem[] = [];
   for (const item of list) {
     const { business, problem } = _parseBusiness(item, seen);
-    if (problem !== null) entity.record(problem);
-    if (business !== null) businesses.push(business);
+    if (problem !== null) problems.push(problem);
+    if (business === null) continue;
+    businesses.push(problem === null ? business : { ...business, metadataProblem: problem });
   }
+  // Not one sound business: nothing could be selected, so the entity itself is unusable.
+  if (problems.length > 0 && businesses.every((b) => b.metadataProblem)) for (const p of problems) entity.record(p);
   return businesses;
 }
 

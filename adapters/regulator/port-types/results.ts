@@ -33,6 +33,11 @@ export interface RegulatorBusiness {
   /** Derived from the IRN template (the real answer has no `service_id`); null when there is no template. */
   serviceId: string | null;
   active: boolean;
+  /**
+   * What is wrong with this business's own fields, if anything: only the business an operation
+   * selects must be sound (spec §9), so a malformed sibling never blocks it.
+   */
+  metadataProblem?: "invalid" | "unsupported";
 }
 
 /** The fields of a regulator entity the gateway needs (spec §9); everything else is ignored. */

@@ -317,7 +317,7 @@ entity("more than 100 businesses → GW_REG_ENTITY_METADATA_UNSUPPORTED", async 
   assertGw(await gwFailure(demo.client.getEntity("TEST", DEMO.entityId, CTX)), "GW_REG_ENTITY_METADATA_UNSUPPORTED", 502, false);
 });
 
-entity("an answer for another entity id, or duplicate business ids → GW_REG_BUSINESS_METADATA_INVALID", async () => {
+entity("an answer for another entity id → GW_REG_BUSINESS_METADATA_INVALID; duplicate business ids → the repeated one marked invalid", async () => {
   const b = { id: "b1", name: "n", tin: "T", is_active: true };
   demoSim.faults.set("entity", {
     kind: "custom",
@@ -332,7 +332,18 @@ entity("an answer for another entity id, or duplicate business ids → GW_REG_BU
     body: { code: 200, data: { id: DEMO.entityId, reference: "R", is_active: true, businesses: [b, b] } },
     times: 1,
   });
-  assertGw(await gwFailure(demo.client.getEntity("TEST", DEMO.entityId, CTX)), "GW_REG_BUSINESS_METADATA_INVALID", 502, false);
+  // The repeated business is the malformed one; the first stays selectable (only the selected business must be sound).
+  const e = await demo.client.getEntity("TEST", DEMO.entityId, CTX);
+  assert.equal(e.businesses.map((x) => x.metadataProblem ?? null), [null, "invalid"]);
+});
+
+entity("a malformed sibling is kept with its own problem; the entity answers (only the selected business must be sound)", async () => {
+  const { entityId } = await tst.client.authenticate("TEST", { email: "sibling-malformed@test.ng", password: "test-password-sibling" }, CTX);
+  const e = await tst.client.getEntity("TEST", entityId, CTX);
+  assert.equal(e.businesses.map((x) => [x.id, x.metadataProblem ?? null]), [
+    ["b1000000-0000-4000-8000-000000001301", null],
+    ["b1000000-0000-4000-8000-000000001302", "invalid"],
+  ]);
 });
 
 for (const [name, fault] of [

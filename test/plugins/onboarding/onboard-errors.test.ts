@@ -83,5 +83,14 @@ test("refusals store nothing: one represented business, no claim left behind", a
   assert.equal(records.items.map((r) => r.status), ["completed"]);
 });
 
+test("a malformed sibling business does not block the sound one: onboarding and reverification of the sound business succeed", async () => {
+  const body = credentials("sibling-malformed@test.ng", "test-password-sibling");
+  const sb = await expectJson(await h.post("/sub-businesses", body, "onboard-sibling-0001"), 201);
+  assert.is(sb.gatewaySubBusinessId, "b1000000-0000-4000-8000-000000001301");
+  assert.is(sb.regulatorIdentity.tin, "10000013-0001");
+  const again = await expectJson(await h.post(`/sub-businesses/${sb.gatewaySubBusinessId}/identity-reverification`, body, "reverify-sibling-0001"), 200);
+  assert.is(again.status, "unchanged");
+});
+
 test.after(() => h.close());
 test.run();
