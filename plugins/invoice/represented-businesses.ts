@@ -14,6 +14,9 @@ import { gwError } from "../../core/errors/gateway-error.ts";
 
 export const REPRESENTED_BUSINESSES_COLLECTION = "onboarding_sub_businesses";
 
+/** Onboarding's identity reviews: the invoice kit reads only whether one awaits a protected migration. */
+export const IDENTITY_REVIEWS_COLLECTION = "onboarding_identity_reviews";
+
 /** The stored regulator identity snapshot (= `regulatorIdentity` and `observedIdentity` in answers). */
 export interface RegulatorIdentity {
   entityId: string;
@@ -70,6 +73,32 @@ const SPEC: CollectionSpec = {
     { fields: ["gatewaySubBusinessId"] },
   ],
 };
+
+/** A review as the invoice kit reads it (onboarding's ReviewDoc has more). */
+export interface PendingReviewDoc extends Doc {
+  /** `_id` of the represented business while the review is pending; absent once decided. */
+  pendingKey?: string;
+  requiresProtectedMigration: boolean;
+}
+
+/** Onboarding's reviews collection, with onboarding's own index declaration. */
+export function openIdentityReviews(store: DocumentStore): Collection<PendingReviewDoc> {
+  return store.collection<PendingReviewDoc>(IDENTITY_REVIEWS_COLLECTION, {
+    indexes: [{ fields: ["pendingKey"], unique: true, sparse: true }, { fields: ["subKey", "createdAt"] }],
+  });
+}
+
+/**
+ * While an entity ID, business ID or TIN change awaits the operator's migration, invoices would go
+ * out under the old identity: 409 GW_IDENTITY_PROTECTED_MIGRATION_REQUIRED (spec §3.1, §7.8).
+ */
+export async function checkNoPendingMigration(reviews: Collection<PendingReviewDoc>, sub: Pick<SubBusinessDoc, "_id">): Promise<void> {
+  const pending = await reviews.findOne({ pendingKey: sub._id });
+  if (pending?.requiresProtectedMigration)
+    throw gwError("GW_IDENTITY_PROTECTED_MIGRATION_REQUIRED", {
+      detail: "The represented business's entity ID, business ID or TIN changed at the regulator; no invoice is accepted until an operator applies the migration.",
+    });
+}
 
 /** The collection with its indexes (opening it again anywhere is harmless: indexes are declared once). */
 export function openRepresentedBusinesses(store: DocumentStore): Collection<SubBusinessDoc> {

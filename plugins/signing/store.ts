@@ -6,7 +6,7 @@
  */
 import { deriveKey } from "../../core/keyed-hash.ts";
 import type { Collection, DocumentStore } from "../../adapters/ports.ts";
-import { openRepresentedBusinesses, REPRESENTED_BUSINESSES_COLLECTION, type SubBusinessDoc } from "../invoice/represented-businesses.ts";
+import { openIdentityReviews, openRepresentedBusinesses, REPRESENTED_BUSINESSES_COLLECTION, type PendingReviewDoc, type SubBusinessDoc } from "../invoice/represented-businesses.ts";
 import { openSignAttempts, SIGN_ATTEMPTS_COLLECTION, type SignRecord } from "../invoice/sign-attempts.ts";
 
 export const SIGNING_COLLECTIONS = {
@@ -20,10 +20,12 @@ export { parseAttemptKey, type SignPhase, type SignRecord, type SignRecordStatus
 export interface SigningStore {
   idempotency: Collection<SignRecord>;
   subBusinesses: Collection<SubBusinessDoc>;
+  /** Onboarding's identity reviews (read only: a pending protected migration stops signing). */
+  reviews: Collection<PendingReviewDoc>;
 }
 
 export function openSigningStore(store: DocumentStore): SigningStore {
-  return { idempotency: openSignAttempts(store), subBusinesses: openRepresentedBusinesses(store) };
+  return { idempotency: openSignAttempts(store), subBusinesses: openRepresentedBusinesses(store), reviews: openIdentityReviews(store) };
 }
 
 /** HMAC key for idempotency keys and fingerprints, derived from the deployment secret (same in every process). */

@@ -4,7 +4,7 @@
  */
 import { mapRegulatorFailure } from "../../adapters/regulator/port.ts";
 import { checkBusinessId, checkInvoice, checkIrn, checkReference, type ParsedIrn } from "../invoice/checks.ts";
-import { ownedBusiness, type SubBusinessDoc } from "../invoice/represented-businesses.ts";
+import { checkNoPendingMigration, ownedBusiness, type SubBusinessDoc } from "../invoice/represented-businesses.ts";
 import type { IrnValidationInput } from "./schemas.ts";
 import type { PassThrough, SignCaller, SigningServiceOptions } from "./types.ts";
 
@@ -16,6 +16,7 @@ export interface CheckedInvoice {
 
 export async function checkedInvoice(o: SigningServiceOptions, caller: SignCaller, subBusinessId: string, document: Record<string, unknown>): Promise<CheckedInvoice> {
   const sub = await ownedBusiness(o.store.subBusinesses, caller, subBusinessId);
+  await checkNoPendingMigration(o.store.reviews, sub);
   return { sub, irn: checkInvoice(sub, document) };
 }
 

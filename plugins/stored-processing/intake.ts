@@ -11,7 +11,7 @@ import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
 import { checkInvoice, irnOfTemplate } from "../invoice/checks.ts";
-import { ownedBusiness, type RepresentedBusiness } from "../invoice/represented-businesses.ts";
+import { checkNoPendingMigration, ownedBusiness, type RepresentedBusiness } from "../invoice/represented-businesses.ts";
 import type { InvoiceDoc } from "../invoice/stored-invoices.ts";
 import { INVOICE_REFERENCE } from "./schemas.ts";
 import type { IntakeRequest, StoredCaller, StoredDeps } from "./types.ts";
@@ -54,6 +54,7 @@ export async function intake(o: StoredDeps, caller: StoredCaller, r: IntakeReque
 /** The represented business (§7.7) and the invoice identity (§4.2 rule 4), on the completed document. */
 async function _check(o: StoredDeps, caller: StoredCaller, r: IntakeRequest): Promise<Completed> {
   const sub = await ownedBusiness(o.subs, caller, r.subBusinessId);
+  await checkNoPendingMigration(o.reviews, sub);
   const { document, filled } = _completed(sub, r.body);
   return { document, filled, irn: checkInvoice(sub, document).irn };
 }

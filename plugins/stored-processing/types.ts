@@ -6,7 +6,7 @@ import type { Collection, DocumentStore } from "../../adapters/ports.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import type { Logger } from "../../core/log.ts";
 import type { FrozenInvoiceOutcome, FrozenInvoiceResolver } from "../invoice/offers.ts";
-import type { SubBusinessDoc } from "../invoice/represented-businesses.ts";
+import type { PendingReviewDoc, SubBusinessDoc } from "../invoice/represented-businesses.ts";
 import type { InvoiceDoc } from "../invoice/stored-invoices.ts";
 import type { InvoiceWebhooks } from "./events.ts";
 import type { ListQueryInput } from "./schemas.ts";
@@ -68,4 +68,6 @@ export interface StoredServiceOptions {
 export interface StoredDeps extends StoredServiceOptions {
   invoices: Collection<InvoiceDoc>;
   subs: Collection<SubBusinessDoc>;
+  /** Onboarding's identity reviews (read only: a pending protected migration stops intake). */
+  reviews: Collection<PendingReviewDoc>;
 }
