@@ -18,8 +18,9 @@ export async function getInvoice(o: StoredDeps, businessId: string, invoiceId: s
 }
 
 /** The business's invoices (merchant), or every business's (operator: `businessId` null). */
-export async function listInvoices(o: StoredDeps, businessId: string | null, q: ListQueryInput): Promise<InvoicePage> {
+export async function listInvoices(o: StoredDeps, businessId: string | null, q: ListQueryInput, domain?: string): Promise<InvoicePage> {
   const filter: Filter = businessId === null ? {} : { businessId };
+  if (domain !== undefined) filter.domain = domain;
   if (q.status) filter.status = q.status;
   if (q.subBusinessId) filter.subBusinessId = q.subBusinessId;
   if (q.direction) filter.direction = q.direction;

@@ -5,7 +5,7 @@
  * Thin handlers: headers → service → the answer.
  */
 import type { RequestContext } from "../../core/context.ts";
-import { gwError } from "../../core/errors/gateway-error.ts";
+import { gwError, isGatewayError } from "../../core/errors/gateway-error.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
 import { subBusinessId } from "../../core/validation.ts";
@@ -30,7 +30,12 @@ const STORED = { service: "gateway", auth: "apiKey", modes: ["stored"] } as cons
 /** What a merchant's read or change of its invoices answers when the invoice store cannot. */
 export const INVOICE_STORE_UNAVAILABLE = { code: "GW_MANAGEMENT_SERVICE_UNAVAILABLE", detail: "The invoice store is unavailable; retry with backoff." } as const;
 /** Merchant routes over the business's invoices. */
-const INVOICES = { ...STORED, unavailable: INVOICE_STORE_UNAVAILABLE } as const;
+/**
+ * The invoice routes answer in both modes: on a domain approved in Pass-through after Stored, the
+ * invoices it took in as Stored (its backlog, which the processor still finishes) stay readable,
+ * transmittable and cancellable there; anything else on a Pass-through domain is the mode conflict.
+ */
+const INVOICES = { service: "gateway", auth: "apiKey", modes: ["stored", "passthrough"], unavailable: INVOICE_STORE_UNAVAILABLE } as const;
 
 export function storedRoutes(service: StoredService, inbound: InboundReceiver): RouteDeclaration[] {
   return [_intakeRoute(service), ..._invoiceRoutes(service), _inboundRoute(inbound)];
@@ -79,7 +84,8 @@ function _invoiceRoutes(service: StoredService): RouteDeclaration[] {
       description: "Filters: status, subBusinessId, direction (outbound | inbound), createdFrom / createdTo (date or ISO date-time, inclusive). limit ≤ 100 (default 50); pass nextCursor as cursor for the next page. Items leave the document out.",
       responses: { 200: "{ data: [invoice], nextCursor }" },
       async handler(ctx) {
-        const page = await service.list(ctx.businessId!, ctx.query as unknown as ListQueryInput);
+        const backlog = await _backlogDomain(ctx, service);
+        const page = await service.list(ctx.businessId!, ctx.query as unknown as ListQueryInput, backlog);
         return json(ctx, 200, { data: page.items.map((d) => invoiceView(d, false)), nextCursor: page.nextCursor });
       },
     },
@@ -92,6 +98,7 @@ function _invoiceRoutes(service: StoredService): RouteDeclaration[] {
       summary: "One stored invoice: status, status history, attempts, last error, operationId, IRN and the document",
       responses: { 200: "The invoice record" },
       async handler(ctx) {
+        await _backlogInvoice(ctx, service);
         return json(ctx, 200, invoiceView(await service.get(ctx.businessId!, ctx.params.invoiceId!), true));
       },
     },
@@ -109,6 +116,7 @@ function _invoiceRoutes(service: StoredService): RouteDeclaration[] {
       async handler(ctx) {
         if (!_isEmptyObject(ctx.body))
           throw gwError("GW_INVOICE_TRANSMIT_BODY_NOT_EMPTY", { detail: "The transmit body must be exactly {}." });
+        await _backlogInvoice(ctx, service);
         const doc = await service.transmit(_caller(ctx), ctx.params.invoiceId!);
         return json(ctx, 202, invoiceView(doc, false), { location: `/invoices/${doc._id}` });
       },
@@ -124,6 +132,7 @@ function _invoiceRoutes(service: StoredService): RouteDeclaration[] {
       description: "pending/validated → 200, status cancelled; cancelled → 200 again; any other status → 409 GW_INVOICE_STATE_CONFLICT.",
       responses: { 200: "The invoice record (status cancelled)" },
       async handler(ctx) {
+        await _backlogInvoice(ctx, service);
         return json(ctx, 200, invoiceView(await service.cancel(_caller(ctx), ctx.params.invoiceId!), false));
       },
     },
@@ -162,6 +171,32 @@ function _inboundRoute(inbound: InboundReceiver): RouteDeclaration {
       return json(ctx, 200, { status });
     },
   };
+}
+
+/**
+ * On a Pass-through domain: the domain to list by, when it took in Stored invoices before its mode
+ * changed; otherwise the mode conflict every Stored-only route answers there. null on a Stored domain.
+ */
+async function _backlogDomain(ctx: RequestContext, service: StoredService): Promise<string | undefined> {
+  if (ctx.mode !== "passthrough") return undefined;
+  const host = ctx.domain!.host;
+  const any = await service.list(ctx.businessId!, { limit: 1 } as ListQueryInput, host);
+  if (any.items.length === 0) throw _modeConflict();
+  return host;
+}
+
+/** On a Pass-through domain, only an invoice this domain took in as Stored is served. */
+async function _backlogInvoice(ctx: RequestContext, service: StoredService): Promise<void> {
+  if (ctx.mode !== "passthrough") return;
+  const doc = await service.get(ctx.businessId!, ctx.params.invoiceId!).catch((e: unknown) => {
+    if (isGatewayError(e) && e.code === "GW_INVOICE_NOT_FOUND") return null;
+    throw e;
+  });
+  if (!doc || doc.domain !== ctx.domain!.host) throw _modeConflict();
+}
+
+function _modeConflict(): Error {
+  return gwError("GW_OPERATION_MODE_CONFLICT", { detail: "This endpoint is not available on a Pass-through domain." });
 }
 
 function _caller(ctx: RequestContext): StoredCaller {

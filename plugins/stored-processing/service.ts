@@ -19,7 +19,7 @@ export function createStoredService(o: StoredServiceOptions): StoredService {
   return {
     intake: (caller, r) => intake(deps, caller, r),
     get: (businessId, invoiceId) => getInvoice(deps, businessId, invoiceId),
-    list: (businessId, q) => listInvoices(deps, businessId, q),
+    list: (businessId, q, domain) => listInvoices(deps, businessId, q, domain),
     transmit: (caller, invoiceId) => transmitInvoice(deps, caller, invoiceId),
     cancel: (caller, invoiceId) => cancelInvoice(deps, caller, invoiceId),
     resolve: (operator, invoiceId, outcome) => resolveFrozen(deps, operator, invoiceId, outcome),

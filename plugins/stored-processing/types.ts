@@ -43,8 +43,11 @@ export interface StoredService extends FrozenInvoiceResolver {
   intake(caller: StoredCaller, r: IntakeRequest): Promise<InvoiceDoc>;
   /** One invoice of the business (404 otherwise). */
   get(businessId: string, invoiceId: string): Promise<InvoiceDoc>;
-  /** The business's invoices (merchant), or every business's (operator: `businessId` null). */
-  list(businessId: string | null, q: ListQueryInput): Promise<InvoicePage>;
+  /**
+   * The business's invoices (merchant), or every business's (operator: `businessId` null); only
+   * those taken in through `domain` when given (a former Stored domain's backlog).
+   */
+  list(businessId: string | null, q: ListQueryInput, domain?: string): Promise<InvoicePage>;
   /** signed → transmitting (the processor dispatches once). */
   transmit(caller: StoredCaller, invoiceId: string): Promise<InvoiceDoc>;
   /** pending / validated → cancelled (nothing billed). */
