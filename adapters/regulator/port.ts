@@ -79,6 +79,7 @@ export type {
   RegulatorOperation,
 } from "./port-types/failures.ts";
 export { mapRegulatorFailure } from "./port-types/failure-mapping.ts";
+export { regulatorViolations } from "./port-types/violations.ts";
 
 // ---------------------------------------------------------------------------
 // The port

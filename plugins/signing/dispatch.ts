@@ -5,7 +5,8 @@
  * effect releases the claim (the same key can be retried).
  */
 import type { BillingIdentity } from "../../adapters/ports.ts";
-import { gwError, type GatewayError } from "../../core/errors/gateway-error.ts";
+import { regulatorViolations } from "../../adapters/regulator/port.ts";
+import { gwError, type GatewayError, type Violation } from "../../core/errors/gateway-error.ts";
 import { billingIdentityOf, errorAnswer, type SignRecord } from "../invoice/sign-attempts.ts";
 import { debitFee, signEffect, signResultOf, type SignEffect } from "../invoice/settlement.ts";
 import { finishRecord, regulatorAnswer, releaseClaim } from "./records.ts";
@@ -91,10 +92,7 @@ async function _settle(o: SigningServiceOptions, caller: SignCaller, rec: SignRe
         rec,
         identity,
         { ...base, upstreamErrorId: effect.upstreamErrorId },
-        gwError("GW_SIGN_REJECTED", {
-          detail: "The regulator rejected the invoice; the fee was reversed. A new attempt needs the next x-attempt-number and a new key.",
-          operationId: rec.operationId,
-        }),
+        _rejected(rec.operationId, regulatorViolations(effect.regulatorMessage)),
         "rejected",
       );
     case "keep":
@@ -153,6 +151,15 @@ async function _reverse(
   o.log.event("signing_reversed", { ...base, why });
   await finishRecord(o, rec, "completed", errorAnswer(err), "reversed");
   throw err;
+}
+
+/** The regulator's rejection, with the fields it named (never its words) in `errors`. */
+function _rejected(operationId: string, violations: Violation[]): GatewayError {
+  return gwError("GW_SIGN_REJECTED", {
+    detail: `The regulator rejected the invoice; the fee was reversed.${violations.length > 0 ? " The fields it named are listed in errors." : ""} A new attempt needs the next x-attempt-number and a new key.`,
+    operationId,
+    ...(violations.length > 0 ? { violations } : {}),
+  });
 }
 
 /** Ambiguous: frozen, never replayed, the debit stays. */

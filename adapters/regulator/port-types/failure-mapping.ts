@@ -4,6 +4,7 @@
  */
 import { gwError, type GatewayError } from "../../../core/errors/gateway-error.ts";
 import type { RegulatorRejection } from "./results.ts";
+import { regulatorViolations } from "./violations.ts";
 import {
   regulatorFailureClass,
   regulatorFailureCounts,
@@ -114,9 +115,14 @@ function _rejection(r: RegulatorRejection, operation: RegulatorOperation): Gatew
       return gwError("GW_INVOICE_STATE_CONFLICT", { detail: "The regulator refused the change in the invoice's current state." });
     case "payload_too_large":
       return gwError("GW_REQUEST_BODY_TOO_LARGE");
-    default:
-      return operation === "validateIrn"
-        ? gwError("GW_INVOICE_IRN_INVALID", { detail: "The regulator rejected the IRN." })
-        : gwError("GW_REQUEST_VALIDATION_FAILED", { detail: `The regulator rejected the request (HTTP ${r.status}).` });
+    default: {
+      if (operation === "validateIrn") return gwError("GW_INVOICE_IRN_INVALID", { detail: "The regulator rejected the IRN." });
+      // A rejected document says which fields (never the regulator's words: they may repeat the document).
+      const violations = operation === "validateInvoice" || operation === "sign" ? regulatorViolations(r.message) : [];
+      return gwError("GW_REQUEST_VALIDATION_FAILED", {
+        detail: `The regulator rejected the request (HTTP ${r.status})${violations.length > 0 ? "; the fields it named are listed in errors" : ""}.`,
+        ...(violations.length > 0 ? { violations } : {}),
+      });
+    }
   }
 }
