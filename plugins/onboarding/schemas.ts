@@ -23,9 +23,24 @@ export const RegulatorCredentials = v.strictObject({
 const nonEmpty = (max: number) =>
   v.pipe(v.string("must be a string"), v.minLength(1, `1 to ${max} characters`), v.maxLength(max, `1 to ${max} characters`));
 
+/**
+ * Base64 text (the regulator's QR material is base64: standard or URL-safe alphabet, padding
+ * optional, line breaks as in wrapped base64 ignored), so a placeholder or a raw PEM is refused at
+ * input with the field named, not stored and used for QR codes later.
+ */
+const BASE64 = /^(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?$/;
+
+const base64Text = (max: number) =>
+  v.pipe(
+    nonEmpty(max),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (dataset.typed && !BASE64.test(dataset.value.replace(/\r?\n/g, ""))) addIssue({ message: "must be base64" });
+    }),
+  );
+
 export const CryptoMaterialBody = v.strictObject({
-  publicKey: nonEmpty(MAX_CRYPTO_FIELD),
-  certificate: nonEmpty(MAX_CRYPTO_FIELD),
+  publicKey: base64Text(MAX_CRYPTO_FIELD),
+  certificate: base64Text(MAX_CRYPTO_FIELD),
 });
 
 /** POST /sub-businesses */
@@ -48,8 +63,8 @@ export type ReverificationInput = v.InferOutput<typeof ReverificationBody>;
  * (GW_IDEMPOTENCY_CONTENT_CONFLICT, spec §7.2 exception 2 "stale rotation proof").
  */
 export const RotationBody = v.strictObject({
-  publicKey: nonEmpty(MAX_CRYPTO_FIELD),
-  certificate: nonEmpty(MAX_CRYPTO_FIELD),
+  publicKey: base64Text(MAX_CRYPTO_FIELD),
+  certificate: base64Text(MAX_CRYPTO_FIELD),
   expectedCryptoVersion: v.optional(
     v.pipe(
       v.number("must be a number"),

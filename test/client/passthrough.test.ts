@@ -221,7 +221,7 @@ test("exception 1: the rotation's answer is lost, then held past the timeout →
     const version = async () => (await direct.subBusinesses.get(SUB)).data.cryptoVersion;
 
     proxy.loseAnswers(1);
-    const lost = await rejection(gw.subBusinesses.rotateCryptoMaterial(SUB, { publicKey: "PK-lost", certificate: "CERT-lost" }));
+    const lost = await rejection(gw.subBusinesses.rotateCryptoMaterial(SUB, { publicKey: "PK-lost", certificate: "CERT-lost1" }));
     assert.is(lost.kind, "connection");
     assert.is(lost.strategy, "CONTACT_SUPPORT");
     assert.is(lost.stopReason, "exception_1_rotation");
@@ -230,7 +230,7 @@ test("exception 1: the rotation's answer is lost, then held past the timeout →
     assert.is(await version(), start + 1, "the gateway applied it once; the client did not replay it");
 
     proxy.holdAnswers(1);
-    const held = await rejection(gw.subBusinesses.rotateCryptoMaterial(SUB, { publicKey: "PK-held", certificate: "CERT-held" }));
+    const held = await rejection(gw.subBusinesses.rotateCryptoMaterial(SUB, { publicKey: "PK-held", certificate: "CERT-held1" }));
     assert.is(held.kind, "connection");
     assert.is(held.stopReason, "exception_1_rotation");
     assert.is(held.sends, 1);

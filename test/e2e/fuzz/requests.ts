@@ -420,7 +420,7 @@ function plausibleBody(r: OpenApiRoute, n: number): unknown {
     case "POST /sub-businesses/{gatewaySubBusinessId}/identity-reverification":
       return { regulatorCredentials: { email: "taxpayer@demo.ng", password: "demo-password-1" } };
     case "POST /sub-businesses/{gatewaySubBusinessId}/reg-crypto-material":
-      return { publicKey: `pk-${n}`, certificate: `cert-${n}` };
+      return { publicKey: Buffer.from(`pk-${n}`).toString("base64"), certificate: Buffer.from(`cert-${n}`).toString("base64") };
     case "POST /admin/sub-businesses/{gatewaySubBusinessId}/identity-reviews/{reviewId}/decision":
       return { decision: n % 2 ? "approve" : "reject" };
     case "POST /admin/sub-businesses/{gatewaySubBusinessId}/identity-migrations":

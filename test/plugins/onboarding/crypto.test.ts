@@ -14,7 +14,9 @@ const h = await startOnboardingHarness();
 const LOGISTICS: string = MULTI.logistics.id;
 const rotate = (body: unknown, idemKey: string | null, id = LOGISTICS, init: { apiKey?: string; host?: string } = {}) =>
   h.post(`/sub-businesses/${id}/reg-crypto-material`, body, idemKey, init);
-const material = (n: number) => ({ publicKey: `-----PUBLIC KEY ${n}-----`, certificate: `-----CERTIFICATE ${n}-----` });
+const b64 = (text: string) => Buffer.from(text).toString("base64");
+/** QR material as the regulator hands it out: base64 text (here of PEM-like text). */
+const material = (n: number) => ({ publicKey: b64(`-----PUBLIC KEY ${n}-----`), certificate: b64(`-----CERTIFICATE ${n}-----`) });
 const fingerprintOf = (m: { publicKey: string; certificate: string }) =>
   "sha256:" + createHash("sha256").update(`${m.publicKey}\n${m.certificate}`).digest("hex");
 const version = async (id = LOGISTICS) => (await expectJson(await h.get(`/sub-businesses/${id}`), 200)).cryptoVersion as number;
@@ -26,7 +28,7 @@ test("QR material at onboarding → cryptoVersion 1 and its fingerprint; without
   const sb = await expectJson(res, 201);
   assert.is(sb.cryptoVersion, 1);
   assert.is(sb.cryptoFingerprint, fingerprintOf(m));
-  assert.not.ok(text.includes("PUBLIC KEY") || text.includes("CERTIFICATE"), "the material itself is never answered");
+  assert.not.ok(text.includes(m.publicKey) || text.includes(m.certificate), "the material itself is never answered");
   // A completed replay may omit the QR material (and the credentials).
   assert.equal(await expectJson(await h.post("/sub-businesses", {}, "crypto-onboard-01"), 200), sb);
   const plain = await h.post("/sub-businesses", { ...credentials(MULTI.email, MULTI.password), tin: MULTI.logistics.tin }, "crypto-onboard-02");
@@ -107,6 +109,24 @@ test("rotation refusals: body, ownership, unknown business, key", async () => {
   await expectProblem(await rotate(material(1), "rotate-bad-00003", LOGISTICS, { apiKey: OTHER_KEY, host: OTHER }), 403, "GW_SUB_BUSINESS_FORBIDDEN");
   await expectProblem(await rotate(material(1), "rotate-bad-00004", "no-such-business"), 404, "GW_SUB_BUSINESS_NOT_FOUND");
   await expectProblem(await rotate(material(1), null), 400, "GW_IDEMPOTENCY_KEY_REQUIRED");
+});
+
+test("QR material that is not base64 (the docs' placeholder, a raw PEM) → 400 GW_REQUEST_VALIDATION_FAILED naming the field, at rotation and onboarding; nothing recorded", async () => {
+  const before = await version();
+  const placeholder = { publicKey: "<base64 public key>", certificate: material(9).certificate };
+  const p = await expectProblem(await rotate(placeholder, "rotate-b64-00001"), 400, "GW_REQUEST_VALIDATION_FAILED");
+  assert.equal(p.errors.map((e: { location: string; pointer: string; code: string }) => [e.location, e.pointer, e.code]), [["body", "/publicKey", "FORMAT"]]);
+  assert.not.ok(JSON.stringify(p).includes("<base64 public key>"), "the value is not repeated");
+  const pem = { publicKey: material(9).publicKey, certificate: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----" };
+  const q = await expectProblem(await rotate(pem, "rotate-b64-00002"), 400, "GW_REQUEST_VALIDATION_FAILED");
+  assert.equal(q.errors.map((e: { pointer: string }) => e.pointer), ["/certificate"]);
+  const onboard = await h.post("/sub-businesses", { ...credentials(MULTI.email, MULTI.password), tin: MULTI.retail.tin, cryptoMaterial: placeholder }, "crypto-b64-onboard-01");
+  const o = await expectProblem(onboard, 400, "GW_REQUEST_VALIDATION_FAILED");
+  assert.equal(o.errors.map((e: { pointer: string }) => e.pointer), ["/cryptoMaterial/publicKey"]);
+  assert.is(await version(), before, "nothing recorded");
+  // Wrapped base64 (line breaks) is base64.
+  const wrapped = { publicKey: `${material(9).publicKey.slice(0, 8)}\n${material(9).publicKey.slice(8)}`, certificate: material(9).certificate };
+  assert.is((await rotate(wrapped, "rotate-b64-00003")).status, 200);
 });
 
 test.after(() => h.close());

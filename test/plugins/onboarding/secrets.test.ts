@@ -32,7 +32,7 @@ const TEST_LOGINS: Array<[string, string, string?]> = [
   ["ghost@test.ng", "test-password-ghost"],
 ];
 const KEYS: string[] = [];
-const MATERIAL = { publicKey: "MATERIAL-PUBLIC-KEY-BODY", certificate: "MATERIAL-CERTIFICATE-BODY" };
+const MATERIAL = { publicKey: "MATERIAL-PUBLIC-KEY-BODY", certificate: "MATERIAL-CERTIFICATE-BODY1" }; // base64 text (the QR material is refused otherwise)
 
 async function exercise(h: OnboardingHarness, logins: Array<[string, string, string?]>, prefix: string): Promise<string[]> {
   const onboarded: string[] = [];
