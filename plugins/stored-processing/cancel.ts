@@ -7,7 +7,7 @@ import type { StoredCaller, StoredDeps } from "./types.ts";
 /** pending / validated → cancelled (nothing billed); cancelled again → the same answer. */
 export async function cancelInvoice(o: StoredDeps, caller: StoredCaller, invoiceId: string): Promise<InvoiceDoc> {
   for (;;) {
-    const doc = await getInvoice(o, caller.businessId, invoiceId);
+    const doc = await getInvoice(o, caller.businessId, invoiceId, caller.state);
     if (doc.status === "cancelled") return doc;
     if ((doc.status !== "pending" && doc.status !== "validated") || doc.direction !== "outbound")
       throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: `A ${doc.status} invoice cannot be cancelled.` });

@@ -5,22 +5,29 @@
  */
 import { isInvalidQueryError, type Filter } from "../../adapters/ports.ts";
 import { gwError, type GatewayError } from "../../core/errors/gateway-error.ts";
+import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import type { InvoiceDoc } from "../invoice/stored-invoices.ts";
 import { rangeEnd, rangeStart, type ListQueryInput } from "./schemas.ts";
-import type { InvoicePage, StoredDeps } from "./types.ts";
+import type { InvoicePage, ListScope, StoredDeps } from "./types.ts";
 
 const DEFAULT_PAGE = 50;
 
-export async function getInvoice(o: StoredDeps, businessId: string, invoiceId: string): Promise<InvoiceDoc> {
+/**
+ * One invoice of the business; with `state`, only one of the business's current environment (TEST /
+ * LIVE): an invoice of the other environment is not found there.
+ */
+export async function getInvoice(o: StoredDeps, businessId: string, invoiceId: string, state?: RegulatorState): Promise<InvoiceDoc> {
   const doc = await o.invoices.get(invoiceId);
-  if (!doc || doc.businessId !== businessId) throw invoiceNotFound();
+  if (!doc || doc.businessId !== businessId || (state !== undefined && doc.state !== state)) throw invoiceNotFound();
   return doc;
 }
 
+
 /** The business's invoices (merchant), or every business's (operator: `businessId` null). */
-export async function listInvoices(o: StoredDeps, businessId: string | null, q: ListQueryInput, domain?: string): Promise<InvoicePage> {
+export async function listInvoices(o: StoredDeps, businessId: string | null, q: ListQueryInput, scope: ListScope = {}): Promise<InvoicePage> {
   const filter: Filter = businessId === null ? {} : { businessId };
-  if (domain !== undefined) filter.domain = domain;
+  if (scope.state !== undefined) filter.state = scope.state;
+  if (scope.domain !== undefined) filter.domain = scope.domain;
   if (q.status) filter.status = q.status;
   if (q.subBusinessId) filter.subBusinessId = q.subBusinessId;
   if (q.direction) filter.direction = q.direction;

@@ -85,7 +85,7 @@ function _invoiceRoutes(service: StoredService): RouteDeclaration[] {
       responses: { 200: "{ data: [invoice], nextCursor }" },
       async handler(ctx) {
         const backlog = await _backlogDomain(ctx, service);
-        const page = await service.list(ctx.businessId!, ctx.query as unknown as ListQueryInput, backlog);
+        const page = await service.list(ctx.businessId!, ctx.query as unknown as ListQueryInput, { state: ctx.state as RegulatorState, domain: backlog });
         return json(ctx, 200, { data: page.items.map((d) => invoiceView(d, false)), nextCursor: page.nextCursor });
       },
     },
@@ -99,7 +99,7 @@ function _invoiceRoutes(service: StoredService): RouteDeclaration[] {
       responses: { 200: "The invoice record" },
       async handler(ctx) {
         await _backlogInvoice(ctx, service);
-        return json(ctx, 200, invoiceView(await service.get(ctx.businessId!, ctx.params.invoiceId!), true));
+        return json(ctx, 200, invoiceView(await service.get(ctx.businessId!, ctx.params.invoiceId!, ctx.state as RegulatorState), true));
       },
     },
     {
@@ -180,7 +180,7 @@ function _inboundRoute(inbound: InboundReceiver): RouteDeclaration {
 async function _backlogDomain(ctx: RequestContext, service: StoredService): Promise<string | undefined> {
   if (ctx.mode !== "passthrough") return undefined;
   const host = ctx.domain!.host;
-  const any = await service.list(ctx.businessId!, { limit: 1 } as ListQueryInput, host);
+  const any = await service.list(ctx.businessId!, { limit: 1 } as ListQueryInput, { state: ctx.state as RegulatorState, domain: host });
   if (any.items.length === 0) throw _modeConflict();
   return host;
 }
@@ -188,7 +188,7 @@ async function _backlogDomain(ctx: RequestContext, service: StoredService): Prom
 /** On a Pass-through domain, only an invoice this domain took in as Stored is served. */
 async function _backlogInvoice(ctx: RequestContext, service: StoredService): Promise<void> {
   if (ctx.mode !== "passthrough") return;
-  const doc = await service.get(ctx.businessId!, ctx.params.invoiceId!).catch((e: unknown) => {
+  const doc = await service.get(ctx.businessId!, ctx.params.invoiceId!, ctx.state as RegulatorState).catch((e: unknown) => {
     if (isGatewayError(e) && e.code === "GW_INVOICE_NOT_FOUND") return null;
     throw e;
   });

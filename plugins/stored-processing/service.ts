@@ -18,8 +18,8 @@ export function createStoredService(o: StoredServiceOptions): StoredService {
   const deps = { ...o, invoices: o.store.invoices, subs: openRepresentedBusinesses(o.documentStore), reviews: openIdentityReviews(o.documentStore) };
   return {
     intake: (caller, r) => intake(deps, caller, r),
-    get: (businessId, invoiceId) => getInvoice(deps, businessId, invoiceId),
-    list: (businessId, q, domain) => listInvoices(deps, businessId, q, domain),
+    get: (businessId, invoiceId, state) => getInvoice(deps, businessId, invoiceId, state),
+    list: (businessId, q, scope) => listInvoices(deps, businessId, q, scope),
     transmit: (caller, invoiceId) => transmitInvoice(deps, caller, invoiceId),
     cancel: (caller, invoiceId) => cancelInvoice(deps, caller, invoiceId),
     resolve: (operator, invoiceId, outcome) => resolveFrozen(deps, operator, invoiceId, outcome),

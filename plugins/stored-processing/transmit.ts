@@ -7,7 +7,7 @@ import type { StoredCaller, StoredDeps } from "./types.ts";
 /** signed → transmitting; the answers of DECISIONS.md for every other status. */
 export async function transmitInvoice(o: StoredDeps, caller: StoredCaller, invoiceId: string): Promise<InvoiceDoc> {
   for (;;) {
-    const doc = await getInvoice(o, caller.businessId, invoiceId);
+    const doc = await getInvoice(o, caller.businessId, invoiceId, caller.state);
     switch (doc.status) {
       case "signed": {
         const updated = await casInvoice(o, doc, {

@@ -38,16 +38,23 @@ export interface InvoicePage {
   nextCursor: string | null;
 }
 
+/** What a merchant's list is scoped to: its current environment, and (a former Stored domain) that domain. */
+export interface ListScope {
+  state?: RegulatorState;
+  domain?: string;
+}
+
 export interface StoredService extends FrozenInvoiceResolver {
   /** Accepts an invoice durably (202), idempotent per key. */
   intake(caller: StoredCaller, r: IntakeRequest): Promise<InvoiceDoc>;
-  /** One invoice of the business (404 otherwise). */
-  get(businessId: string, invoiceId: string): Promise<InvoiceDoc>;
+  /** One invoice of the business, of its current environment when `state` is given (404 otherwise). */
+  get(businessId: string, invoiceId: string, state?: RegulatorState): Promise<InvoiceDoc>;
   /**
    * The business's invoices (merchant), or every business's (operator: `businessId` null); only
-   * those taken in through `domain` when given (a former Stored domain's backlog).
+   * those of `scope.state` (the merchant's current environment) and taken in through `scope.domain`
+   * (a former Stored domain's backlog) when given.
    */
-  list(businessId: string | null, q: ListQueryInput, domain?: string): Promise<InvoicePage>;
+  list(businessId: string | null, q: ListQueryInput, scope?: ListScope): Promise<InvoicePage>;
   /** signed → transmitting (the processor dispatches once). */
   transmit(caller: StoredCaller, invoiceId: string): Promise<InvoiceDoc>;
   /** pending / validated → cancelled (nothing billed). */
