@@ -91,6 +91,11 @@ export interface IdempotencyOptions {
   retentionMs: number;
   /** Maps a store failure before any effect (claim, reads) to the error to throw. */
   unavailable: (cause: unknown) => unknown;
+  /**
+   * What a duplicate answers when the holder is still running at the wait's end; default 409
+   * GW_IDEMPOTENCY_CONTENT_CONFLICT ("still in progress").
+   */
+  inProgress?: () => GatewayError;
 }
 
 /** Thrown by `execute` when the effect may have happened: the claim is kept, `error` is answered. */
@@ -173,9 +178,12 @@ async function _existing(e: _Engine, r: IdempotentRun, rec: IdempotencyDoc, dead
   if (e.now() - rec.startedAtMs >= e.options.staleAfterMs) return _stale(e, r, rec);
   if (rec.uncertainCode && rec.uncertainCode in CATALOG) throw _uncertain(e, rec, rec.uncertainCode as GwCode);
   if (e.now() >= deadline)
-    throw gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
-      detail: "A request with this idempotency key is still in progress; read the resource before doing anything else.",
-    });
+    throw (
+      e.options.inProgress?.() ??
+      gwError("GW_IDEMPOTENCY_CONTENT_CONFLICT", {
+        detail: "A request with this idempotency key is still in progress; read the resource before doing anything else.",
+      })
+    );
   await _sleep(e.options.pollMs);
   return AGAIN;
 }

@@ -4,11 +4,15 @@
  * idempotency engine. Also who calls: a customer (`Caller`, scoped by the approved hostname) or an
  * operator (`OperatorCaller`, x-admin-api-key).
  */
+import { gwError } from "../../core/errors/gateway-error.ts";
 import { createIdempotency, type Idempotency } from "../../core/idempotency.ts";
 import type { Logger } from "../../core/log.ts";
 import type { IdentityAttestor } from "../../adapters/ports.ts";
 import type { RegulatorClient, RegulatorState } from "../../adapters/regulator/port.ts";
 import type { OnboardingStore } from "./store.ts";
+
+/** The pause before a duplicate of a still-running request asks again. */
+const IN_PROGRESS_RETRY_AFTER_SECONDS = 2;
 
 /** A customer request: the top-level business and state come from the approved hostname. */
 export interface Caller {
@@ -69,6 +73,13 @@ export function createOnboardingEnv(o: OnboardingServiceOptions): OnboardingEnv 
     retentionMs: o.retentionMs,
     // A store outage reaches the route, which declares what it answers (GW_MANAGEMENT_SERVICE_UNAVAILABLE).
     unavailable: (e) => e,
+    // The same key and content still running (regulator calls are slow): not a content conflict; the
+    // same-key retry after a pause gets that onboarding's own outcome.
+    inProgress: () =>
+      gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", {
+        detail: "The request with this idempotency key is still in progress; retry with the same key and content after Retry-After to get its outcome.",
+        retryAfterSeconds: IN_PROGRESS_RETRY_AFTER_SECONDS,
+      }),
   });
   return { store: o.store, regulator: o.regulator, attestation: o.attestation ?? null, log: o.log, secret: o.secret, now: o.now, idempotency };
 }
