@@ -58,9 +58,11 @@ test("on the sign route: the client reads the sign answer (one NGN 50 debit), ne
   const ledger = await h.ledgerBalanced();
   assert.is(ledger.debits, 1, "signed and debited once");
   assert.is(ledger.reversals, 0);
-  // The merchant replays with the same key and content (the retry contract): the stored result, no second debit.
+  // The merchant resends with the same key and content: told the attempt was processed (409 with its
+  // operationId, spec §3.2), no second debit.
   const replay = await h.sign(invoice("TRAIL1"), { key: "trail-sign-0001" });
-  assert.is(replay.status, 201);
+  assert.is(replay.status, 409);
+  assert.is(((await replay.json()) as { code: string }).code, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
   assert.is((await h.ledgerBalanced()).debits, 1);
 });
 
