@@ -18,6 +18,7 @@ import { OUTBOX_COLLECTION, createWebhookOutbox } from "../adapters/webhooks/out
 import type { Config } from "../config/schema.ts";
 import { createGateway, type Gateway } from "../core/create-gateway.ts";
 import { openDirectory } from "../core/directory.ts";
+import { createHopMarker, type HopMarker } from "../core/http/hop.ts";
 import type { LogFields, Logger } from "../core/log.ts";
 import { createGatewayMetrics, type CounterSeries, type GatewayMetrics } from "../core/metrics.ts";
 import { ngnTextToKobo } from "../core/money.ts";
@@ -52,8 +53,10 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
   const { log } = options;
   const metrics = createGatewayMetrics();
   const observed = _observedCalls(config, options, metrics);
+  // Every outbound call carries the deployment's signed hop marker (the routing-loop stage recognises it).
+  const hopMarker = createHopMarker(config.regulator.apiSecret, options.now);
   const stores = await _openStores(config, options, observed);
-  const alerts = options.ports?.alerts ? null : _createAlertEngine(config, options, stores, observed.policies, metrics);
+  const alerts = options.ports?.alerts ? null : _createAlertEngine(config, options, stores, observed.policies, metrics, hopMarker);
   const alertChannel = options.ports?.alerts ?? alerts!;
   // Store calls and circuit changes feed the gateway's own engine (a channel given by a test does not see them).
   if (alerts) observed.bindAlerts(alerts);
@@ -61,14 +64,14 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
   const directory = await openDirectory({ config, store: documentStore, coordination, log, now: options.now, sync: options.syncDirectory });
   const outbox = options.ports?.webhooks
     ? null
-    : createWebhookOutbox({ store: documentStore, log, timeoutMs: config.webhooks.timeoutMs, pollMs: config.webhooks.pollMs, concurrency: config.webhooks.concurrency });
+    : createWebhookOutbox({ store: documentStore, log, timeoutMs: config.webhooks.timeoutMs, pollMs: config.webhooks.pollMs, concurrency: config.webhooks.concurrency, hopMarker });
   const gateway = createGateway({
     config,
     stages: STAGES,
     ports: {
       documentStore,
       coordination,
-      regulator: options.ports?.regulator ?? _createRegulator(config, options, observed, alertChannel),
+      regulator: options.ports?.regulator ?? _createRegulator(config, options, observed, alertChannel, hopMarker),
       webhooks: options.ports?.webhooks ?? outbox!,
       email: options.ports?.email ?? (await openEmail(config)),
       payments: options.ports?.payments ?? createSandboxPaymentProcessor({ redeliverAfterMs: PROCESSOR_REDELIVERY_MS, store: documentStore }),
@@ -162,14 +165,14 @@ async function _openStores(config: Config, options: ComposeOptions, observed: Ob
   };
 }
 
-function _createAlertEngine(config: Config, options: ComposeOptions, stores: OpenedStores, policies: PolicyRegistry, metrics: GatewayMetrics): AlertEngine {
+function _createAlertEngine(config: Config, options: ComposeOptions, stores: OpenedStores, policies: PolicyRegistry, metrics: GatewayMetrics, hopMarker: HopMarker): AlertEngine {
   return createAlertEngine({
     environment: config.alerts.environment ?? (config.demo ? "demo" : "production"),
     // The engine's own calls are not observed (its flushes would count as activity forever).
     coordination: guardCoordination(stores.raw.coordination, policies.get("coordination")!),
     store: guardDocumentStore(stores.raw.documentStore, policies.get("documentStore")!),
     log: options.log,
-    webhook: config.alerts.webhook ?? null,
+    webhook: config.alerts.webhook ? { ...config.alerts.webhook, hopMarker } : null,
     flushMs: config.alerts.flushMs,
     runbookBase: config.alerts.runbookBaseUrl,
     ...(options.now ? { clock: options.now } : {}),
@@ -178,7 +181,7 @@ function _createAlertEngine(config: Config, options: ComposeOptions, stores: Ope
   });
 }
 
-function _createRegulator(config: Config, options: ComposeOptions, observed: ObservedCalls, alerts: AlertChannel): RegulatorClient {
+function _createRegulator(config: Config, options: ComposeOptions, observed: ObservedCalls, alerts: AlertChannel, hopMarker: HopMarker): RegulatorClient {
   return createHttpRegulatorClient({
     baseUrls: { ...config.regulator.baseUrls, ...options.regulatorBaseUrls },
     apiKey: config.regulator.apiKey,
@@ -189,6 +192,7 @@ function _createRegulator(config: Config, options: ComposeOptions, observed: Obs
     policies: observed.policies,
     log: options.log,
     alerts,
+    hopMarker,
     onCall: (c) => {
       observed.count(c.dependency, c.outcome);
       if (c.outcome === "success" || c.outcome === "failure")

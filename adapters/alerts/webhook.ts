@@ -7,6 +7,7 @@
  * or shown; logs name only the failure class and status.
  */
 import { request } from "undici";
+import { HOP_HEADER, type HopMarker } from "../../core/http/hop.ts";
 import type { Alert } from "../ports.ts";
 import { webhookUrlProblems } from "../../config/url-rules.ts";
 import { chatText } from "./context.ts";
@@ -21,6 +22,8 @@ export interface WebhookChannelOptions {
   /** Wait after the first failed attempt; doubled after each (capped by backoffMaxMs). Default 1000 ms. */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** The deployment's hop markers: each post carries the one for the channel's host (X-Service-Gateway-Hop). */
+  hopMarker?: HopMarker;
 }
 
 /** Spec §6: a 3-second deadline per attempt, up to five attempts with exponential backoff. */
@@ -49,7 +52,7 @@ export function createWebhookChannel(options: WebhookChannelOptions): WebhookCha
     try {
       const res = await request(url, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...(options.hopMarker ? { [HOP_HEADER]: options.hopMarker.forUrl(url) } : {}) },
         body,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,

@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { loadConfig } from "../../config/load.ts";
 import { hashSecret } from "../../core/directory.ts";
+import { createHopMarker, HOP_MARKER_PATTERN } from "../../core/http/hop.ts";
 import { KEEP_ALIVE_TIMEOUT_MS } from "../../core/server.ts";
 import { renderNginxConf } from "../../deploy/nginx.ts";
 import { DEMO_RAW } from "../support/gateway.ts";
@@ -38,6 +39,7 @@ test("the rendered file carries the gateway's header names, secret, limits and u
   assert.match(conf, /proxy_set_header x-gatehouse-edge-secret "edge-secret-for-the-nginx-conf-test";/);
   assert.match(conf, /proxy_set_header x-gatehouse-client-ip \$remote_addr;/);
   assert.match(conf, /proxy_set_header X-Forwarded-For "";/);
+  assert.match(conf, /proxy_set_header X-Service-Gateway-Hop \$gatehouse_hop_marker;/, "a client's hop header is not passed on as sent");
   assert.match(conf, /server 10\.0\.1\.11:3000 max_fails=1 fail_timeout=5s; server 10\.0\.1\.12:3000/);
   assert.match(conf, /listen 8080;/);
   assert.match(conf, /client_max_body_size 1048576;/, "limits.largeBodyBytes (default)");
@@ -66,6 +68,17 @@ test("a template with an unknown or a missing placeholder is refused (the file a
   const options = { upstreams: ["a:1"], edgeSecret: SECRET };
   assert.throws(() => renderNginxConf(config, options, "server { ${GATEHOUSE_NOPE} }"), /unknown placeholder/);
   assert.throws(() => renderNginxConf(config, options, "server { listen ${GATEHOUSE_LISTEN}; }"), /lacks placeholders/);
+});
+
+test("the edge's hop-marker map passes exactly what HOP_MARKER_PATTERN admits, nothing else", () => {
+  const conf = renderNginxConf(trusted(), { upstreams: ["10.0.1.11:3000"], edgeSecret: SECRET });
+  const map = /map \$http_x_service_gateway_hop \$gatehouse_hop_marker \{\n\s*default "";\n\s*"~(.+)" \$http_x_service_gateway_hop;\n\s*\}/.exec(conf);
+  assert.ok(map, "one map: default empty (no header), the marker shape passed as sent");
+  const pattern = map![1]!;
+  assert.is(pattern, HOP_MARKER_PATTERN.source, "the edge and the gateway agree on the marker's shape");
+  const own = createHopMarker("s").forHost("gw.example.ng");
+  assert.ok(new RegExp(pattern).test(own));
+  for (const hop of ["1", "0", "1.2.x", `${own} `, `${own}\n1`]) assert.not.ok(new RegExp(pattern).test(hop), hop);
 });
 
 test.run();

@@ -5,6 +5,7 @@
  */
 import type { PolicyRegistry } from "../../policies.ts";
 import type { AlertChannel } from "../../ports.ts";
+import type { HopMarker } from "../../../core/http/hop.ts";
 import type { Logger } from "../../../core/log.ts";
 import type { RegulatorClient, RegulatorTargetInfo } from "../port.ts";
 
@@ -41,6 +42,8 @@ export interface HttpRegulatorClientOptions {
   onCall?: (call: RegulatorCallEvent) => void;
   /** Immediate signals (every staged credential rejected). */
   alerts?: AlertChannel;
+  /** The deployment's hop markers (X-Service-Gateway-Hop). Default: made from `apiSecret`. */
+  hopMarker?: HopMarker;
 }
 
 /** What `onCall` receives about one call (never a body, path, query or credential). */

@@ -7,14 +7,15 @@
  * - one undici Pool per base-URL origin, keep-alive (ARCHITECTURE.md §8: ~4× global fetch);
  * - one dependency policy per state ("regulator:TEST", "regulator:LIVE") from the injected
  *   PolicyRegistry: the per-call deadline and the §3.5 circuit (run by ./call.ts);
- * - the deployment's own credentials as `x-api-key` + `x-api-secret`, `X-Service-Gateway-Hop: 1`, and
- *   the gateway's request id as `x-request-id` (correlation only);
+ * - the deployment's own credentials as `x-api-key` + `x-api-secret`, the deployment's signed hop
+ *   marker for the target's host as `X-Service-Gateway-Hop` (core/http/hop.ts), and the gateway's
+ *   request id as `x-request-id` (correlation only);
  * - redirects are never followed (undici's dispatch does not follow them; a 3xx is a contract failure).
  */
 import { Pool, type Dispatcher } from "undici";
 import type { CallDeadline, DependencyPolicy } from "../../policies.ts";
 import { isDependencyUnavailableError } from "../../ports.ts";
-import { HOP_HEADER } from "../../../core/http/hop.ts";
+import { createHopMarker, HOP_HEADER } from "../../../core/http/hop.ts";
 import { REGULATOR_ADAPTERS, REGULATOR_ADAPTER_VERSIONS } from "../port.ts";
 import type { RegulatorCallContext, RegulatorFailure, RegulatorState, RegulatorTargetInfo } from "../port.ts";
 import { check, type HttpRegulatorClientOptions } from "./options.ts";
@@ -35,6 +36,8 @@ export interface Target {
   contractVersion: string;
   /** Which credential pair is in use: 0 current, 1 next (after the regulator rejected the current one). */
   slot: number;
+  /** The deployment's hop marker for this target's host (made per call: it carries the time). */
+  hop: () => string;
 }
 
 /** One outbound request. */
@@ -70,6 +73,8 @@ export function credentialHeaders(options: HttpRegulatorClientOptions): readonly
 export function createTargets(options: HttpRegulatorClientOptions, timeoutMs: number): Targets {
   const pools = new Map<string, Pool>();
   const targets = new Map<RegulatorState, Target>();
+  // Keyed by the deployment secret (config `regulator.apiSecret`), as the routing-loop stage's check is.
+  const markers = options.hopMarker ?? createHopMarker(options.apiSecret);
   for (const state of ["TEST", "LIVE"] as const) {
     const raw = options.baseUrls[state];
     if (raw === undefined || raw === "") continue;
@@ -89,7 +94,8 @@ export function createTargets(options: HttpRegulatorClientOptions, timeoutMs: nu
     // One policy per state, shared by every client built on the same registry (the circuit is the
     // dependency's, not the client's).
     const policy = options.policies.get(dependency) ?? options.policies.create({ dependency, timeoutMs });
-    targets.set(state, { state, dependency, policy, pool, basePath, contractVersion, slot: 0 });
+    const host = new URL(origin).host;
+    targets.set(state, { state, dependency, policy, pool, basePath, contractVersion, slot: 0, hop: () => markers.forHost(host) });
   }
   return { pools, targets };
 }
@@ -125,6 +131,7 @@ export function exchange(
   maxBytes: number,
 ): Promise<RawResponse> {
   const headers = baseHeaders.slice();
+  headers.push(HOP_HEADER, target.hop());
   if (typeof ctx?.requestId === "string" && REQUEST_ID.test(ctx.requestId)) headers.push("x-request-id", ctx.requestId);
   if (wire.body !== undefined) headers.push("content-type", wire.contentType ?? JSON_TYPE);
   return new Promise<RawResponse>((resolve, reject) => {
@@ -183,7 +190,7 @@ const DEADLINE_ABORT = Object.assign(new Error("the regulator call's deadline pa
 const TOO_LARGE_ABORT = new Error("the regulator's answer is larger than the limit");
 
 function _headersOf(key: string, secret: string): readonly string[] {
-  return ["x-api-key", key, "x-api-secret", secret, HOP_HEADER, "1", "accept", "application/json"];
+  return ["x-api-key", key, "x-api-secret", secret, "accept", "application/json"];
 }
 
 function _createPool(origin: string, options: HttpRegulatorClientOptions, timeoutMs: number): Pool {

@@ -42,7 +42,7 @@ async function _attempt(s: OutboxState, doc: OutboxDoc & { lease: Lease }): Prom
   const started = performance.now();
   const result =
     doc.endpointUrl && doc.secret
-      ? await postWebhook(dispatcher(s), doc.endpointUrl, doc.secret, doc._id, doc.body, s.clock, s.timeoutMs)
+      ? await postWebhook(dispatcher(s), doc.endpointUrl, doc.secret, doc._id, doc.body, s.clock, s.timeoutMs, s.hop?.forUrl(doc.endpointUrl))
       : { statusCode: null, error: "invalid_endpoint" };
   const latencyMs = Math.round(performance.now() - started);
   const now = s.clock();

@@ -1,9 +1,10 @@
 /**
- * One HTTP attempt: POST the stored body with fresh Standard Webhooks headers, bounded by the
- * deadline. The answer's body is never kept; an error is reduced to a class ("timeout",
+ * One HTTP attempt: POST the stored body with fresh Standard Webhooks headers (and the deployment's
+ * hop marker for the endpoint's host, when given), bounded by the deadline. The answer's body is never kept; an error is reduced to a class ("timeout",
  * "ECONNREFUSED"), never a message.
  */
 import { request, type Agent } from "undici";
+import { HOP_HEADER } from "../../../core/http/hop.ts";
 import { webhookHeaders } from "../signature.ts";
 
 /** An attempt's answer: its status (null without one) and what `lastError` records if it failed. */
@@ -20,6 +21,7 @@ export async function postWebhook(
   body: string,
   clock: () => number,
   timeoutMs: number,
+  hop?: string,
 ): Promise<AttemptResult> {
   const timestamp = Math.floor(clock() / 1000);
   const signal = AbortSignal.timeout(timeoutMs);
@@ -32,6 +34,7 @@ export async function postWebhook(
         "content-type": "application/json",
         "user-agent": USER_AGENT,
         ...webhookHeaders(secret, webhookId, timestamp, body),
+        ...(hop === undefined ? {} : { [HOP_HEADER]: hop }),
       },
       body,
     });

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { Agent } from "undici";
+import type { HopMarker } from "../../../core/http/hop.ts";
 import { createLogger, type Logger } from "../../../core/log.ts";
 import type { Collection, Doc, Lease } from "../../ports.ts";
 import { DEFAULT_WEBHOOK_SCHEDULE, validSchedule } from "./schedule.ts";
@@ -45,6 +46,8 @@ export interface OutboxState {
   readonly jitter: number;
   readonly leaseMs: number;
   readonly coll: Collection<OutboxDoc>;
+  /** The deployment's hop markers (none: attempts carry no X-Service-Gateway-Hop). */
+  readonly hop: HopMarker | null;
   agent: Agent | null;
   running: boolean;
   timer: NodeJS.Timeout | null;
@@ -73,6 +76,7 @@ export function createOutboxState(options: WebhookOutboxOptions): OutboxState {
         { fields: ["businessId", "status", "createdAt"] },
       ],
     }),
+    hop: options.hopMarker ?? null,
     agent: null,
     running: false,
     timer: null,

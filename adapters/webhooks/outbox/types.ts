@@ -1,4 +1,5 @@
 /** The webhook outbox's public types: options, the operator's view of a message, and the outbox with its worker. */
+import type { HopMarker } from "../../../core/http/hop.ts";
 import type { Logger } from "../../../core/log.ts";
 import type { DocumentStore, WebhookOutbox } from "../../ports.ts";
 
@@ -60,6 +61,8 @@ export interface WebhookOutboxOptions {
   leaseMs?: number;
   /** Collection name. Default "webhook_outbox". */
   collection?: string;
+  /** The deployment's hop markers: each attempt carries the one for its endpoint's host (X-Service-Gateway-Hop). */
+  hopMarker?: HopMarker;
 }
 
 export interface WebhookDeliveryWorker {

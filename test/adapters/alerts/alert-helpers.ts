@@ -56,6 +56,8 @@ export interface Receiver {
   url: string;
   /** Bodies received, in order (every attempt). */
   bodies: Array<{ text: string; alert: Alert }>;
+  /** The X-Service-Gateway-Hop header of each request received, in order (undefined: none). */
+  hops: Array<string | undefined>;
   /** The statuses to answer next, in order; "hold" never answers; `{ delayMs, status }` answers late; then 200. */
   plan: Array<number | "hold" | { delayMs: number; status: number }>;
   close(): Promise<void>;
@@ -66,6 +68,7 @@ export async function startReceiver(): Promise<Receiver> {
   const r: Receiver = {
     url: "",
     bodies: [],
+    hops: [],
     plan: [],
     close: async () => {
       for (const res of held) res.destroy();
@@ -77,6 +80,7 @@ export async function startReceiver(): Promise<Receiver> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       r.bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      r.hops.push(req.headers["x-service-gateway-hop"] as string | undefined);
       const next = r.plan.shift() ?? 200;
       if (next === "hold") {
         held.push(res);

@@ -18,6 +18,7 @@ import { createMemoryCoordination } from "../../../adapters/coordination/memory.
 import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import type { Alert, AlertChannel, CoordinationStore } from "../../../adapters/ports.ts";
 import { recoveryFor } from "../../../plugins/recovery/plugin.ts";
+import { createHopMarker } from "../../../core/http/hop.ts";
 import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, startTestGateway } from "../../support/gateway.ts";
 import { withStoreFaults } from "../../support/store-faults.ts";
 import { CREDENTIALS, DEMO, demoInvoice, startDemoSimulator } from "../regulator/simulator/simulator-helpers.ts";
@@ -91,7 +92,8 @@ test("every signal from its real source reaches the log and the chat webhook, ca
 
     // Routing loop (its chat delivery fails twice: the dead letter).
     receiver.plan = [500, 500];
-    await expect(g.call("/sub-businesses", { host: PASSTHROUGH, headers: { ...customer, "x-service-gateway-hop": "1" } }), 508, "GW_ROUTING_LOOP_DETECTED");
+    const ownMarker = createHopMarker(g.config.regulator.apiSecret).forHost(PASSTHROUGH);
+    await expect(g.call("/sub-businesses", { host: PASSTHROUGH, headers: { ...customer, "x-service-gateway-hop": ownMarker } }), 508, "GW_ROUTING_LOOP_DETECTED");
     await settle();
     assert.is(raised("routing_loop").length, 1);
 

@@ -5,7 +5,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { HOP_HEADER } from "../../../core/http/hop.ts";
+import { createHopMarker, HOP_HEADER } from "../../../core/http/hop.ts";
 import { CREDENTIALS, demoInvoice } from "./simulator/simulator-helpers.ts";
 import { assertGw, CTX, gwFailure, makeClient, startRecordingServer, type TestServer } from "./regulator-helpers.ts";
 
@@ -27,7 +27,7 @@ test.before.each(() => {
   redirect.requests.length = 0;
 });
 
-test("every operation sends x-api-key, x-api-secret, X-Service-Gateway-Hop: 1 and the request id", async () => {
+test("every operation sends x-api-key, x-api-secret, the deployment's hop marker for the regulator's host and the request id", async () => {
   const h = makeClient({ TEST: echo.url });
   try {
     await h.client.authenticate("TEST", { email: "a@b.ng", password: "pw" }, CTX).catch(() => undefined);
@@ -39,7 +39,7 @@ test("every operation sends x-api-key, x-api-secret, X-Service-Gateway-Hop: 1 an
     await h.client.relay("TEST", { method: "GET", path: "/api/v1/invoice/resources/currencies" }, CTX);
     assert.is(echo.requests.length, 7);
     for (const r of echo.requests) {
-      assert.is(r.headers[HOP_HEADER], "1", r.url);
+      assert.ok(createHopMarker(CREDENTIALS.apiSecret).isOwn(String(r.headers[HOP_HEADER]), new URL(echo.url).host), r.url);
       assert.is(r.headers["x-api-key"], CREDENTIALS.apiKey, r.url);
       assert.is(r.headers["x-api-secret"], CREDENTIALS.apiSecret, r.url);
       assert.is(r.headers["x-request-id"], CTX.requestId, r.url);

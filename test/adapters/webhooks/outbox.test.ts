@@ -1,3 +1,4 @@
+import { createHopMarker } from "../../../core/http/hop.ts";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { once } from "node:events";
@@ -25,6 +26,7 @@ interface Received {
   valid: boolean;
   body: string;
   contentType: string;
+  hop: string | undefined;
 }
 
 type Reply = number | "hang";
@@ -69,6 +71,7 @@ async function startReceiver(clock: () => number): Promise<Receiver> {
         valid: verifyWebhook(SECRET, req.headers, body, { now: clock() }),
         body,
         contentType: String(req.headers["content-type"]),
+        hop: req.headers["x-service-gateway-hop"] as string | undefined,
       });
       for (const w of waiters.filter((w) => received.length >= w.n)) w.resolve();
       const reply = r.replies.shift() ?? 200;
@@ -208,6 +211,21 @@ test("delivers the stored body once with valid Standard Webhooks headers", async
 
     assert.is(await outbox.deliverDue(), 0, "nothing left to deliver");
     assert.is(s.receiver.received.length, 1);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("with the deployment's hop markers, every attempt carries the marker for its endpoint's host", async () => {
+  const s = await setup();
+  try {
+    const markers = createHopMarker("deployment-secret", s.clock);
+    const outbox = s.outbox({ hopMarker: markers });
+    await outbox.enqueue(message(1), { url: s.receiver.url, secret: SECRET });
+    assert.is(await outbox.deliverDue(), 1);
+    const hop = s.receiver.received[0]!.hop!;
+    assert.ok(markers.isOwn(hop, new URL(s.receiver.url).host), "the deployment's own marker, bound to the receiver's host");
+    assert.not.ok(markers.isOwn(hop, "passthrough.demo.localhost"), "worth nothing on any other host");
   } finally {
     await s.cleanup();
   }

@@ -1,7 +1,8 @@
 /**
  * deploy/nginx.conf as nginx (Debian) runs it, in front of small HTTP servers that record what
  * reaches them (docs/deployment.md "The edge"): the edge secret and the client address are set
- * whatever the client sent, X-Forwarded-For / Forwarded / X-Real-IP never pass, a POST the edge
+ * whatever the client sent, X-Forwarded-For / Forwarded / X-Real-IP never pass, X-Service-Gateway-Hop
+ * passes only in the shape of the gateway's own marker, a POST the edge
  * already sent is never sent again when its gateway breaks the connection (a GET is, to the other
  * gateway), and a request no gateway took (connection refused) moves to the next one.
  */
@@ -11,6 +12,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { loadConfig } from "../../../config/load.ts";
 import { hashSecret } from "../../../core/directory.ts";
+import { createHopMarker } from "../../../core/http/hop.ts";
 import { DEMO_RAW } from "../../support/gateway.ts";
 import { isNginxSkip, startNginx, type NginxHandle } from "../../support/nginx.ts";
 import { freePort } from "../../support/ports.ts";
@@ -97,6 +99,20 @@ function run(nginx: NginxHandle): void {
     assert.is(line.callerRequestId, "caller-1");
     assert.match(line.requestId, /^[ab]-\d+$/, "the access log names the answering gateway's X-Request-ID");
     assert.not.match(JSON.stringify(nginx.accessLog()), new RegExp(SECRET), "the secret is never logged");
+  });
+
+  test("X-Service-Gateway-Hop from a client passes only in the shape of the gateway's own marker", async () => {
+    const marker = createHopMarker("any-deployment-secret").forHost("passthrough.demo.localhost");
+    let n = 0;
+    // What reached a gateway (either one) of a request sent with this hop value.
+    const passed = async (hop: string) => {
+      const id = `hop-${++n}`;
+      const res = await httpCall(nginx.url, "/sub-businesses?limit=1", { host: "passthrough.demo.localhost", headers: { "x-service-gateway-hop": hop, "x-request-id": id } });
+      assert.is(res.status, 200);
+      return all().find((r) => r.headers["x-request-id"] === id)!.headers["x-service-gateway-hop"];
+    };
+    for (const hop of ["1", "2", "garbage", `${marker}x`, marker.slice(0, 20)]) assert.is(await passed(hop), undefined, hop);
+    assert.is(await passed(marker), marker, "a signed-shaped marker reaches the gateway, which verifies it");
   });
 
   test("a GET whose gateway breaks the connection is sent to the other gateway, which answers", async () => {
