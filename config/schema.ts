@@ -196,6 +196,8 @@ export const ConfigSchema = v.strictObject({
         v.strictObject({
           /** Deliveries whose x-regulator-timestamp is further than this from now are refused. */
           toleranceSeconds: v.optional(POSITIVE_INT, 300),
+          /** Early limit per client address on POST /regulator/inbound-invoices (before the body is read). */
+          admission: v.optional(v.strictObject({ perClient: v.optional(POSITIVE_INT, 30), windowSeconds: v.optional(POSITIVE_INT, 10) }), {}),
         }),
         {},
       ),

@@ -99,6 +99,16 @@ export interface RouteDeclaration {
   skip?: readonly StageName[];
   /** Reject server-managed fields in the body (spec §1.2 rule 1). Default true for gateway routes. */
   rejectServerFields?: boolean;
+  /**
+   * Authenticates the body's raw bytes before anything parses them (a signed delivery on a route
+   * without a credential): throws a catalog error to refuse. Runs right after the body is read.
+   */
+  verifyBody?: (ctx: RequestContext, rawBody: Uint8Array) => void;
+  /**
+   * A tighter early limit for this route per client address (the admission stage), for an
+   * unauthenticated entry point that reads a large body: `perClient` requests per `windowSeconds`.
+   */
+  admission?: { perClient: number; windowSeconds: number };
   summary: string;
   description?: string;
   /** Documented success statuses for the OpenAPI document. */

@@ -1,8 +1,9 @@
 /**
  * The route's own checks, run after the pipeline from the route's declaration: server-managed
  * fields in headers and query, the idempotency key (`ctx.idempotencyKey`), params, query, then the
- * body — read (limit, deadline, completeness), its JSON shape checked (depth, members) before
- * anything parses it, parsed, server-managed body fields, schema.
+ * body — read (limit, deadline, completeness), authenticated over its raw bytes when the route says
+ * so (`verifyBody`), its JSON shape checked (depth, members) before anything parses it, parsed,
+ * server-managed body fields, schema.
  */
 import type { RequestContext } from "./context.ts";
 import { gwError } from "./errors/gateway-error.ts";
@@ -33,6 +34,7 @@ async function _readInputBody(ctx: RequestContext, bodyTimeoutMs: number, checkJ
   const route = ctx.route!;
   const bytes = await readBody(ctx, route.bodyLimit, bodyTimeoutMs);
   ctx.rawBody = bytes;
+  route.decl.verifyBody?.(ctx, bytes);
   let body: unknown = undefined;
   if (bytes.byteLength > 0) {
     const text = UTF8.decode(bytes);

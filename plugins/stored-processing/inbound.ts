@@ -2,7 +2,9 @@
  * Inbound invoices (DECISIONS.md "Stored mode"): the regulator delivers an invoice addressed to a
  * buyer TIN to `POST /regulator/inbound-invoices` on the gateway's own host. A delivery is accepted
  * only when `x-regulator-signature: v1,<base64 HMAC-SHA256 of "timestamp.body">` verifies with the
- * deployment's regulator secret and `x-regulator-timestamp` is within the replay window. It is stored
+ * deployment's regulator secret and `x-regulator-timestamp` is within the replay window; the route
+ * checks it over the raw bytes before anything parses them (`verify`, the route's `verifyBody`), and
+ * each client address gets a small admission limit of its own (config `stored.inbound.admission`). It is stored
  * under every top-level business whose represented business (in the delivery's environment) has that
  * TIN: `direction: inbound`, status `received`, with an `invoice.inbound.received` webhook. A repeated
  * delivery id stores nothing new (the same answer); the same id with other content is refused.
@@ -34,6 +36,8 @@ export interface InboundOptions {
   /** HMAC key for stored delivery ids and fingerprints (deriveStoredSecret). */
   secret: Buffer;
   toleranceSeconds: number;
+  /** The route's early limit per client address (config `stored.inbound.admission`). */
+  admission: { perClient: number; windowSeconds: number };
   onDue: () => void;
   now?: () => number;
 }
@@ -49,19 +53,29 @@ export interface InboundDeliveryRequest {
 export type InboundResult = "accepted" | "duplicate";
 
 export interface InboundReceiver {
-  /** Verifies and stores one delivery; "duplicate" when every addressee had it already. */
+  /** The route's early limit per client address. */
+  readonly admission: { perClient: number; windowSeconds: number };
+  /** Authenticates a delivery over its raw bytes (before it is parsed): throws the catalog error. */
+  verify(r: Pick<InboundDeliveryRequest, "rawBody" | "timestamp" | "signature">): void;
+  /** Stores one delivery `verify` accepted; "duplicate" when every addressee had it already. */
   receive(r: InboundDeliveryRequest): Promise<InboundResult>;
 }
 
 export function createInboundReceiver(o: InboundOptions): InboundReceiver {
   const subs = openRepresentedBusinesses(o.documentStore);
-  return { receive: (r) => _receive(o, subs, r) };
+  const now = o.now ?? Date.now;
+  return {
+    admission: o.admission,
+    verify: (r) => verifySignature(r, o.regulatorSecret, Math.floor(now() / 1000), o.toleranceSeconds),
+    receive: (r) => _receive(o, subs, r),
+  };
 }
 
 /**
  * The delivery's headers: both present (400 GW_REQUEST_HEADER_INVALID), the timestamp within the
  * replay window (400, RANGE), one of the space-separated `v1,` signatures matching (401
- * GW_API_KEY_INVALID). Comparisons are constant-time.
+ * GW_API_KEY_INVALID). A signature counts only in canonical base64 (44 characters, padded, no
+ * stray bits: exactly what the regulator's encoder writes); comparisons are constant-time.
  */
 export function verifySignature(r: Pick<InboundDeliveryRequest, "rawBody" | "timestamp" | "signature">, secret: string, nowSeconds: number, toleranceSeconds: number): void {
   if (r.timestamp === null || !/^\d{1,12}$/.test(r.timestamp))
@@ -71,19 +85,22 @@ export function verifySignature(r: Pick<InboundDeliveryRequest, "rawBody" | "tim
     throw _header(TIMESTAMP_HEADER, "RANGE", `outside the ${toleranceSeconds} s replay window`);
   const expected = _mac(secret, r.timestamp, r.rawBody);
   for (const part of r.signature.split(" ")) {
-    if (!part.startsWith("v1,")) continue;
-    const given = Buffer.from(part.slice(3), "base64");
-    if (given.length === expected.length && timingSafeEqual(given, expected)) return;
+    if (!part.startsWith("v1,") || !CANONICAL_MAC.test(part)) continue;
+    const text = part.slice(3);
+    const given = Buffer.from(text, "base64");
+    if (given.length === expected.length && given.toString("base64") === text && timingSafeEqual(given, expected)) return;
   }
   throw gwError("GW_API_KEY_INVALID", { detail: "The delivery's x-regulator-signature does not verify with the deployment's regulator secret." });
 }
 
 // --- Internal helpers ---
 
+/** A v1 signature in canonical base64: an HMAC-SHA256 is 32 bytes, 43 characters and one `=`. */
+const CANONICAL_MAC = /^v1,[A-Za-z0-9+/]{43}=$/;
+
 /** A store that cannot answer throws: the route answers 503 GW_INVOICE_INTAKE_UNAVAILABLE (deliver it again). */
 async function _receive(o: InboundOptions, subs: Collection<SubBusinessDoc>, r: InboundDeliveryRequest): Promise<InboundResult> {
   const now = o.now ?? Date.now;
-  verifySignature(r, o.regulatorSecret, Math.floor(now() / 1000), o.toleranceSeconds);
   const delivery = validateInput(InboundDelivery, r.body, "body");
   const fingerprint = keyedHash(o.secret, canonicalJson(delivery));
   const deliveryKey = keyedHash(o.secret, `inbound\u0000${delivery.delivery_id}`);

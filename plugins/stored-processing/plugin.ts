@@ -110,6 +110,7 @@ function _build(kit: PluginKit, options: StoredProcessingOptions): Built {
     regulatorSecret: kit.config.regulator.apiSecret,
     secret,
     toleranceSeconds: kit.config.stored.inbound.toleranceSeconds,
+    admission: kit.config.stored.inbound.admission,
     onDue,
   });
   return { store, service, inbound, processor };

@@ -151,6 +151,9 @@ function _inboundRoute(inbound: InboundReceiver): RouteDeclaration {
     bodyLimit: "large",
     rejectServerFields: false,
     skip: ["auth", "ip-allowlist", "quota", "mode"],
+    // The HMAC is checked over the raw bytes before anything parses them; one address gets few tries.
+    verifyBody: (ctx, rawBody) => inbound.verify({ rawBody, timestamp: ctx.req.headers.get(TIMESTAMP_HEADER), signature: ctx.req.headers.get(SIGNATURE_HEADER) }),
+    admission: inbound.admission,
     headers: [
       { name: TIMESTAMP_HEADER, required: true, description: "Unix time in seconds of the delivery, within the replay window." },
       { name: SIGNATURE_HEADER, required: true, description: 'v1,<base64 HMAC-SHA256 of "timestamp.body"> keyed by the deployment\'s regulator secret (several space-separated).' },
