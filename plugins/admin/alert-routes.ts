@@ -5,11 +5,12 @@
  * answers 503 GW_MANAGEMENT_SERVICE_UNAVAILABLE.
  */
 import * as v from "valibot";
-import type { AlertChannel } from "../../adapters/ports.ts";
+import { isInvalidQueryError, type AlertChannel } from "../../adapters/ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
+import { badCursor } from "./directory/failures.ts";
 
 export const ALERT_PATHS = {
   deadLetters: "/admin/alerts/dead-letters",
@@ -44,7 +45,11 @@ export function alertRoutes(alerts: AlertChannel): RouteDeclaration[] {
       responses: { 200: "{ data: [deadLetter], nextCursor }" },
       async handler(ctx) {
         const q = ctx.query as unknown as v.InferOutput<typeof DeadLetterQuery>;
-        const page = await alerts.deadLetters({ limit: q.limit ?? 50, cursor: q.cursor ?? null, ...(q.status ? { status: q.status } : {}) });
+        const page = await alerts.deadLetters({ limit: q.limit ?? 50, cursor: q.cursor ?? null, ...(q.status ? { status: q.status } : {}) }).catch((e: unknown) => {
+          // A cursor of the right alphabet that no page gave (or another filter's): the store refuses it.
+          if (isInvalidQueryError(e)) throw badCursor();
+          throw e;
+        });
         return json(ctx, 200, { data: page.items, nextCursor: page.nextCursor });
       },
     },
