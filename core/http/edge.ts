@@ -14,7 +14,10 @@
  *   malformed chunk), that request's own answer says so (GW_REQUEST_BODY_INCOMPLETE,
  *   core/http/body.ts `failBody`) and the connection closes after it;
  * - a request target that is neither a path nor an http(s) URL, and CONNECT, are answered too;
- *   an unknown Expect is ignored (Node would answer a bare 417).
+ *   an unknown Expect is ignored (Node would answer a bare 417);
+ * - an answer given before the request's body was read (401, 404, 405, 413, 415, …) closes its
+ *   connection (`Connection: close`) instead of leaving Node to drain a body nobody wants, which a
+ *   slow client could stretch to Node's 60 s request deadline.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -98,8 +101,9 @@ function _dispatch(e: _Edge, req: IncomingMessage, res: ServerResponse): void {
 }
 
 function _send(e: _Edge, req: IncomingMessage, res: ServerResponse, response: Response): void {
-  // While draining, every answer closes its connection: the edge opens a new one elsewhere.
-  if (e.gateway.runtime.isDraining()) res.shouldKeepAlive = false;
+  // While draining, every answer closes its connection: the edge opens a new one elsewhere. So does
+  // an answer to a request whose body is still unread.
+  if (e.gateway.runtime.isDraining() || _bodyUnread(req)) res.shouldKeepAlive = false;
   try {
     const sending = sendBuilt(res, response) ? undefined : sendNodeResponse(res, response);
     sending?.catch((err: unknown) => _notSent(e, req, res, err));
@@ -190,6 +194,17 @@ function _connect(e: _Edge, req: IncomingMessage, duplex: Duplex): void {
     if (conn) whenIdle(conn, () => void writeRaw(socket, response));
     else await writeRaw(socket, response);
   })();
+}
+
+/**
+ * The request announced a body nobody started reading: the answer came before it. `_consuming` is
+ * Node's own mark of a message whose body was read (it is what decides, when the answer ends,
+ * whether Node drains the rest itself).
+ */
+function _bodyUnread(req: IncomingMessage): boolean {
+  if (req.complete || (req as IncomingMessage & { _consuming?: boolean })._consuming === true) return false;
+  const length = req.headers["content-length"];
+  return (length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined;
 }
 
 function _isHttpUrl(target: string): boolean {
