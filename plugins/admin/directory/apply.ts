@@ -18,7 +18,7 @@ export interface RecordChange<T> {
 
 /**
  * Applies `change` to `doc`. A concurrent writer in between loses nothing: this request fails
- * (domains: 409 GW_DOMAIN_APPROVAL_STATE_CHANGED; keys: 503, the same request again resumes).
+ * (409 GW_DOMAIN_APPROVAL_STATE_CHANGED: the record changed while this request ran; read it and decide again).
  */
 export async function applyChange<T extends DomainDoc | CredentialDoc>(
   env: DirectoryEnv,

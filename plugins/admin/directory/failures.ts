@@ -1,12 +1,25 @@
 /** The directory-admin answers shared by several use cases (the catalog codes and their details). */
 import { gwError, type GatewayError } from "../../../core/errors/gateway-error.ts";
 
-/** Another writer changed the record between our read and our write: the same request again resumes. */
+/**
+ * Another writer changed the key between our read and our write (a concurrent roll or revoke): a
+ * deterministic conflict, not an outage, so 409 with AFTER_CORRECTION (the spec has no key-specific
+ * conflict code; admin state conflicts reuse GW_DOMAIN_APPROVAL_STATE_CHANGED, docs/decisions.md).
+ */
 export function keyRaced(): GatewayError {
-  return gwError("GW_MANAGEMENT_SERVICE_UNAVAILABLE", {
-    detail: "The key changed while this request ran; send the same request again with the same idempotency key.",
+  const e = gwError("GW_DOMAIN_APPROVAL_STATE_CHANGED", {
+    detail: "The key changed while this request ran (another request rolled or revoked it); read the key and decide again. Sending this request again does not help.",
   });
+  _raced.add(e);
+  return e;
 }
+
+/** True for the error `keyRaced` made (a lost compare-and-set on a key). */
+export function isKeyRaced(e: unknown): boolean {
+  return typeof e === "object" && e !== null && _raced.has(e);
+}
+
+const _raced = new WeakSet<object>();
 
 export function notFound(what: "business" | "key"): GatewayError {
   return gwError("GW_OPERATION_NOT_FOUND", { detail: what === "business" ? "No business with that id." : "No key with that id." });

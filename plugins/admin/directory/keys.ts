@@ -12,7 +12,7 @@ import type { Outcome } from "../../../core/idempotency.ts";
 import { MAX_KEY_DEADLINE_MS, type KeyCreateInput, type KeyRollInput } from "../directory-schemas.ts";
 import { applyChange, resumeChange } from "./apply.ts";
 import { audit, isoNow, mutate, type AdminAnswer, type DirectoryEnv, type OperatorCall } from "./env.ts";
-import { invalidBody, keyState } from "./failures.ts";
+import { invalidBody, isKeyRaced, keyState } from "./failures.ts";
 import { keyOf, keyOwner } from "./lookups.ts";
 import { keyView, TO_API, TO_SCHEME, type ApiScheme } from "./views.ts";
 
@@ -60,25 +60,39 @@ export async function rollKey(env: DirectoryEnv, op: OperatorCall, keyId: string
 export async function revokeKey(env: DirectoryEnv, op: OperatorCall, keyId: string): Promise<AdminAnswer> {
   await keyOf(env, keyId);
   return mutate(env, op, { keyId }, async (recordId) => {
-    let doc = await keyOf(env, keyId);
-    if (doc.lastChange?.op === recordId) doc = await resumeChange(env, doc, { type: "key", id: keyId }, op, recordId);
-    else if (!doc.revoked) {
-      doc = await applyChange(env, env.store.credentials, doc, op, recordId, {
-        target: { type: "key", id: keyId },
-        action: "key.revoke",
-        set: { revoked: true, revokedAt: isoNow(env) },
-        changes: { revoked: { from: false, to: true } },
-      });
-      env.log.event("directory_key_revoked", { requestId: op.requestId, operator: op.credentialId, keyId });
+    // A revoke applies whatever else changed meanwhile (a concurrent roll): a lost race reads again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const doc = await _revoke(env, op, keyId, recordId);
+        await env.directory.changed({ kind: "credential", id: keyId });
+        return { status: 200, body: { key: keyView(doc, env.now()) } };
+      } catch (e) {
+        if (!isKeyRaced(e) || attempt >= REVOKE_ATTEMPTS) throw e;
+      }
     }
-    await env.directory.changed({ kind: "credential", id: keyId });
-    return { status: 200, body: { key: keyView(doc, env.now()) } };
   });
 }
 
 // --- Internal helpers ---
 
 const PLAIN_KEY_NOTE = "The plain key is shown once, in the first answer; it is not stored. If you did not receive it, roll or revoke this key.";
+
+/** Reads of the key a revoke makes when concurrent changes keep winning the compare-and-set. */
+const REVOKE_ATTEMPTS = 3;
+
+async function _revoke(env: DirectoryEnv, op: OperatorCall, keyId: string, recordId: string): Promise<CredentialDoc> {
+  const doc = await keyOf(env, keyId);
+  if (doc.lastChange?.op === recordId) return resumeChange(env, doc, { type: "key", id: keyId }, op, recordId);
+  if (doc.revoked) return doc;
+  const revoked = await applyChange(env, env.store.credentials, doc, op, recordId, {
+    target: { type: "key", id: keyId },
+    action: "key.revoke",
+    set: { revoked: true, revokedAt: isoNow(env) },
+    changes: { revoked: { from: false, to: true } },
+  });
+  env.log.event("directory_key_revoked", { requestId: op.requestId, operator: op.credentialId, keyId });
+  return revoked;
+}
 
 /** The plain key issued by this request's run of the mutation (none on a replay). */
 interface _Shown {
@@ -121,6 +135,10 @@ async function _roll(env: DirectoryEnv, op: OperatorCall, keyId: string, deadlin
         action: "key.roll",
         set: { expiresAt, rolledTo: credentialId },
         changes: { newKeyId: credentialId, oldKeyExpiresAt: new Date(expiresAt).toISOString() },
+      }).catch(async (e: unknown) => {
+        // Another roll or revoke won: the key this request issued was never shown; it must not stay valid.
+        if (isKeyRaced(e)) await env.store.credentials.delete(next._id);
+        throw e;
       });
   await env.directory.changed({ kind: "credential", id: keyId });
   await env.directory.changed({ kind: "credential", id: credentialId });
