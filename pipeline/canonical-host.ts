@@ -39,6 +39,8 @@ export const canonicalHostStage = defineStage({
         });
       const host = canonicalize(hostHeader ?? "");
       ctx.host = host;
+      // RFC 9112 §3.2: more than one Host is a 400 too (Node keeps the first; in process they join with ", ").
+      if (hostHeader !== null && _duplicateHost(ctx, hostHeader)) throw _duplicateHostError(ctx, directory);
       const anyHost = routes.isAnyHostPath(ctx.path);
 
       if (trusted) {
@@ -89,6 +91,31 @@ export const canonicalHostStage = defineStage({
 });
 
 // --- Internal helpers ---
+
+/** 400 in the shape of the first Host's service (a collections host answers in its envelope). */
+function _duplicateHostError(ctx: RequestContext, directory: TenantDirectory): Error {
+  if (directory.isCollectionsHost(ctx.host)) {
+    ctx.hostKind = "collections";
+    ctx.service = "collections";
+  }
+  return gwError("GW_REQUEST_HEADER_INVALID", {
+    detail: "A request must carry exactly one Host header.",
+    violations: [{ location: "header", field: "Host", code: "FORMAT", detail: "exactly one Host header" }],
+  });
+}
+
+/** True when the request carried the Host header more than once. */
+function _duplicateHost(ctx: RequestContext, hostHeader: string): boolean {
+  if (hostHeader.includes(",")) return true;
+  const raw = ctx.req.runtime?.node?.req.rawHeaders;
+  if (raw === undefined) return false;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === "host" && ++seen > 1) return true;
+  }
+  return false;
+}
 
 /** A public (auth "none") any-host route, or a method the path does not offer (it answers 405 anyway). */
 function _isPublicAnyHost(routes: RouteTable, method: string, path: string): boolean {
