@@ -1,7 +1,8 @@
 /**
  * The fuzz suite's request model and generators (fast-check). A case is one raw HTTP exchange on a
  * fresh connection: a method (valid, unusual or malformed), a request target built from a route of
- * /openapi.json (parameters replaced by arbitrary text) or garbage, a Host of a known kind (gateway
+ * the route table (parameters: real identifiers, placeholders or arbitrary text; query names of the
+ * route's schema among others) or garbage, a Host of a known kind (gateway
  * domain, collections host, unknown, malformed, absent), headers (credentials right or wrong,
  * server-managed names, arbitrary values), a body (a plausible document for the route, arbitrary
  * JSON, deep, wide, huge numbers, prototype keys, control characters, non-JSON bytes) and its
@@ -24,6 +25,8 @@ export interface OpenApiRoute {
   service: "gateway" | "collections";
   hosts: "gateway" | "collections" | "any";
   auth: "apiKey" | "bearer" | "admin" | "none";
+  /** Query parameter names the route's schema declares (none: the route takes no query of its own). */
+  query?: readonly string[];
 }
 
 export interface FuzzContext {
@@ -34,6 +37,8 @@ export interface FuzzContext {
   bearerKeys: readonly string[];
   adminKeys: readonly string[];
   subBusinessId: string;
+  /** Real identifiers per path-parameter name (test/e2e/fuzz/identifiers.ts); others get a placeholder. */
+  identifiers?: Readonly<Record<string, readonly string[]>>;
   /** A plausible body for a route (a valid document the handler accepts), or null. */
   plausibleBody(route: OpenApiRoute, n: number): unknown;
 }
@@ -196,9 +201,15 @@ const segment = fc.oneof(
 
 function targetOf(r: OpenApiRoute, ctx: FuzzContext, wellFormed = false): fc.Arbitrary<string> {
   const params = [...r.template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
-  const known = (name: string): string | null => (name === "gatewaySubBusinessId" ? ctx.subBusinessId : name === "irn" ? "INV001-94ND90NR-20240611" : name === "name" ? "currencies" : null);
+  const fixed = (name: string): string | null => (name === "gatewaySubBusinessId" ? ctx.subBusinessId : name === "irn" ? "INV001-94ND90NR-20240611" : name === "name" ? "currencies" : null);
+  // A real identifier of this parameter's name when the gateway listed one, else a fixed value or a placeholder.
+  const known = (name: string): fc.Arbitrary<string> => {
+    const real = [...(ctx.identifiers?.[name] ?? [])].map(encodeURIComponent);
+    const fallback = fixed(name) ?? "missing-ref-0001";
+    return real.length > 0 ? fc.oneof({ arbitrary: fc.constantFrom(...real), weight: 4 }, { arbitrary: fc.constant(fallback), weight: 1 }) : fc.constant(fallback);
+  };
   const path = fc
-    .tuple(...params.map((p) => fc.oneof({ arbitrary: fc.constant(known(p) ?? "missing-ref-0001"), weight: wellFormed ? 8 : 3 }, { arbitrary: segment, weight: 2 })))
+    .tuple(...params.map((p) => fc.oneof({ arbitrary: known(p), weight: wellFormed ? 8 : 3 }, { arbitrary: segment, weight: 2 })))
     .map((values) => params.reduce((t, p, i) => t.replace(`{${p}}`, values[i]!), r.template));
   const query = fc.oneof(
     { arbitrary: fc.constant(""), weight: 10 },
@@ -206,8 +217,12 @@ function targetOf(r: OpenApiRoute, ctx: FuzzContext, wellFormed = false): fc.Arb
       arbitrary: fc
         .array(
           fc.tuple(
-            fc.constantFrom("page", "limit", "status", "search", "mode", "Wallet", "signFee", "business_state", "__proto__", "reference", "sourceReference", "sort", "x"),
-            fc.oneof(fc.constant(MARKER), fc.stringMatching(/^[A-Za-z0-9]{0,12}$/), fc.constantFrom("-1", "0", "1e309", "%zz", "1".repeat(400))),
+            fc.constantFrom(...new Set([...(r.query ?? []), "page", "limit", "cursor", "status", "search", "mode", "Wallet", "signFee", "business_state", "__proto__", "reference", "sort", "x"])),
+            fc.oneof(
+              fc.constant(MARKER),
+              fc.stringMatching(/^[A-Za-z0-9]{0,12}$/),
+              fc.constantFrom("-1", "0", "1e309", "%zz", "1".repeat(400), "AAAA", "eyJ2IjpbMV19", "2024-13-45", "inbound"),
+            ),
           ),
           { minLength: 1, maxLength: 4 },
         )
@@ -372,7 +387,7 @@ export interface OpenApiDocument {
   paths: Record<string, Record<string, { "x-gatehouse": Record<string, string>; security?: Array<Record<string, unknown>> }>>;
 }
 
-/** Every route of the gateway's /openapi.json. */
+/** Every route of a gateway's /openapi.json (bench/edge-memory.ts; the fuzz suite takes the route table: identifiers.ts). */
 export function routesOf(openapi: OpenApiDocument): OpenApiRoute[] {
   return Object.entries(openapi.paths).flatMap(([template, ops]) =>
     Object.entries(ops).map(([method, op]) => {
@@ -389,7 +404,7 @@ export function routesOf(openapi: OpenApiDocument): OpenApiRoute[] {
 }
 
 /** The demo config's hosts and keys, with `subBusinessId` onboarded for the demo business. */
-export function demoFuzzContext(routes: readonly OpenApiRoute[], subBusinessId: string): FuzzContext {
+export function demoFuzzContext(routes: readonly OpenApiRoute[], subBusinessId: string, identifiers: Readonly<Record<string, readonly string[]>> = {}): FuzzContext {
   return {
     routes,
     gatewayHosts: [PASSTHROUGH, STORED, OTHER],
@@ -398,6 +413,7 @@ export function demoFuzzContext(routes: readonly OpenApiRoute[], subBusinessId: 
     bearerKeys: [BEARER_DEMO, BEARER_OTHER],
     adminKeys: [ADMIN_KEY],
     subBusinessId,
+    identifiers,
     plausibleBody,
   };
 }
