@@ -35,6 +35,9 @@ const REPLAY_PATH = process.env.FUZZ_PATH;
 
 /** Values that never appear in an answer or a log line. */
 const SECRETS = [DEMO_KEY, ALLOWLISTED_KEY, OTHER_KEY, BEARER_DEMO, BEARER_OTHER, ADMIN_KEY, "test_api_secret", "demo-password-1", "edge-secret-0123456789"];
+/** Every credential a case may send: never offered as a key id to revoke or roll. */
+const ctxKeys = [DEMO_KEY, OTHER_KEY, BEARER_DEMO, BEARER_OTHER, ADMIN_KEY, ALLOWLISTED_KEY];
+
 /** Statuses of the catalog's 5xx codes, GW_INTERNAL_ERROR's 500 excepted. */
 const DOCUMENTED_5XX = new Set(Object.entries(CATALOG).filter(([code, row]) => row.status >= 500 && code !== "GW_INTERNAL_ERROR").map(([, row]) => row.status as number));
 const STACK = /\n\s+at\s|node:internal|\.ts:\d+:\d+|\.m?js:\d+:\d+/;
@@ -130,7 +133,7 @@ async function _identifiers(): Promise<Record<string, string[]>> {
   if (linkRef) seed.reference = [linkRef];
   if (customerId) seed.id = [customerId];
   const call = (path: string, init: { host: string; headers: Record<string, string> }) => h.tg.call(path, init);
-  const credentials = { apiKey: DEMO_KEY, bearer: BEARER_DEMO, admin: ADMIN_KEY, gatewayHost: "passthrough.demo.localhost", storedHost: "stored.demo.localhost", collectionsHost: "localhost" };
+  const credentials = { apiKey: DEMO_KEY, bearer: BEARER_DEMO, admin: ADMIN_KEY, gatewayHost: "passthrough.demo.localhost", storedHost: "stored.demo.localhost", collectionsHost: "localhost", inUse: [...ctxKeys] };
   return harvestIdentifiers(routes, call, credentials, seed);
 }
 

@@ -5,7 +5,8 @@
  * (every GET route without path parameters, called with the right credential and host): a value is
  * taken for a parameter from fields of the same name (`host`, `gatewaySubBusinessId`, `reference`,
  * `invoiceId`, …) anywhere in a list's answer, and from the `id` of the items of the list the
- * parameter's path continues (`/admin/keys` gives `/admin/keys/:keyId`).
+ * parameter's path continues (`/admin/keys` gives `/admin/keys/:keyId`). Keys the suite itself
+ * sends are never offered (a fuzzed revoke or roll of them would lock the suite out).
  */
 import type { CompiledRoute } from "../../../core/route-table.ts";
 import type { OpenApiRoute } from "./requests.ts";
@@ -32,11 +33,13 @@ export function routesFromTable(table: readonly CompiledRoute[]): OpenApiRoute[]
 export async function harvestIdentifiers(
   routes: readonly OpenApiRoute[],
   call: Caller,
-  credentials: { apiKey: string; bearer: string; admin: string; gatewayHost: string; storedHost: string; collectionsHost: string },
+  credentials: { apiKey: string; bearer: string; admin: string; gatewayHost: string; storedHost: string; collectionsHost: string; inUse?: readonly string[] },
   seed: Record<string, readonly string[]> = {},
 ): Promise<Record<string, string[]>> {
   const byField = new Map<string, Set<string>>();
   const idsOfList = new Map<string, Set<string>>();
+  const own = [credentials.apiKey, credentials.bearer, credentials.admin, ...(credentials.inUse ?? [])];
+  const protectedIds = new Set<string>();
   for (const r of routes.filter((x) => x.method === "GET" && !x.template.includes("{"))) {
     for (const host of r.hosts === "collections" ? [credentials.collectionsHost] : [credentials.gatewayHost, credentials.storedHost]) {
       const headers: Record<string, string> =
@@ -49,6 +52,7 @@ export async function harvestIdentifiers(
       _collect(items, byField, 0);
       const ids = idsOfList.get(r.template) ?? new Set<string>();
       for (const item of items) if (typeof item.id === "string") ids.add(item.id);
+      for (const item of items) if (typeof item.id === "string" && _isOwnKey(item, own)) protectedIds.add(item.id);
       idsOfList.set(r.template, ids);
     }
   }
@@ -58,7 +62,7 @@ export async function harvestIdentifiers(
       const name = m[1]!;
       const parent = r.template.slice(0, m.index! - 1);
       const values = new Set([...(seed[name] ?? []), ...(byField.get(name) ?? []), ...(idsOfList.get(parent) ?? [])]);
-      out[name] = [...new Set([...(out[name] ?? []), ...values])].slice(0, MAX_PER_NAME);
+      out[name] = [...new Set([...(out[name] ?? []), ...values])].filter((v) => !protectedIds.has(v)).slice(0, MAX_PER_NAME);
     }
   }
   return out;
@@ -69,6 +73,13 @@ export async function harvestIdentifiers(
 const MAX_PER_NAME = 12;
 /** Field names whose values are secrets or bodies, never used as identifiers. */
 const NOT_IDENTIFIERS = /key|secret|password|token|document|body/i;
+
+/** A listed key whose hint (`…last4`, `prefix…last4`) could be one of the suite's own credentials. */
+function _isOwnKey(item: Record<string, unknown>, own: readonly string[]): boolean {
+  if (typeof item.hint !== "string" || !item.hint.includes("…")) return false;
+  const [prefix = "", tail = ""] = item.hint.split("…");
+  return own.some((k) => k.startsWith(prefix) && k.endsWith(tail));
+}
 
 /** Every string field (by name) of a JSON answer, a few levels deep. */
 function _collect(value: unknown, into: Map<string, Set<string>>, depth: number): void {
