@@ -8,7 +8,7 @@
  * the port `$PORT` (and the simulator's `$REGULATOR_SIM_PORT`), as README.md says.
  */
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { test } from "uvu";
@@ -54,7 +54,7 @@ let session: { file: string; shell: ShellSession } | null = null;
 const passed = { inOrder: 0, again: 0 };
 
 test.before(async () => {
-  gateway = await startDemoGateway();
+  gateway = await startDemoGateway({ GATEHOUSE_CONFIG: _demoConfigWithRoomForTwoPasses() });
 });
 
 test.after(async () => {
@@ -128,4 +128,19 @@ function _shellFor(file: string): ShellSession {
 function _closeSession(): void {
   session?.shell.close();
   session = null;
+}
+
+// --- Internal helpers ---
+
+/**
+ * config/demo.json with a larger operator quota: README's examples run twice within a minute here
+ * (in order, then again after a reset), and the second pass would meet the management quota (30 per
+ * minute per credential) that a reader running them twice meets too. Everything else is the demo's.
+ */
+function _demoConfigWithRoomForTwoPasses(): string {
+  const config = JSON.parse(readFileSync(join(ROOT, "config/demo.json"), "utf8"));
+  config.limits = { ...config.limits, quotas: { ...config.limits?.quotas, management: { limit: 600, windowSeconds: 60 } } };
+  const file = join(tempDir("docs-config"), "demo.json");
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  return file;
 }

@@ -22,8 +22,10 @@ export async function startDemoGateway(env: NodeJS.ProcessEnv = {}, timeoutMs = 
   const port = await freePort();
   const simulatorPort = await freePort();
   const dataDir = join(tempDir("demo-gateway"), "data");
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: "warn", ...env, PORT: String(port), REGULATOR_SIM_PORT: String(simulatorPort), DATA_DIR: dataDir };
-  for (const name of ["SQLITE_FILE", "GATEHOUSE_CONFIG", "STORAGE_DRIVER", "COORDINATION_DRIVER"]) delete childEnv[name];
+  // The caller's env may name a config (a copy of the demo's); the runner's own settings never leak in.
+  const inherited: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ["SQLITE_FILE", "GATEHOUSE_CONFIG", "STORAGE_DRIVER", "COORDINATION_DRIVER"]) delete inherited[name];
+  const childEnv: NodeJS.ProcessEnv = { ...inherited, LOG_LEVEL: "warn", ...env, PORT: String(port), REGULATOR_SIM_PORT: String(simulatorPort), DATA_DIR: dataDir };
   const child = spawnTs("boot/main.ts", [], childEnv);
   trackChild(child);
   let out = "";
