@@ -8,6 +8,7 @@ import { gwError, type GatewayError } from "../../../core/errors/gateway-error.t
  */
 export function keyRaced(): GatewayError {
   const e = gwError("GW_DOMAIN_APPROVAL_STATE_CHANGED", {
+    title: "Key changed while this request ran",
     detail: "The key changed while this request ran (another request rolled or revoked it); read the key and decide again. Sending this request again does not help.",
   });
   _raced.add(e);

@@ -37,6 +37,7 @@ test("four concurrent rolls of one key: one 201, three 409 AFTER_CORRECTION; onl
     assert.is(p.retry.strategy, "AFTER_CORRECTION");
     assert.is(p.retry.sameIdempotencyKey, false);
     assert.match(p.detail, /The key changed while this request ran/);
+    assert.is(p.title, "Key changed while this request ran", "the title names the key, not a domain");
   }
   const rolledFrom = (await h.all<CredentialDoc>(DIRECTORY_COLLECTIONS.credentials)).filter((c) => c.rolledFrom === "demo-raced");
   assert.equal(rolledFrom.map((c) => c.credentialId), [won[0]!.body.key.id], "the losers' never-shown keys were withdrawn");
