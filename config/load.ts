@@ -112,6 +112,7 @@ export function crossCheck(config: Config): string[] {
     });
   });
   config.operators.apiKeys.forEach((c, j) => checkCredential(`operators.apiKeys.${j}`, c));
+  config.console.viewers.forEach((c, j) => checkCredential(`console.viewers.${j}`, c));
   for (const h of config.collections.hosts) {
     const owner = hosts.get(h);
     if (owner) problems.push(`collections.hosts: "${h}" is also a gateway domain of ${owner}`);

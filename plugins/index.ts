@@ -2,6 +2,7 @@
 import type { GatewayPlugin } from "../core/plugin.ts";
 import { admin } from "./admin/plugin.ts";
 import { collections } from "./collections/plugin.ts";
+import { operatorConsole } from "./console/plugin.ts";
 import { health } from "./health/plugin.ts";
 import { onboarding } from "./onboarding/plugin.ts";
 import { recovery } from "./recovery/plugin.ts";
@@ -9,4 +10,4 @@ import { signing } from "./signing/plugin.ts";
 import { storedProcessing } from "./stored-processing/plugin.ts";
 import { transmission } from "./transmission/plugin.ts";
 
-export const plugins: readonly GatewayPlugin[] = [health, onboarding, signing, storedProcessing, transmission, admin, recovery, collections];
+export const plugins: readonly GatewayPlugin[] = [health, onboarding, signing, storedProcessing, transmission, admin, recovery, collections, operatorConsole];

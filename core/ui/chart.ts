@@ -26,7 +26,9 @@ export function barChart(o: BarChartOptions): SafeHtml {
   const max = Math.max(1, ...o.values, ...(o.overlay ?? []));
   const total = o.values.reduce((a, b) => a + b, 0);
   const overlayTotal = (o.overlay ?? []).reduce((a, b) => a + b, 0);
+  // Empty bars draw nothing (a quiet hour stays a small document).
   const bar = (v: number, i: number, cls: string) => {
+    if (v <= 0) return null;
     const h = Math.round((v / max) * plotH * 10) / 10;
     return html`<rect class="${cls}" x="${(i * barW).toFixed(1)}" y="${(plotH - h).toFixed(1)}" width="${Math.max(1, barW - 1).toFixed(1)}" height="${h}"></rect>`;
   };

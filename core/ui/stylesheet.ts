@@ -38,6 +38,7 @@ form.stack{display:grid;gap:10px;max-width:480px}
 label{font-weight:600;display:block}
 input,select,textarea{font:inherit;padding:6px 8px;border:1px solid #767676;border-radius:4px;width:100%}
 input[type=radio],input[type=checkbox]{width:auto}
+.inline-label{display:inline;font-weight:400}
 fieldset{border:1px solid var(--line);border-radius:6px}fieldset label{display:inline;font-weight:400}
 button,.button{font:inherit;padding:6px 14px;border-radius:4px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;text-decoration:none;display:inline-block}
 button.secondary{background:#fff;color:var(--accent)}button.danger{background:var(--bad);border-color:var(--bad)}

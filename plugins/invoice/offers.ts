@@ -18,3 +18,31 @@ export interface FrozenInvoiceResolver {
 
 /** Offered by stored-processing; used by recovery to settle frozen Stored signs it can prove. */
 export const FROZEN_INVOICE_RESOLVER = defineOffer<FrozenInvoiceResolver>("frozenInvoiceResolver");
+
+/** Who records a decision on a frozen operation: `operator:<credentialId>`, and the request. */
+export interface OperatorDecider {
+  actor: string;
+  requestId: string;
+}
+
+/**
+ * The operator's decisions on frozen Pass-through operations, as the Admin API routes
+ * `POST /admin/sign-attempts/{operationId}/resolution` and `POST /admin/transmissions/{operationId}/resolution`
+ * make them (same settlement, same record, same audit entry). Throws the ledger's BillingError when
+ * it refuses a settlement, or the store's DependencyUnavailableError.
+ */
+export interface FrozenOperationResolver {
+  resolveSignAttempt(
+    operationId: string,
+    outcome: "signed" | "not_signed",
+    by: OperatorDecider,
+  ): Promise<{ operationId: string; businessId: string; status: string; money: string } | "not_found" | "not_held">;
+  resolveTransmission(
+    operationId: string,
+    outcome: "transmitted" | "not_transmitted",
+    by: OperatorDecider,
+  ): Promise<{ operationId: string; businessId: string; claimState: string } | "not_found" | "not_unknown">;
+}
+
+/** Offered by recovery (which owns the Admin API resolution routes); used by the operator console. */
+export const FROZEN_OPERATION_RESOLVER = defineOffer<FrozenOperationResolver>("frozenOperationResolver");

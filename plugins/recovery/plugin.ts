@@ -12,9 +12,9 @@ import * as v from "valibot";
 import { isBillingError } from "../../adapters/ports.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
-import { definePlugin, requirePort, type GatewayPlugin, type PluginKit, type RouteDeclaration } from "../../core/plugin.ts";
+import { definePlugin, offer, requirePort, type GatewayPlugin, type PluginKit, type RouteDeclaration } from "../../core/plugin.ts";
 import { json } from "../../core/respond.ts";
-import { FROZEN_INVOICE_RESOLVER } from "../invoice/offers.ts";
+import { FROZEN_INVOICE_RESOLVER, FROZEN_OPERATION_RESOLVER } from "../invoice/offers.ts";
 import { createRecovery, type Decider, type Recovery } from "./jobs.ts";
 
 export interface RecoveryPluginOptions {
@@ -32,12 +32,15 @@ export function createRecoveryPlugin(options: RecoveryPluginOptions = {}): Gatew
     needs: ["documentStore", "coordination", "regulator", "billing", "webhooks"],
     stages: ["auth", "quota"],
     uses: [FROZEN_INVOICE_RESOLVER],
+    provides: [FROZEN_OPERATION_RESOLVER],
     setup(kit) {
       const r = _build(kit, options);
       kit.reports.register("recovery", () => r.report());
       return {
         routes: [signResolutionRoute(r), transmissionResolutionRoute(r)],
         workers: kit.config.recovery.enabled ? [r.worker] : [],
+        // The operator console records decisions through the same service as the routes above.
+        offers: [offer(FROZEN_OPERATION_RESOLVER, r)],
       };
     },
   });

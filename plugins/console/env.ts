@@ -1,0 +1,58 @@
+/**
+ * What every console screen reads: the page paths, the session cookies, the plugin kit's ports and
+ * runtime facts, and the services the Admin API routes call (the frozen-operations listing of the
+ * invoice kit, the recovery plugin's resolver offered through the kit, the alert channel), so a
+ * console action and its API route cannot drift apart.
+ */
+import type { AlertChannel, DocumentStore } from "../../adapters/ports.ts";
+import type { PluginKit } from "../../core/plugin.ts";
+import { deriveKey } from "../../core/keyed-hash.ts";
+import { createPagePaths, createSessionCookies, type PagePaths, type SessionCookies } from "../../core/ui/index.ts";
+import { frozenSources, type FrozenSource } from "../invoice/frozen-operations.ts";
+import type { FrozenOperationResolver } from "../invoice/offers.ts";
+import type { TrafficHistory } from "./traffic.ts";
+
+export const SESSION_COOKIE = "gh_console";
+export const FLASH_COOKIE = "gh_console_flash";
+
+export type Role = "admin" | "viewer";
+
+export interface ConsoleEnv {
+  kit: PluginKit;
+  paths: PagePaths;
+  cookies: SessionCookies;
+  store: DocumentStore;
+  alerts: AlertChannel | null;
+  frozen: readonly FrozenSource[];
+  resolver: FrozenOperationResolver;
+  traffic: TrafficHistory;
+  /** Hosts that serve the console, or "any". */
+  hosts: "any" | readonly string[];
+  allowedOrigins: readonly string[];
+  now: () => number;
+}
+
+export function createConsoleEnv(kit: PluginKit, resolver: FrozenOperationResolver, traffic: TrafficHistory, now: () => number): ConsoleEnv {
+  const c = kit.config.console;
+  const paths = createPagePaths(c.basePath, c.publicPath ?? c.basePath);
+  return {
+    kit,
+    paths,
+    cookies: createSessionCookies({
+      // Every process derives the same key from the shared config: a session works on any of them.
+      secret: deriveKey(kit.config.regulator.apiSecret, "console-session-v1"),
+      cookieName: SESSION_COOKIE,
+      path: paths.public || "/",
+      ttlMs: c.sessionTtlMs,
+      now,
+    }),
+    store: kit.ports.documentStore,
+    alerts: kit.ports.alerts ?? null,
+    frozen: frozenSources(kit.ports.documentStore),
+    resolver,
+    traffic,
+    hosts: c.hosts,
+    allowedOrigins: c.allowedOrigins,
+    now,
+  };
+}

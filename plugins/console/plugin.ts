@@ -1,0 +1,84 @@
+/**
+ * The operator console (docs/operator-console.md): the Admin API as HTML pages an on-call engineer
+ * can work from, served under `console.basePath` on the hosts `console.hosts` names, built on the UI
+ * kit (core/ui/). Screens: overview, frozen operations (list, detail, resolve), alerts and dead
+ * letters (replay), search by ID. Every action calls the service its Admin API route calls: the
+ * invoice kit's frozen-operations listing, the recovery plugin's resolver (offered through the
+ * kit: FROZEN_OPERATION_RESOLVER), the alert channel port.
+ *
+ * Pages are public entry points for the pipeline (no API key, no per-credential quota): the console
+ * authenticates with its own session (auth.ts), and the admission and capacity stages still apply.
+ */
+import { definePlugin, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
+import type { RequestContext } from "../../core/context.ts";
+import { STYLESHEET_PATH, stylesheet } from "../../core/ui/index.ts";
+import { FROZEN_OPERATION_RESOLVER } from "../invoice/offers.ts";
+import { acting, signIn, signInForm, signOut, viewing } from "./auth.ts";
+import { createConsoleEnv, type ConsoleEnv } from "./env.ts";
+import { alertsScreen, replayAction } from "./screens/alerts.ts";
+import { frozenDetailScreen, frozenListScreen, resolveAction } from "./screens/frozen.ts";
+import { overviewScreen } from "./screens/overview.ts";
+import { searchScreen } from "./screens/search.ts";
+import { createTrafficHistory } from "./traffic.ts";
+
+export interface ConsoleOptions {
+  /** Epoch milliseconds (tests). Default Date.now. */
+  now?: () => number;
+}
+
+export function createConsolePlugin(options: ConsoleOptions = {}): GatewayPlugin {
+  return definePlugin({
+    name: "console",
+    needs: ["documentStore", "coordination"],
+    uses: [FROZEN_OPERATION_RESOLVER],
+    setup(kit) {
+      if (!kit.config.console.enabled) return { routes: [] };
+      const now = options.now ?? Date.now;
+      const traffic = createTrafficHistory(kit.metrics, now);
+      const env = createConsoleEnv(kit, kit.offers.get(FROZEN_OPERATION_RESOLVER), traffic, now);
+      return { routes: consoleRoutes(env), workers: [traffic.worker] };
+    },
+  });
+}
+
+export const operatorConsole = createConsolePlugin();
+
+/** Every console route: screens (GET) and actions (POST, admin unless said). */
+export function consoleRoutes(env: ConsoleEnv): RouteDeclaration[] {
+  const get = (sub: string, summary: string, handler: (ctx: RequestContext) => Promise<Response> | Response) => _route(env, "GET", sub, summary, handler);
+  const post = (sub: string, summary: string, handler: (ctx: RequestContext) => Promise<Response>) => _route(env, "POST", sub, summary, handler);
+  return [
+    get(STYLESHEET_PATH, "Console: the UI kit's stylesheet", (ctx) => stylesheet(ctx)),
+    get("/sign-in", "Console: sign-in form", signInForm(env)),
+    post("/sign-in", "Console: sign in with an operator or console viewer key", signIn(env)),
+    post("/sign-out", "Console: sign out", signOut(env)),
+    get("", "Console: overview", viewing(env, (ctx, s) => overviewScreen(env, ctx, s))),
+    get("/frozen", "Console: frozen operations", viewing(env, (ctx, s) => frozenListScreen(env, ctx, s))),
+    get("/frozen/:kind/:id", "Console: one frozen operation", viewing(env, (ctx, s) => frozenDetailScreen(env, ctx, s))),
+    post("/frozen/:kind/:id/resolution", "Console: resolve a frozen operation (admin)", acting(env, "admin", (ctx, s, f) => resolveAction(env, ctx, s, f))),
+    get("/alerts", "Console: alerts and dead letters", viewing(env, (ctx, s) => alertsScreen(env, ctx, s))),
+    post("/alerts/:alertId/replay", "Console: replay a dead-lettered alert (admin)", acting(env, "admin", (ctx, s) => replayAction(env, ctx, s))),
+    get("/search", "Console: search by request, operation or invoice ID", viewing(env, (ctx, s) => searchScreen(env, ctx, s))),
+  ];
+}
+
+// --- Internal helpers ---
+
+const FORM = "application/x-www-form-urlencoded";
+
+function _route(env: ConsoleEnv, method: "GET" | "POST", sub: string, summary: string, handler: (ctx: RequestContext) => Promise<Response> | Response): RouteDeclaration {
+  return {
+    method,
+    path: env.paths.route(sub),
+    service: "gateway",
+    hosts: "any",
+    auth: "none",
+    quota: "none",
+    skip: ["auth", "ip-allowlist", "quota", "mode"],
+    accepts: [FORM],
+    rejectServerFields: false,
+    summary,
+    responses: { 200: "An HTML page", 303: "POST-redirect-GET" },
+    handler,
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * Overview: what the person on call looks at first. Each section reads its own source and says in
+ * place when that source is down, so the page always draws:
+ * - dependencies: the document store's ping, every circuit (regulator TEST/LIVE, store,
+ *   coordination, billing, …) from the resilience policies, in-flight requests;
+ * - traffic: requests and error answers per minute over the last hour (this process, in memory);
+ * - work waiting: the Stored backlog per status with the oldest pending age, the webhook outbox,
+ *   open recovery work (the status reports plugins register for /health/dependencies);
+ * - alerts: the alert channel's figures and the newest dead letters.
+ */
+import type { DependencySnapshot } from "../../../adapters/ports.ts";
+import type { RequestContext } from "../../../core/context.ts";
+import { barChart, html, type SafeHtml, type Session } from "../../../core/ui/index.ts";
+import { badge, facts, screen, section } from "../chrome.ts";
+import type { ConsoleEnv } from "../env.ts";
+
+const PING_TIMEOUT_MS = 1_500;
+
+export async function overviewScreen(env: ConsoleEnv, ctx: RequestContext, session: Session): Promise<Response> {
+  await env.traffic.sample().catch(() => undefined);
+  const reports = await env.kit.reports.collect().catch(() => ({}) as Record<string, unknown>);
+  const parts = await Promise.all([
+    section("Dependencies", () => _dependencies(env)),
+    section("Traffic, last hour", async () => _traffic(env)),
+    section("Work waiting", async () => _work(env, reports)),
+    section("Alerts", () => _alerts(env)),
+  ]);
+  return screen(env, ctx, session, { title: "Overview", current: "", body: html`<div class="grid">${parts}</div>` });
+}
+
+// --- Internal helpers ---
+
+async function _dependencies(env: ConsoleEnv): Promise<SafeHtml> {
+  const store = await _ping(env);
+  const runtime = env.kit.runtime;
+  const circuits = env.kit.dependencyHealth.snapshot();
+  return html`${facts([
+    ["Document store", `${env.store.kind}: ${store === null ? "answering" : `NOT answering (${store})`}`],
+    ["Coordination", env.kit.ports.coordination.kind],
+    ["In flight (this process)", runtime.inFlight().total],
+    ["Ready", runtime.isReady() ? (runtime.isDraining() ? "draining" : "yes") : "no"],
+  ])}
+<div class="table-wrap"><table><caption class="muted">Circuits (spec §3.5)</caption>
+<thead><tr><th scope="col">Dependency</th><th scope="col">Circuit</th><th scope="col">Failures / calls (window)</th><th scope="col">Last failure</th></tr></thead>
+<tbody>${circuits.map(_circuitRow)}</tbody></table></div>`;
+}
+
+function _circuitRow(c: DependencySnapshot): SafeHtml {
+  const kind = c.state === "closed" ? "ok" : c.state === "open" ? "bad" : "warn";
+  return html`<tr><td>${c.dependency}</td><td>${badge(c.state.replace("_", "-"), kind)}</td><td>${c.windowFailures} / ${c.windowCalls}</td><td>${
+    c.lastFailureClass ? `${c.lastFailureClass} at ${c.lastFailureAt ?? "?"}` : "—"
+  }</td></tr>`;
+}
+
+/** null when the store answered, else why not. */
+async function _ping(env: ConsoleEnv): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([env.store.ping(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("timeout")), PING_TIMEOUT_MS)))]);
+    return null;
+  } catch (e) {
+    return (e as Error).message === "timeout" ? `no answer within ${PING_TIMEOUT_MS} ms` : "failed";
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function _traffic(env: ConsoleEnv): SafeHtml {
+  const minutes = env.traffic.minutes();
+  const requests = minutes.map((m) => m.requests);
+  const errors = minutes.map((m) => m.errors);
+  return html`${barChart({ title: "Requests per minute (errors in red)", values: requests, overlay: errors, startLabel: "-60 min", endLabel: "now" })}
+<p class="muted">This process: ${requests.reduce((a, b) => a + b, 0)} requests, ${errors.reduce((a, b) => a + b, 0)} answered with an error code in the last hour.</p>`;
+}
+
+function _work(env: ConsoleEnv, reports: Record<string, unknown>): SafeHtml {
+  const stored = reports.storedProcessor as { backlog?: Record<string, number>; frozen?: number; oldestPendingAgeMs?: number | null; status?: string } | undefined;
+  const outbox = reports.webhookOutbox as { pending?: number; dead?: number; status?: string } | undefined;
+  const recovery = reports.recovery as { open?: Record<string, unknown>; lastRun?: { at?: string } | null; status?: string } | undefined;
+  const unknown = (r: { status?: string } | undefined) => !r || r.status === "unknown";
+  return html`<h3>Stored invoices</h3>${
+    unknown(stored)
+      ? html`<p class="flash warn">The Stored backlog cannot be read right now (the document store did not answer).</p>`
+      : html`<div class="table-wrap"><table><thead><tr><th scope="col">Status</th><th scope="col">Invoices</th></tr></thead><tbody>${Object.entries(stored!.backlog ?? {}).map(
+          ([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`,
+        )}<tr><td>frozen</td><td><a href="${env.paths.href("/frozen")}">${stored!.frozen ?? 0}</a></td></tr></tbody></table></div>
+<p>Oldest pending: ${stored!.oldestPendingAgeMs === null || stored!.oldestPendingAgeMs === undefined ? "none" : _age(stored!.oldestPendingAgeMs)}</p>`
+  }
+<h3>Webhook outbox</h3>${unknown(outbox) ? html`<p class="flash warn">The outbox cannot be read right now.</p>` : facts([["Pending", outbox!.pending], ["Failed (dead)", outbox!.dead]])}
+<h3>Recovery jobs</h3>${unknown(recovery) ? html`<p class="muted">No report.</p>` : facts([["Last run", recovery!.lastRun?.at ?? "not yet"], ...Object.entries(recovery!.open ?? {}).map(([k, v]) => [`Open: ${k}`, v] as const)])}`;
+}
+
+async function _alerts(env: ConsoleEnv): Promise<SafeHtml> {
+  if (!env.alerts) return html`<p class="muted">No alert channel is configured.</p>`;
+  const [status, letters] = await Promise.all([env.alerts.status(), env.alerts.deadLetters({ limit: 5, status: "dead" })]);
+  return html`${facts([
+    ["Channel", `${status.status} (${status.channels.join(", ") || "log only"})`],
+    ["Sent / suppressed", `${status.sent} / ${status.suppressed}`],
+    ["Delivery failures", status.deliveryFailures],
+    ["Dead letters", status.deadLetters ?? "unknown"],
+    ["Last delivery", status.webhook.lastDelivery ? `${status.webhook.lastDelivery.outcome} at ${status.webhook.lastDelivery.at}` : "none"],
+  ])}
+${
+  letters.items.length === 0
+    ? html`<p>No dead letters waiting.</p>`
+    : html`<ul>${letters.items.map((l) => html`<li>${l.alert.severity}: ${l.alert.summary} <span class="muted">(${l.deadAt})</span></li>`)}</ul>`
+}<p><a href="${env.paths.href("/alerts")}">Alerts and dead letters</a></p>`;
+}
+
+function _age(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
