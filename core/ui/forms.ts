@@ -5,6 +5,7 @@
  * (POST-redirect-GET), so a reload never repeats it.
  */
 import { randomUUID } from "node:crypto";
+import { FastResponse } from "srvx";
 import type { RequestContext } from "../context.ts";
 import { built } from "../respond.ts";
 import { EMPTY, html, type HtmlValue, type SafeHtml } from "./html.ts";
@@ -77,5 +78,6 @@ export function formFields(ctx: RequestContext): Record<string, string> {
 /** 303 See Other to `location` (POST-redirect-GET), with extra headers (Set-Cookie). */
 export function seeOther(ctx: RequestContext, location: string, headers: Array<[string, string]> = []): Response {
   const h = new Headers([["location", location], ["cache-control", "no-store"], ["x-request-id", ctx.requestId], ["content-length", "0"], ...headers]);
-  return built(new Response(null, { status: 303, headers: h }), 0);
+  // srvx's response type: the gateway's node server writes it directly.
+  return built(new FastResponse(null, { status: 303, headers: h }), 0);
 }

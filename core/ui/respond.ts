@@ -3,6 +3,7 @@
  * unframeable (a strict Content-Security-Policy: no scripts, styles from the gateway only, forms
  * posting only to the same origin), and the stylesheet.
  */
+import { FastResponse } from "srvx";
 import type { RequestContext } from "../context.ts";
 import { html as htmlResponse } from "../respond.ts";
 import type { SafeHtml } from "./html.ts";
@@ -21,6 +22,6 @@ export function page(ctx: RequestContext, status: number, body: SafeHtml, header
 /** The kit's stylesheet (cacheable for a day; 304 when the ETag matches). */
 export function stylesheet(ctx: RequestContext): Response {
   const headers = { etag: STYLESHEET_ETAG, "cache-control": "public, max-age=86400", "x-request-id": ctx.requestId, "x-content-type-options": "nosniff" };
-  if (ctx.req.headers.get("if-none-match") === STYLESHEET_ETAG) return new Response(null, { status: 304, headers });
-  return new Response(STYLESHEET, { status: 200, headers: { ...headers, "content-type": "text/css; charset=utf-8" } });
+  if (ctx.req.headers.get("if-none-match") === STYLESHEET_ETAG) return new FastResponse(null, { status: 304, headers });
+  return new FastResponse(STYLESHEET, { status: 200, headers: { ...headers, "content-type": "text/css; charset=utf-8" } });
 }

@@ -23,7 +23,7 @@ header.top form{margin:0}header.top button{background:transparent;color:#fff;bor
 main{padding:16px 20px;max-width:1200px}
 h1{font-size:1.5rem;margin:.2em 0 .6em}h2{font-size:1.15rem;margin:1.4em 0 .5em}
 .panel{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:12px 16px;margin:0 0 16px}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:16px}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:16px}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:14px}
 th,td{border-bottom:1px solid var(--line);padding:6px 8px;text-align:left;vertical-align:top}

@@ -108,9 +108,7 @@ export function signInPage(env: ConsoleEnv, ctx: RequestContext, status: number,
 ${textField({ name: "key", label: "Key", type: "password", required: true, autocomplete: "off", maxLength: 512 })}
 <div><button type="submit">Sign in</button></div>
 </form>`;
-  const res = bare(env, ctx, status, "Sign in", body, flash);
-  for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
-  return res;
+  return bare(env, ctx, status, "Sign in", body, flash, headers);
 }
 
 export { postForm };

@@ -49,8 +49,8 @@ export function screen(env: ConsoleEnv, ctx: RequestContext, session: Session, o
 }
 
 /** A page with no session (sign-in, refusals before sign-in). */
-export function bare(env: ConsoleEnv, ctx: RequestContext, status: number, title: string, body: SafeHtml, flash: Flash | null = null): Response {
-  return page(ctx, status, layout({ app: APP_NAME, paths: env.paths, title, flash, body }));
+export function bare(env: ConsoleEnv, ctx: RequestContext, status: number, title: string, body: SafeHtml, flash: Flash | null = null, headers: Record<string, string> = {}): Response {
+  return page(ctx, status, layout({ app: APP_NAME, paths: env.paths, title, flash, body }), headers);
 }
 
 export function forbidden(env: ConsoleEnv, ctx: RequestContext, why: string): Response {

@@ -1,0 +1,158 @@
+/**
+ * The operator console in a real browser (headless Chromium through playwright-core) against a
+ * listening gateway: an operator signs in with the demo operator key, finds a frozen sign by the
+ * request ID the merchant reported, opens it, resolves it (outcome, reason, confirmation) and sees
+ * the answer after the redirect; the fee is reversed once. A viewer signs in and is offered no
+ * resolve form.
+ *
+ * Chromium is Debian's `chromium` (/usr/bin/chromium). Missing: a failure when CI=true, otherwise a
+ * visible skip. Screenshots go to docs/images/ (console-*.png) when missing or UPDATE_SCREENSHOTS=1,
+ * otherwise to a temporary folder.
+ */
+import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { suite, test } from "uvu";
+import * as assert from "uvu/assert";
+import { createLogger } from "../../../core/log.ts";
+import { serveGateway } from "../../../core/server.ts";
+import type { SignRecord } from "../../../plugins/invoice/sign-attempts.ts";
+import { OPERATOR_KEY, VIEWER_KEY } from "../../plugins/console/console-helpers.ts";
+import { expectProblem, invoice, startSigningHarness } from "../../plugins/signing/signing-helpers.ts";
+import { tempDir } from "../../support/temp.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ROOT = new URL("../../../", import.meta.url).pathname;
+const SHOTS = ["console-sign-in.png", "console-overview.png", "console-frozen.png", "console-resolved.png"];
+
+const missing = _browserMissing();
+if (missing) {
+  if (process.env.CI === "true") throw new Error(`[browser console] ${missing}; CI=true so this is a failure, not a skip`);
+  process.stdout.write(`SKIPPED browser console: ${missing}\n`);
+  const s = suite("browser console");
+  s.skip(`browser console (${missing})`, () => {});
+  s.run();
+} else {
+  await run();
+}
+
+async function run(): Promise<void> {
+  const { chromium } = await import("playwright-core");
+  const h = await startSigningHarness({ patch: { recovery: { enabled: false } } });
+  const port = await _freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = await serveGateway(h.tg.gateway, { host: "127.0.0.1", port, graceMs: 2_000, log: createLogger({ level: "silent", sink: () => {} }) });
+  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const shots = _screenshotsDir();
+  const records = () => h.store.collection<SignRecord>("signing_idempotency");
+
+  /** A Pass-through sign the regulator never answered: its fee is held. */
+  const frozenSign = async (no: string) => {
+    h.sim.faults.set("sign", { kind: "timeout", times: 1 });
+    const res = await h.sign(invoice(no), { key: `browser-${no}-key` });
+    const requestId = res.headers.get("x-request-id")!;
+    const body = await expectProblem(res, 502, "GW_SIGN_OUTCOME_UNCONFIRMED");
+    return { requestId, operationId: body.operationId as string };
+  };
+  const signIn = async (page: Page, key: string) => {
+    await page.goto(`${base}/console`);
+    assert.is(await page.title(), "Sign in · Gatehouse console");
+    await page.getByLabel("Key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+  };
+
+  test("an operator signs in, finds a frozen sign by its request ID and resolves it", async () => {
+    const before = await h.ledgerBalanced();
+    const { requestId, operationId } = await frozenSign("BR1");
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, locale: "en-GB" });
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await page.goto(`${base}/console/sign-in`);
+    await _shot(page, join(shots, "console-sign-in.png"));
+    await signIn(page, OPERATOR_KEY);
+    assert.ok(await page.getByText("demo-operator (admin)").isVisible());
+    await _shot(page, join(shots, "console-overview.png"));
+
+    await page.getByLabel("Search by request, operation or invoice ID").fill(requestId);
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByRole("heading", { level: 2, name: /1 found for/ }).waitFor();
+    await page.getByRole("link", { name: operationId }).click();
+    await page.getByRole("heading", { level: 1, name: `passthrough-sign ${operationId}` }).waitFor();
+    assert.ok(await page.getByText(requestId).isVisible(), "the request id is among the facts");
+
+    await page.getByLabel("not signed").check();
+    await page.getByLabel("Reason").fill("Regulator portal has no such IRN (checked by phone)");
+    await page.getByLabel("I checked at the regulator and confirm this decision").check();
+    await _shot(page, join(shots, "console-frozen.png"));
+    await page.getByRole("button", { name: "Resolve" }).click();
+    await page.getByRole("status").filter({ hasText: "Resolved as not_signed" }).waitFor();
+    assert.ok(page.url().endsWith(`/console/frozen/passthrough-sign/${operationId}`), "POST-redirect-GET back to the operation");
+    await _shot(page, join(shots, "console-resolved.png"));
+    // A reload repeats nothing (the page is a GET).
+    await page.reload();
+    const rec = await records().findOne({ operationId });
+    assert.is(rec?.money, "reversed");
+    assert.is(rec?.resolution?.by, "operator:demo-operator");
+    assert.is((await h.ledgerBalanced()).reversals, before.reversals + 1);
+    await context.close();
+  });
+
+  test("a viewer signs in and is offered no resolve form (the server refuses the POST: tested in process)", async () => {
+    const { operationId } = await frozenSign("BR2");
+    const context = await browser.newContext({ locale: "en-GB" });
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await signIn(page, VIEWER_KEY);
+    await page.goto(`${base}/console/frozen/passthrough-sign/${operationId}`);
+    assert.ok(await page.getByText("Your role is viewer: resolving needs an operator key.").isVisible());
+    assert.is(await page.getByRole("button", { name: "Resolve" }).count(), 0);
+    assert.is((await records().findOne({ operationId }))?.money, "held");
+    await context.close();
+  });
+
+  test.after(async () => {
+    await browser.close().catch(() => {});
+    await server.drain("test").catch(() => {});
+    await h.close().catch(() => {});
+  });
+  test.run();
+}
+
+// --- Internal helpers ---
+
+function _browserMissing(): string | null {
+  try {
+    accessSync(CHROMIUM, constants.X_OK);
+  } catch {
+    return `${CHROMIUM} not found (apt-get install chromium)`;
+  }
+  return existsSync(join(ROOT, "node_modules", "playwright-core")) ? null : "playwright-core is not installed (npm ci)";
+}
+
+function _screenshotsDir(): string {
+  const docs = join(ROOT, "docs", "images");
+  if (process.env.UPDATE_SCREENSHOTS === "1" || SHOTS.some((s) => !existsSync(join(docs, s)))) {
+    mkdirSync(docs, { recursive: true });
+    return docs;
+  }
+  return tempDir("shots");
+}
+
+async function _shot(page: Page, path: string): Promise<void> {
+  await page.screenshot({ path, type: "png", fullPage: true, animations: "disabled", caret: "hide" });
+}
+
+async function _freePort(): Promise<number> {
+  const s = createServer();
+  s.listen(0, "127.0.0.1");
+  await once(s, "listening");
+  const port = (s.address() as AddressInfo).port;
+  s.close();
+  await once(s, "close");
+  return port;
+}
