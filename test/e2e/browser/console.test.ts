@@ -20,7 +20,7 @@ import * as assert from "uvu/assert";
 import { createLogger } from "../../../core/log.ts";
 import { serveGateway } from "../../../core/server.ts";
 import type { SignRecord } from "../../../plugins/invoice/sign-attempts.ts";
-import { OPERATOR_KEY, VIEWER_KEY } from "../../plugins/console/console-helpers.ts";
+import { OPERATOR_KEY, VIEWER_KEY, VIEWER_PATCH } from "../../plugins/console/console-helpers.ts";
 import { expectProblem, invoice, startSigningHarness } from "../../plugins/signing/signing-helpers.ts";
 import { tempDir } from "../../support/temp.ts";
 
@@ -42,7 +42,7 @@ if (missing) {
 
 async function run(): Promise<void> {
   const { chromium } = await import("playwright-core");
-  const h = await startSigningHarness({ patch: { recovery: { enabled: false } } });
+  const h = await startSigningHarness({ patch: { ...VIEWER_PATCH, recovery: { enabled: false } } });
   const port = await _freePort();
   const base = `http://127.0.0.1:${port}`;
   const server = await serveGateway(h.tg.gateway, { host: "127.0.0.1", port, graceMs: 2_000, log: createLogger({ level: "silent", sink: () => {} }) });

@@ -8,7 +8,9 @@ import type { TestGateway } from "../../support/gateway.ts";
 export const CONSOLE_HOST = "localhost";
 export const ORIGIN = `http://${CONSOLE_HOST}`;
 export const OPERATOR_KEY = "admin_demo_key_0001";
-export const VIEWER_KEY = "viewer_demo_key_0001";
+export const VIEWER_KEY = "viewer_test_key_0001";
+/** A config patch adding the console viewer credential VIEWER_KEY (the demo config has none). */
+export const VIEWER_PATCH = { console: { viewers: [{ id: "demo-viewer", key: VIEWER_KEY, demoOnly: true }] } };
 
 export interface ConsoleClient {
   get(path: string): Promise<Response>;

@@ -11,11 +11,11 @@ import * as assert from "uvu/assert";
 import type { AuditDoc } from "../../../core/directory-store.ts";
 import type { SignRecord } from "../../../plugins/invoice/sign-attempts.ts";
 import { expectProblem, invoice, startSigningHarness } from "../signing/signing-helpers.ts";
-import { OPERATOR_KEY, VIEWER_KEY, consoleClient, hiddenField } from "./console-helpers.ts";
+import { OPERATOR_KEY, VIEWER_KEY, VIEWER_PATCH, consoleClient, hiddenField } from "./console-helpers.ts";
 
 let outage = false;
 const h = await startSigningHarness({
-  patch: { console: { signInAttempts: 5, signInWindowMs: 3_600_000 }, recovery: { enabled: false } },
+  patch: { console: { ...VIEWER_PATCH.console, signInAttempts: 5, signInWindowMs: 3_600_000 }, recovery: { enabled: false } },
   storeFault: (collection) => (outage && collection !== "directory_credentials" ? "before" : null),
 });
 test.after(() => h.close());

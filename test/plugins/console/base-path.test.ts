@@ -1,0 +1,46 @@
+/**
+ * The console behind a reverse proxy that strips a prefix: served on `console.basePath`, every
+ * link, form action, redirect and cookie names `console.publicPath`; `console.hosts` limits the
+ * hosts that serve it; `console.enabled: false` serves nothing.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { gatewayTracker } from "../../support/gateway.ts";
+import { OPERATOR_KEY } from "./console-helpers.ts";
+
+const { start, closeAll } = gatewayTracker();
+test.after.each(closeAll);
+
+test("publicPath /ops/console: links, form actions, redirects and the cookie path follow it; routes stay on basePath", async () => {
+  const tg = await start({ patch: { console: { basePath: "/console", publicPath: "/ops/console" } } });
+  const call = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => tg.call(path, { host: "localhost", ...init });
+  const signIn = await call("/console/sign-in");
+  const form = await signIn.text();
+  assert.match(form, /<form method="post" action="\/ops\/console\/sign-in"/);
+  assert.match(form, /href="\/ops\/console\/assets\/ui.css"/);
+  const res = await call("/console/sign-in", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost" },
+    body: new URLSearchParams({ key: OPERATOR_KEY, next: "/ops/console/frozen" }).toString(),
+  });
+  assert.is(res.status, 303);
+  assert.is(res.headers.get("location"), "/ops/console/frozen");
+  const cookie = res.headers.getSetCookie()[0]!;
+  assert.match(cookie, /Path=\/ops\/console;/);
+  const page = await (await call("/console/frozen", { headers: { cookie: cookie.split(";")[0]! } })).text();
+  assert.match(page, /href="\/ops\/console\/alerts"/);
+  assert.match(page, /action="\/ops\/console\/sign-out"/);
+  assert.not.match(page, /href="\/console/, "no link bypasses the proxy prefix");
+  const out = await call("/console");
+  assert.is(out.headers.get("location"), "/ops/console/sign-in?next=%2Fops%2Fconsole");
+});
+
+test("console.hosts limits where it answers; enabled: false serves nothing", async () => {
+  const tg = await start({ patch: { console: { hosts: ["ops.demo.localhost"] } } });
+  assert.is((await tg.call("/console/sign-in", { host: "localhost" })).status, 404);
+  assert.is((await tg.call("/console/sign-in", { host: "ops.demo.localhost" })).status, 200);
+  const off = await start({ patch: { console: { enabled: false } } });
+  assert.is((await off.call("/console/sign-in", { host: "localhost" })).status, 404);
+});
+
+test.run();
