@@ -1,0 +1,31 @@
+/**
+ * The console's side of "no drift": which console action records each Admin API mutation, which
+ * mutations have no console action yet (with the reason), and which console actions have no Admin
+ * API counterpart on purpose. test/plugins/console/drift.test.ts walks the gateway's route table
+ * and fails when an Admin API mutation is in neither list, or a console action is in none.
+ * Route ids are "METHOD path" with the console's default base path.
+ */
+
+/** Admin API mutation → the console action that calls the same service. */
+export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
+  "POST /admin/sign-attempts/:operationId/resolution": "POST /console/frozen/:kind/:id/resolution",
+  "POST /admin/transmissions/:operationId/resolution": "POST /console/frozen/:kind/:id/resolution",
+  "POST /admin/alerts/dead-letters/:alertId/replay": "POST /console/alerts/:alertId/replay",
+};
+
+/** Admin API mutations the console does not offer yet (docs/operator-console.md "Not built yet"). */
+export const NOT_IN_CONSOLE_YET: Readonly<Record<string, string>> = {
+  "POST /admin/invoices/:invoiceId/resolution": "the Stored plugin appends its audit entry in the route, not in the service it offers",
+  "PATCH /admin/domains/:host": "Businesses screen",
+  "POST /admin/domains/:host/mode-change": "Businesses screen",
+  "POST /admin/domains/:host/approval": "Businesses screen",
+  "POST /admin/keys": "Businesses screen",
+  "POST /admin/keys/:keyId/roll": "Businesses screen",
+  "POST /admin/keys/:keyId/revoke": "Businesses screen",
+  "POST /admin/wallets/:businessId/credits": "Businesses screen (wallet)",
+  "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision": "Businesses screen (identity reviews)",
+  "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-migrations": "Businesses screen (identity reviews)",
+};
+
+/** Console actions with no Admin API counterpart, on purpose. */
+export const CONSOLE_ONLY: readonly string[] = ["POST /console/sign-in", "POST /console/sign-out"];
