@@ -97,6 +97,20 @@ test("a frozen sign found by its request ID, resolved with confirmation and reas
   assert.ok(h.tg.logs.some((l) => l.event === "console_action" && l.operationId === operationId && l.reason === form.reason));
 });
 
+test("audit log: the console's resolution is there (actor, action, target), filterable; bad links are a message, not an error", async () => {
+  const page = await admin.html("/console/audit?action=sign_attempt.resolve");
+  assert.match(page, /<h1>Audit log<\/h1>/);
+  assert.match(page, /operator:demo-operator/);
+  assert.match(page, /operation: /);
+  const none = await admin.html("/console/audit?targetId=no-such-target");
+  assert.match(none, /No entries/);
+  const bad = await admin.get("/console/audit?cursor=not-a-cursor");
+  assert.is(bad.status, 200);
+  assert.match(await bad.text(), /not valid/);
+  const hostile = await admin.html(`/console/audit?targetId=${encodeURIComponent('"><script>x</script>')}`);
+  assert.not.ok(hostile.includes("<script>"));
+});
+
 test("refused with 403 and nothing changed: a viewer's resolve, a missing or foreign CSRF token, another Origin, no Origin", async () => {
   const { operationId } = await frozenSign("CN2");
   const path = `/console/frozen/passthrough-sign/${operationId}/resolution`;
