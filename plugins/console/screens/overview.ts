@@ -1,8 +1,9 @@
 /**
  * Overview: what the person on call looks at first. Each section reads its own source and says in
  * place when that source is down, so the page always draws:
- * - dependencies: the document store's ping, every circuit (regulator TEST/LIVE, store,
- *   coordination, billing, …) from the resilience policies, in-flight requests;
+ * - dependencies: every circuit (regulator TEST/LIVE, store, coordination, billing, …) from the
+ *   resilience policies, in-flight requests (no dependency call: the page writes nothing, and an
+ *   outage shows in the sections that read the store);
  * - traffic: requests and error answers per minute over the last hour (this process, in memory);
  * - work waiting: the Stored backlog per status with the oldest pending age, the webhook outbox,
  *   open recovery work (the status reports plugins register for /health/dependencies);
@@ -13,8 +14,6 @@ import type { RequestContext } from "../../../core/context.ts";
 import { barChart, html, type SafeHtml, type Session } from "../../../core/ui/index.ts";
 import { badge, facts, screen, section } from "../chrome.ts";
 import type { ConsoleEnv } from "../env.ts";
-
-const PING_TIMEOUT_MS = 1_500;
 
 export async function overviewScreen(env: ConsoleEnv, ctx: RequestContext, session: Session): Promise<Response> {
   await env.traffic.sample().catch(() => undefined);
@@ -31,11 +30,11 @@ export async function overviewScreen(env: ConsoleEnv, ctx: RequestContext, sessi
 // --- Internal helpers ---
 
 async function _dependencies(env: ConsoleEnv): Promise<SafeHtml> {
-  const store = await _ping(env);
   const runtime = env.kit.runtime;
   const circuits = env.kit.dependencyHealth.snapshot();
+  const storeCircuit = circuits.find((c) => c.dependency === "documentStore");
   return html`${facts([
-    ["Document store", `${env.store.kind}: ${store === null ? "answering" : `NOT answering (${store})`}`],
+    ["Document store", `${env.store.kind}${storeCircuit ? `, circuit ${storeCircuit.state.replace("_", "-")}` : ""}`],
     ["Coordination", env.kit.ports.coordination.kind],
     ["In flight (this process)", runtime.inFlight().total],
     ["Ready", runtime.isReady() ? (runtime.isDraining() ? "draining" : "yes") : "no"],
@@ -50,19 +49,6 @@ function _circuitRow(c: DependencySnapshot): SafeHtml {
   return html`<tr><td>${c.dependency}</td><td>${badge(c.state.replace("_", "-"), kind)}</td><td>${c.windowFailures} / ${c.windowCalls}</td><td>${
     c.lastFailureClass ? `${c.lastFailureClass} at ${c.lastFailureAt ?? "?"}` : "—"
   }</td></tr>`;
-}
-
-/** null when the store answered, else why not. */
-async function _ping(env: ConsoleEnv): Promise<string | null> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([env.store.ping(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("timeout")), PING_TIMEOUT_MS)))]);
-    return null;
-  } catch (e) {
-    return (e as Error).message === "timeout" ? `no answer within ${PING_TIMEOUT_MS} ms` : "failed";
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function _traffic(env: ConsoleEnv): SafeHtml {
