@@ -1,10 +1,13 @@
 /**
  * The console behind a reverse proxy that strips a prefix: served on `console.basePath`, every
  * link, form action, redirect and cookie names `console.publicPath`; `console.hosts` limits the
- * hosts that serve it; `console.enabled: false` serves nothing.
+ * hosts that serve it; `console.enabled: false` serves nothing; an expired session goes back to
+ * sign-in and returns to the page asked for.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { plugins } from "../../../plugins/index.ts";
+import { createConsolePlugin } from "../../../plugins/console/plugin.ts";
 import { gatewayTracker } from "../../support/gateway.ts";
 import { OPERATOR_KEY } from "./console-helpers.ts";
 
@@ -41,6 +44,34 @@ test("console.hosts limits where it answers; enabled: false serves nothing", asy
   assert.is((await tg.call("/console/sign-in", { host: "ops.demo.localhost" })).status, 200);
   const off = await start({ patch: { console: { enabled: false } } });
   assert.is((await off.call("/console/sign-in", { host: "localhost" })).status, 404);
+});
+
+test("an expired session: a screen redirects to sign-in with the page to return to; an action goes to sign-in and changes nothing", async () => {
+  let now = Date.now();
+  const tg = await start({
+    patch: { console: { sessionTtlMs: 60_000 } },
+    plugins: [...plugins.filter((p) => p.name !== "console"), createConsolePlugin({ now: () => now })],
+  });
+  const res = await tg.call("/console/sign-in", {
+    method: "POST",
+    host: "localhost",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost" },
+    body: new URLSearchParams({ key: OPERATOR_KEY, next: "/console" }).toString(),
+  });
+  const cookie = res.headers.getSetCookie()[0]!.split(";")[0]!;
+  assert.is((await tg.call("/console/alerts?status=replayed", { host: "localhost", headers: { cookie } })).status, 200);
+  now += 60_001;
+  const later = await tg.call("/console/alerts?status=replayed", { host: "localhost", headers: { cookie } });
+  assert.is(later.status, 303);
+  assert.is(later.headers.get("location"), "/console/sign-in?next=%2Fconsole%2Falerts%3Fstatus%3Dreplayed");
+  const action = await tg.call("/console/alerts/00000000-0000-4000-8000-000000000000/replay", {
+    method: "POST",
+    host: "localhost",
+    headers: { cookie, "content-type": "application/x-www-form-urlencoded", origin: "http://localhost" },
+    body: "_csrf=x",
+  });
+  assert.is(action.status, 303);
+  assert.match(action.headers.get("location")!, /^\/console\/sign-in/);
 });
 
 test.run();
