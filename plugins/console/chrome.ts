@@ -17,6 +17,7 @@ export const NAV: readonly NavItem[] = [
   { label: "Overview", path: "" },
   { label: "Frozen operations", path: "/frozen" },
   { label: "Alerts", path: "/alerts" },
+  { label: "Businesses", path: "/businesses" },
   { label: "Search", path: "/search" },
   { label: "Audit log", path: "/audit" },
 ];

@@ -2,7 +2,7 @@
  * The operator console (docs/operator-console.md): the Admin API as HTML pages an on-call engineer
  * can work from, served under `console.basePath` on the hosts `console.hosts` names, built on the UI
  * kit (core/ui/). Screens: overview, frozen operations (list, detail, resolve), alerts and dead
- * letters (replay), search by ID, audit log. Every action calls the service its Admin API route calls: the
+ * letters (replay), search by ID, businesses (read-only), audit log. Every action calls the service its Admin API route calls: the
  * invoice kit's frozen-operations listing, the recovery plugin's resolver (offered through the
  * kit: FROZEN_OPERATION_RESOLVER), the alert channel port.
  *
@@ -17,6 +17,7 @@ import { acting, signIn, signInForm, signOut, viewing } from "./auth.ts";
 import { createConsoleEnv, type ConsoleEnv } from "./env.ts";
 import { alertsScreen, replayAction } from "./screens/alerts.ts";
 import { auditScreen } from "./screens/audit.ts";
+import { businessScreen, businessesScreen } from "./screens/businesses.ts";
 import { frozenDetailScreen, frozenListScreen, resolveAction } from "./screens/frozen.ts";
 import { overviewScreen } from "./screens/overview.ts";
 import { searchScreen } from "./screens/search.ts";
@@ -60,6 +61,8 @@ export function consoleRoutes(env: ConsoleEnv): RouteDeclaration[] {
     get("/alerts", "Console: alerts and dead letters", viewing(env, (ctx, s) => alertsScreen(env, ctx, s))),
     post("/alerts/:alertId/replay", "Console: replay a dead-lettered alert (admin)", acting(env, "admin", (ctx, s) => replayAction(env, ctx, s))),
     get("/search", "Console: search by request, operation or invoice ID", viewing(env, (ctx, s) => searchScreen(env, ctx, s))),
+    get("/businesses", "Console: businesses", viewing(env, (ctx, s) => businessesScreen(env, ctx, s))),
+    get("/businesses/:businessId", "Console: one business, its domains and keys", viewing(env, (ctx, s) => businessScreen(env, ctx, s))),
     get("/audit", "Console: the audit log", viewing(env, (ctx, s) => auditScreen(env, ctx, s))),
   ];
 }

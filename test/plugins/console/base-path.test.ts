@@ -2,13 +2,15 @@
  * The console behind a reverse proxy that strips a prefix: served on `console.basePath`, every
  * link, form action, redirect and cookie names `console.publicPath`; `console.hosts` limits the
  * hosts that serve it; `console.enabled: false` serves nothing; an expired session goes back to
- * sign-in and returns to the page asked for.
+ * sign-in and returns to the page asked for. Businesses (read-only) with a hostile business name:
+ * escaped everywhere, keys shown by id and hint, never the key.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { plugins } from "../../../plugins/index.ts";
 import { createConsolePlugin } from "../../../plugins/console/plugin.ts";
-import { gatewayTracker } from "../../support/gateway.ts";
+import { DEMO_KEY, DEMO_RAW, gatewayTracker } from "../../support/gateway.ts";
+import { consoleClient } from "./console-helpers.ts";
 import { OPERATOR_KEY } from "./console-helpers.ts";
 
 const { start, closeAll } = gatewayTracker();
@@ -72,6 +74,26 @@ test("an expired session: a screen redirects to sign-in with the page to return 
   });
   assert.is(action.status, 303);
   assert.match(action.headers.get("location")!, /^\/console\/sign-in/);
+});
+
+test("businesses: list and detail (domains with mode and approval, keys by id and hint); a hostile name comes out escaped", async () => {
+  const hostile = `Ada <script>alert("x")</script> & Co`;
+  const businesses = structuredClone(DEMO_RAW.businesses) as Array<{ id: string; name: string }>;
+  businesses.find((b) => b.id === "demo")!.name = hostile;
+  const tg = await start({ patch: { businesses } });
+  const c = consoleClient(tg);
+  assert.is((await c.signIn(OPERATOR_KEY)).status, 303);
+  const list = await c.html("/console/businesses");
+  assert.match(list, /href="\/console\/businesses\/demo"/);
+  const detail = await c.html("/console/businesses/demo");
+  for (const page of [list, detail]) {
+    assert.not.ok(page.includes("<script>"), "escaped");
+    assert.ok(page.includes("Ada &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; Co"));
+  }
+  assert.match(detail, /passthrough\.demo\.localhost/);
+  assert.match(detail, /stored\.demo\.localhost/);
+  assert.not.ok(detail.includes(DEMO_KEY), "never a key");
+  assert.is((await c.get("/console/businesses/no-such")).status, 404);
 });
 
 test.run();
