@@ -3,7 +3,8 @@
  * link, form action, redirect and cookie names `console.publicPath`; `console.hosts` limits the
  * hosts that serve it; `console.enabled: false` serves nothing; an expired session goes back to
  * sign-in and returns to the page asked for. Businesses (read-only) with a hostile business name:
- * escaped everywhere, keys shown by id and hint, never the key.
+ * escaped everywhere, keys shown by id and hint, never the key. A session issued by one gateway
+ * process is accepted by another built from the same config (signed cookies, no process memory).
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -94,6 +95,23 @@ test("businesses: list and detail (domains with mode and approval, keys by id an
   assert.match(detail, /stored\.demo\.localhost/);
   assert.not.ok(detail.includes(DEMO_KEY), "never a key");
   assert.is((await c.get("/console/businesses/no-such")).status, 404);
+});
+
+test("a session works on every process of the deployment: signed by one gateway, accepted by another with the same config; not by one with another secret", async () => {
+  const a = await start();
+  const b = await start();
+  const other = await start({ patch: { regulator: { apiSecret: "another_deployment_secret" } } });
+  const res = await a.call("/console/sign-in", {
+    method: "POST",
+    host: "localhost",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost" },
+    body: new URLSearchParams({ key: OPERATOR_KEY, next: "/console" }).toString(),
+  });
+  const cookie = res.headers.getSetCookie()[0]!.split(";")[0]!;
+  const onB = await b.call("/console/frozen", { host: "localhost", headers: { cookie } });
+  assert.is(onB.status, 200);
+  assert.match(await onB.text(), /demo-operator \(admin\)/);
+  assert.is((await other.call("/console/frozen", { host: "localhost", headers: { cookie } })).status, 303, "another deployment's secret: back to sign-in");
 });
 
 test.run();
