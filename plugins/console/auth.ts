@@ -10,8 +10,10 @@
  *   server refuses a viewer whatever the page showed).
  *
  * Sign-in attempts are limited per client address through the coordination store (shared by every
- * process) and every failure is logged with the client address and reason, never the key.
+ * process), a credential's IP allowlist applies to sign-in as to API calls, and every failure is
+ * logged with the client address and reason, never the key.
  */
+import { BlockList, isIP } from "node:net";
 import type { RequestContext } from "../../core/context.ts";
 import { hashSecret } from "../../core/directory.ts";
 import { CSRF_FIELD, formFields, html, isSameOrigin, postForm, seeOther, textField, type Flash, type Session } from "../../core/ui/index.ts";
@@ -76,8 +78,12 @@ export function signIn(env: ConsoleEnv): (ctx: RequestContext) => Promise<Respon
         env.kit.log.warn("console_sign_in_failed", { requestId: ctx.requestId, clientAddress: client, reason: "unknown_key" });
         return signInPage(env, ctx, 401, next, { kind: "error", text: "That key is not an operator or console key." });
       }
+      if (!isAllowedFrom(who.ipWhitelisted, ctx.clientAddress)) {
+        env.kit.log.warn("console_sign_in_failed", { requestId: ctx.requestId, clientAddress: client, credentialId: who.sub, reason: "ip_not_allowed" });
+        return signInPage(env, ctx, 403, next, { kind: "error", text: "This key may not be used from your address." });
+      }
       const secure = (ctx.req.headers.get("origin") ?? "").startsWith("https:") || ctx.req.url.startsWith("https:");
-      const { setCookie } = env.cookies.issue(who, secure);
+      const { setCookie } = env.cookies.issue({ sub: who.sub, role: who.role }, secure);
       env.kit.log.event("console_signed_in", { requestId: ctx.requestId, credentialId: who.sub, role: who.role, clientAddress: client });
       return seeOther(ctx, next, [["set-cookie", setCookie]]);
     });
@@ -93,12 +99,33 @@ export function signOut(env: ConsoleEnv): (ctx: RequestContext) => Promise<Respo
 }
 
 /** The credential a presented key belongs to: a console viewer (config) or an operator key (directory). */
-export async function authenticateConsoleKey(env: ConsoleEnv, key: string): Promise<{ sub: string; role: Role } | null> {
+export async function authenticateConsoleKey(env: ConsoleEnv, key: string): Promise<{ sub: string; role: Role; ipWhitelisted: readonly string[] } | null> {
   if (key.length < 8 || key.length > 512) return null;
   const hashed = hashSecret(key);
-  for (const v of env.kit.config.console.viewers) if (!v.revoked && (v.keyHash ?? (v.key ? hashSecret(v.key) : null)) === hashed) return { sub: v.id, role: "viewer" };
+  for (const v of env.kit.config.console.viewers)
+    if (!v.revoked && (v.keyHash ?? (v.key ? hashSecret(v.key) : null)) === hashed) return { sub: v.id, role: "viewer", ipWhitelisted: v.ipWhitelisted };
   const principal = await env.kit.directory.authenticate("admin", key);
-  return principal ? { sub: principal.credentialId, role: "admin" } : null;
+  return principal ? { sub: principal.credentialId, role: "admin", ipWhitelisted: principal.ipWhitelisted } : null;
+}
+
+/**
+ * The credential's IP allowlist (addresses or CIDR ranges; empty = any) against the client address
+ * the edge established, as the ip-allowlist stage applies it to API calls: an unknown address is
+ * refused when there is a list.
+ */
+export function isAllowedFrom(entries: readonly string[], address: string | null): boolean {
+  if (entries.length === 0) return true;
+  const family = address ? isIP(address) : 0;
+  if (!address || family === 0) return false;
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [ip, bits] = entry.split("/");
+    const f = isIP(ip ?? "");
+    if (f === 0) continue;
+    if (bits !== undefined) list.addSubnet(ip!, Number(bits), f === 4 ? "ipv4" : "ipv6");
+    else list.addAddress(ip!, f === 4 ? "ipv4" : "ipv6");
+  }
+  return list.check(address, family === 4 ? "ipv4" : "ipv6");
 }
 
 export function signInPage(env: ConsoleEnv, ctx: RequestContext, status: number, next: string, flash: Flash | null, headers: Record<string, string> = {}): Response {

@@ -9,6 +9,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { plugins } from "../../../plugins/index.ts";
+import { isAllowedFrom } from "../../../plugins/console/auth.ts";
 import { createConsolePlugin } from "../../../plugins/console/plugin.ts";
 import { DEMO_KEY, DEMO_RAW, gatewayTracker } from "../../support/gateway.ts";
 import { consoleClient } from "./console-helpers.ts";
@@ -112,6 +113,26 @@ test("a session works on every process of the deployment: signed by one gateway,
   assert.is(onB.status, 200);
   assert.match(await onB.text(), /demo-operator \(admin\)/);
   assert.is((await other.call("/console/frozen", { host: "localhost", headers: { cookie } })).status, 303, "another deployment's secret: back to sign-in");
+});
+
+test("a credential's IP allowlist applies to sign-in: refused (403, logged) from another or an unknown address", async () => {
+  assert.ok(isAllowedFrom([], null));
+  assert.ok(isAllowedFrom(["10.9.9.9"], "10.9.9.9"));
+  assert.ok(isAllowedFrom(["10.0.0.0/8"], "10.1.2.3"));
+  assert.not.ok(isAllowedFrom(["10.0.0.0/8"], "192.168.1.1"));
+  assert.not.ok(isAllowedFrom(["10.9.9.9"], null));
+  const key = "viewer_allowlisted_0001";
+  const tg = await start({ patch: { console: { viewers: [{ id: "far-viewer", key, demoOnly: true, ipWhitelisted: ["10.9.9.9"] }] } } });
+  const res = await tg.call("/console/sign-in", {
+    method: "POST",
+    host: "localhost",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost" },
+    body: new URLSearchParams({ key }).toString(),
+  });
+  assert.is(res.status, 403);
+  assert.is(res.headers.getSetCookie().length, 0, "no session");
+  assert.ok(tg.logs.some((l) => l.event === "console_sign_in_failed" && l.reason === "ip_not_allowed" && l.credentialId === "far-viewer"));
+  assert.not.ok(JSON.stringify(tg.logs).includes(key));
 });
 
 test.run();
