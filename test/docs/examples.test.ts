@@ -33,6 +33,7 @@ export const DOC_ORDER = [
   "docs/errors.md",
   "docs/configuration.md",
   "docs/operations.md",
+  "docs/operator-console.md",
   "docs/regulator-simulator.md",
   "docs/regulator-client.md",
   "docs/plugins.md",
