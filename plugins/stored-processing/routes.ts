@@ -199,7 +199,10 @@ async function _backlogInvoice(ctx: RequestContext, service: StoredService): Pro
 }
 
 function _modeConflict(): Error {
-  return gwError("GW_OPERATION_MODE_CONFLICT", { detail: "This endpoint is not available on a Pass-through domain." });
+  return gwError("GW_OPERATION_MODE_CONFLICT", {
+    detail:
+      "This domain is in Pass-through mode; this endpoint is a Stored-mode endpoint (it still serves the invoices the domain took in while it was Stored). Use the Pass-through routes, or ask the operator for a mode change.",
+  });
 }
 
 function _caller(ctx: RequestContext): StoredCaller {

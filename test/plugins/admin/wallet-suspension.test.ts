@@ -1,7 +1,7 @@
 /**
  * The operator's billing rule: a suspended wallet refuses every new sign debit with 422
  * GW_BILLING_REQUEST_REJECTED (nothing charged, the regulator not called); a sign billed before
- * still replays; lifting the suspension lets the same request through. Over HTTP, the full plugin
+ * answers its own same-key answer (409 already processed), not the suspension; lifting the suspension lets the same request through. Over HTTP, the full plugin
  * set on the document ledger and the regulator simulator.
  */
 import { test } from "uvu";
@@ -14,7 +14,7 @@ test.after(() => h.close());
 const suspend = (suspended: boolean) =>
   h.tg.call("/admin/wallets/demo/suspension", { method: "POST", host: "localhost", headers: { "x-admin-api-key": ADMIN_KEY }, body: { suspended } });
 
-test("a suspended wallet: new signs answer 422 GW_BILLING_REQUEST_REJECTED, nothing charged; a billed sign replays; lifted: signs again", async () => {
+test("a suspended wallet: new signs answer 422 GW_BILLING_REQUEST_REJECTED, nothing charged; a billed sign's key answers already processed; lifted: signs again", async () => {
   const billed = await h.sign(invoice("SUSP1"), { key: "suspension-sign-0001" });
   assert.is(billed.status, 201, await billed.clone().text());
   const before = await h.ledgerBalanced();
@@ -30,8 +30,8 @@ test("a suspended wallet: new signs answer 422 GW_BILLING_REQUEST_REJECTED, noth
   assert.is(refused.retry.strategy, "AFTER_CORRECTION");
   assert.is(h.sim.state.calls("sign"), signs, "the regulator was not called");
   assert.equal(await h.ledgerBalanced(), before, "nothing charged");
-  const replay = await h.sign(invoice("SUSP1"), { key: "suspension-sign-0001" });
-  assert.ok(replay.status === 200 || replay.status === 201, `a billed sign still replays (${replay.status})`);
+  // The billed sign's same key and attempt answers what it answers on any wallet: already processed, not the suspension.
+  await expectProblem(await h.sign(invoice("SUSP1"), { key: "suspension-sign-0001" }), 409, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
 
   assert.is((await suspend(false)).status, 200);
   const after = await h.sign(invoice("SUSP2"), { key: "suspension-sign-0003" });
