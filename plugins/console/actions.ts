@@ -24,6 +24,7 @@ export const NOT_IN_CONSOLE_YET: Readonly<Record<string, string>> = {
   "POST /admin/keys/:keyId/revoke": "Businesses screen",
   "POST /admin/wallets/:businessId/credits": "Businesses screen (wallet)",
   "POST /admin/wallets/:businessId/suspension": "Businesses screen (wallet)",
+  "POST /admin/demo/reset": "a demo-only route for the CLI (npx gatehouse demo reset); the console does not offer it",
   "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision": "Businesses screen (identity reviews)",
   "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-migrations": "Businesses screen (identity reviews)",
 };
