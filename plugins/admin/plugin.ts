@@ -12,10 +12,12 @@ import * as v from "valibot";
 import { openDirectoryStore } from "../../core/directory-store.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { deriveKey } from "../../core/keyed-hash.ts";
-import { definePlugin, requirePort, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
+import { definePlugin, offer, requirePort, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
 import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 import { json } from "../../core/respond.ts";
+import { DIRECTORY_OPERATIONS } from "../invoice/offers.ts";
 import { alertRoutes } from "./alert-routes.ts";
+import { directoryOperations } from "./directory-offer.ts";
 import { demoResetRoutes } from "./demo-reset.ts";
 import { directoryRoutes } from "./directory-routes.ts";
 import { createDirectoryAdmin } from "./directory-service.ts";
@@ -32,6 +34,7 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
     name: "admin",
     needs: ["billing", "documentStore"],
     stages: ["auth", "quota"],
+    provides: [DIRECTORY_OPERATIONS],
     setup(kit) {
       const admin = createDirectoryAdmin({
         store: openDirectoryStore(kit.ports.documentStore),
@@ -49,6 +52,7 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
           ...(kit.ports.alerts ? alertRoutes(kit.ports.alerts) : []),
           ...demoResetRoutes(kit),
         ],
+        offers: [offer(DIRECTORY_OPERATIONS, directoryOperations(admin))],
       };
     },
   });

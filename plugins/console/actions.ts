@@ -11,17 +11,18 @@ export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
   "POST /admin/sign-attempts/:operationId/resolution": "POST /console/frozen/:kind/:id/resolution",
   "POST /admin/transmissions/:operationId/resolution": "POST /console/frozen/:kind/:id/resolution",
   "POST /admin/alerts/dead-letters/:alertId/replay": "POST /console/alerts/:alertId/replay",
+  "POST /admin/keys/:keyId/revoke": "POST /console/businesses/:businessId/keys/:keyId/revoke",
+  "POST /admin/keys/:keyId/roll": "POST /console/businesses/:businessId/keys/:keyId/roll",
+  "POST /admin/keys": "POST /console/businesses/:businessId/keys",
+  "POST /admin/domains/:host/approval": "POST /console/businesses/:businessId/domains/:host/approval",
+  "POST /admin/domains/:host/mode-change": "POST /console/businesses/:businessId/domains/:host/mode-change",
 };
 
 /** Admin API mutations the console does not offer yet (docs/operator-console.md "Not built yet"). */
 export const NOT_IN_CONSOLE_YET: Readonly<Record<string, string>> = {
   "POST /admin/invoices/:invoiceId/resolution": "the Stored plugin appends its audit entry in the route, not in the service it offers",
-  "PATCH /admin/domains/:host": "Businesses screen",
-  "POST /admin/domains/:host/mode-change": "Businesses screen",
-  "POST /admin/domains/:host/approval": "Businesses screen",
-  "POST /admin/keys": "Businesses screen",
-  "POST /admin/keys/:keyId/roll": "Businesses screen",
-  "POST /admin/keys/:keyId/revoke": "Businesses screen",
+  "PATCH /admin/domains/:host": "Businesses screen (sign fee, autoTransmit)",
+  "POST /admin/demo/reset": "demo configs only: resetting the demo stays an API call on purpose",
   "POST /admin/wallets/:businessId/credits": "Businesses screen (wallet)",
   "POST /admin/wallets/:businessId/suspension": "Businesses screen (wallet)",
   "POST /admin/demo/reset": "a demo-only route for the CLI (npx gatehouse demo reset); the console does not offer it",

@@ -28,6 +28,8 @@ export interface ScreenOptions {
   current?: string;
   body: SafeHtml;
   status?: number;
+  /** Extra response headers (a page that must not be cached). */
+  headers?: Record<string, string>;
 }
 
 /** A screen for a signed-in operator. */
@@ -46,7 +48,7 @@ export function screen(env: ConsoleEnv, ctx: RequestContext, session: Session, o
     flash: _isFlash(flash) ? flash : null,
     body: html`<div class="panel">${search}</div>${o.body}`,
   });
-  const headers: Record<string, string> = flash ? { "set-cookie": `${FLASH_COOKIE}=; Path=${env.paths.public || "/"}; Max-Age=0; HttpOnly; SameSite=Strict` } : {};
+  const headers: Record<string, string> = { ...o.headers, ...(flash ? { "set-cookie": `${FLASH_COOKIE}=; Path=${env.paths.public || "/"}; Max-Age=0; HttpOnly; SameSite=Strict` } : {}) };
   return page(ctx, o.status ?? 200, body, headers);
 }
 

@@ -2,9 +2,9 @@
  * The operator console (docs/operator-console.md): the Admin API as HTML pages an on-call engineer
  * can work from, served under `console.basePath` on the hosts `console.hosts` names, built on the UI
  * kit (core/ui/). Screens: overview, frozen operations (list, detail, resolve), alerts and dead
- * letters (replay), search by ID, businesses (read-only), audit log. Every action calls the service its Admin API route calls: the
+ * letters (replay), search by ID, businesses (key create / roll / revoke, mode change and approval), audit log. Every action calls the service its Admin API route calls: the
  * invoice kit's frozen-operations listing, the recovery plugin's resolver (offered through the
- * kit: FROZEN_OPERATION_RESOLVER), the alert channel port.
+ * kit: FROZEN_OPERATION_RESOLVER), the admin plugin's directory service (DIRECTORY_OPERATIONS), the alert channel port.
  *
  * Pages are public entry points for the pipeline (no API key, no per-credential quota): the console
  * authenticates with its own session (auth.ts), and the admission and capacity stages still apply.
@@ -12,11 +12,12 @@
 import { definePlugin, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { STYLESHEET_PATH, stylesheet } from "../../core/ui/index.ts";
-import { FROZEN_OPERATION_RESOLVER } from "../invoice/offers.ts";
+import { DIRECTORY_OPERATIONS, FROZEN_OPERATION_RESOLVER } from "../invoice/offers.ts";
 import { acting, signIn, signInForm, signOut, viewing } from "./auth.ts";
 import { createConsoleEnv, type ConsoleEnv } from "./env.ts";
 import { alertsScreen, replayAction } from "./screens/alerts.ts";
 import { auditScreen } from "./screens/audit.ts";
+import { approveDomainAction, createKeyAction, modeChangeAction, revokeKeyAction, rollKeyAction } from "./screens/business-actions.ts";
 import { businessScreen, businessesScreen } from "./screens/businesses.ts";
 import { frozenDetailScreen, frozenListScreen, resolveAction } from "./screens/frozen.ts";
 import { overviewScreen } from "./screens/overview.ts";
@@ -32,12 +33,12 @@ export function createConsolePlugin(options: ConsoleOptions = {}): GatewayPlugin
   return definePlugin({
     name: "console",
     needs: ["documentStore", "coordination"],
-    uses: [FROZEN_OPERATION_RESOLVER],
+    uses: [FROZEN_OPERATION_RESOLVER, DIRECTORY_OPERATIONS],
     setup(kit) {
       if (!kit.config.console.enabled) return { routes: [] };
       const now = options.now ?? Date.now;
       const traffic = createTrafficHistory(kit.metrics, now);
-      const env = createConsoleEnv(kit, kit.offers.get(FROZEN_OPERATION_RESOLVER), traffic, now);
+      const env = createConsoleEnv(kit, kit.offers.get(FROZEN_OPERATION_RESOLVER), kit.offers.get(DIRECTORY_OPERATIONS), traffic, now);
       return { routes: consoleRoutes(env), workers: [traffic.worker] };
     },
   });
@@ -63,6 +64,11 @@ export function consoleRoutes(env: ConsoleEnv): RouteDeclaration[] {
     get("/search", "Console: search by request, operation or invoice ID", viewing(env, (ctx, s) => searchScreen(env, ctx, s))),
     get("/businesses", "Console: businesses", viewing(env, (ctx, s) => businessesScreen(env, ctx, s))),
     get("/businesses/:businessId", "Console: one business, its domains and keys", viewing(env, (ctx, s) => businessScreen(env, ctx, s))),
+    post("/businesses/:businessId/keys", "Console: create a key, shown once (admin)", acting(env, "admin", (ctx, s, f) => createKeyAction(env, ctx, s, f))),
+    post("/businesses/:businessId/keys/:keyId/roll", "Console: roll a key (admin)", acting(env, "admin", (ctx, s, f) => rollKeyAction(env, ctx, s, f))),
+    post("/businesses/:businessId/keys/:keyId/revoke", "Console: revoke a key (admin)", acting(env, "admin", (ctx, s, f) => revokeKeyAction(env, ctx, s, f))),
+    post("/businesses/:businessId/domains/:host/mode-change", "Console: change a domain's mode; it drains (admin)", acting(env, "admin", (ctx, s, f) => modeChangeAction(env, ctx, s, f))),
+    post("/businesses/:businessId/domains/:host/approval", "Console: approve a drained domain (admin)", acting(env, "admin", (ctx, s, f) => approveDomainAction(env, ctx, s, f))),
     get("/audit", "Console: the audit log", viewing(env, (ctx, s) => auditScreen(env, ctx, s))),
   ];
 }

@@ -46,3 +46,36 @@ export interface FrozenOperationResolver {
 
 /** Offered by recovery (which owns the Admin API resolution routes); used by the operator console. */
 export const FROZEN_OPERATION_RESOLVER = defineOffer<FrozenOperationResolver>("frozenOperationResolver");
+
+/** Who asks for a directory change: the operator credential, the request, the route and its idempotency key. */
+export interface DirectoryOperatorCall {
+  credentialId: string;
+  requestId: string;
+  route: string;
+  idempotencyKey: string;
+}
+
+/** A directory change's answer, as the Admin API sends it; `plainKey` on a key create or roll's first answer only. */
+export interface DirectoryAnswer {
+  status: number;
+  body: unknown;
+  replayed: boolean;
+  plainKey?: string;
+}
+
+/**
+ * The Admin API's directory changes (plugins/admin directory service) as their routes make them:
+ * each input is validated with the route's own schema (a GW_REQUEST_VALIDATION_FAILED error
+ * otherwise), each change is idempotent on the call's key and appends the same audit entry.
+ * Inputs are the routes' bodies (`unknown` here: the schemas live with the admin plugin).
+ */
+export interface DirectoryOperations {
+  createKey(op: DirectoryOperatorCall, input: unknown): Promise<DirectoryAnswer>;
+  rollKey(op: DirectoryOperatorCall, keyId: string, input: unknown): Promise<DirectoryAnswer>;
+  revokeKey(op: DirectoryOperatorCall, keyId: string): Promise<DirectoryAnswer>;
+  changeMode(op: DirectoryOperatorCall, host: string, input: unknown): Promise<DirectoryAnswer>;
+  approveDomain(op: DirectoryOperatorCall, host: string): Promise<DirectoryAnswer>;
+}
+
+/** Offered by admin (which owns the directory routes); used by the operator console. */
+export const DIRECTORY_OPERATIONS = defineOffer<DirectoryOperations>("directoryOperations");

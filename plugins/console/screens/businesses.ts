@@ -1,15 +1,16 @@
 /**
  * Businesses, read-only: the list, and one business with its domains (mode, approval, a pending mode
  * change while draining, sign fee) and its keys (scheme, hint, revoked, expiry, IP allowlist; never
- * a key). Read from the directory's collections as the Admin API's reads do. Changes (key create /
- * roll / revoke, mode change and approval, wallet credit) are not offered here yet: they go through
- * the Admin API (plugins/console/actions.ts lists them).
+ * a key). Read from the directory's collections as the Admin API's reads do. An admin also gets the
+ * forms of business-actions.ts (key create / roll / revoke, mode change and approval); wallet credits
+ * and identity reviews still go through the Admin API (plugins/console/actions.ts lists them).
  */
 import type { RequestContext } from "../../../core/context.ts";
 import { openDirectoryStore } from "../../../core/directory-store.ts";
 import { formatNgn } from "../../../core/money.ts";
 import { html, segment, type Session } from "../../../core/ui/index.ts";
-import { badge, facts, screen } from "../chrome.ts";
+import { EMPTY, badge, facts, screen } from "../chrome.ts";
+import { createKeyForm, domainActions, keyActions } from "./business-actions.ts";
 import type { ConsoleEnv } from "../env.ts";
 
 const BUSINESS_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -30,6 +31,8 @@ export async function businessScreen(env: ConsoleEnv, ctx: RequestContext, sessi
   if (!business) return screen(env, ctx, session, { title: "Not found", current: "/businesses", status: 404, body: html`<p>No such business.</p>` });
   const [domains, keys] = await Promise.all([dir.domains.find({ businessId: id }, { limit: LIMIT }), dir.credentials.find({ businessId: id }, { limit: LIMIT })]);
   const now = env.now();
+  const admin = session.role === "admin";
+  const actionHead = admin ? html`<th scope="col">Action</th>` : EMPTY;
   const body = html`<section class="panel">${facts([
     ["Business ID", business._id],
     ["Name", business.name],
@@ -41,21 +44,22 @@ export async function businessScreen(env: ConsoleEnv, ctx: RequestContext, sessi
 <h2>Domains</h2>${
     domains.items.length === 0
       ? html`<p>None.</p>`
-      : html`<div class="table-wrap"><table><thead><tr><th scope="col">Host</th><th scope="col">Mode</th><th scope="col">Approval</th><th scope="col">Pending mode</th><th scope="col">Sign fee (NGN)</th><th scope="col">Auto-transmit</th></tr></thead><tbody>${domains.items.map(
+      : html`<div class="table-wrap"><table><thead><tr><th scope="col">Host</th><th scope="col">Mode</th><th scope="col">Approval</th><th scope="col">Pending mode</th><th scope="col">Sign fee (NGN)</th><th scope="col">Auto-transmit</th>${actionHead}</tr></thead><tbody>${domains.items.map(
           (d) => html`<tr><td>${d._id}</td><td>${d.mode}</td><td>${badge(d.approval, d.approval === "approved" ? "ok" : "warn")}</td><td>${
             d.pendingMode ? `${d.pendingMode} (draining since ${d.drainingSince ?? "?"})` : "—"
-          }</td><td>${formatNgn(d.signFeeKobo)}</td><td>${d.autoTransmit ? "yes" : "no"}</td></tr>`,
+          }</td><td>${formatNgn(d.signFeeKobo)}</td><td>${d.autoTransmit ? "yes" : "no"}</td>${admin ? html`<td>${domainActions(env, session, id, d)}</td>` : EMPTY}</tr>`,
         )}</tbody></table></div>`
   }
 <h2>Keys</h2>${
     keys.items.length === 0
       ? html`<p>None.</p>`
-      : html`<div class="table-wrap"><table><thead><tr><th scope="col">Key ID</th><th scope="col">Scheme</th><th scope="col">Hint</th><th scope="col">Status</th><th scope="col">IP allowlist</th><th scope="col">Source</th></tr></thead><tbody>${keys.items.map(
+      : html`<div class="table-wrap"><table><thead><tr><th scope="col">Key ID</th><th scope="col">Scheme</th><th scope="col">Hint</th><th scope="col">Status</th><th scope="col">IP allowlist</th><th scope="col">Source</th>${actionHead}</tr></thead><tbody>${keys.items.map(
           (k) => html`<tr><td>${k.credentialId}</td><td>${k.scheme}</td><td>${k.hint ?? "—"}</td><td>${
             k.revoked ? badge("revoked", "bad") : k.expiresAt !== null && k.expiresAt <= now ? badge("expired", "muted") : k.expiresAt !== null ? badge(`valid until ${new Date(k.expiresAt).toISOString()}`, "warn") : badge("valid", "ok")
-          }</td><td>${k.ipWhitelisted.join(", ") || "any"}</td><td>${k.source}</td></tr>`,
+          }</td><td>${k.ipWhitelisted.join(", ") || "any"}</td><td>${k.source}</td>${admin && !k.revoked && (k.expiresAt === null || k.expiresAt > now) ? html`<td>${keyActions(env, session, id, k.credentialId)}</td>` : admin ? html`<td></td>` : EMPTY}</tr>`,
         )}</tbody></table></div>`
   }
-<p class="muted">Key create / roll / revoke, mode changes and wallet credits are made through the Admin API for now (docs/operator-console.md).</p>`;
+${admin ? createKeyForm(env, session, id) : html`<p class="muted">Your role is viewer: the businesses are read-only for you.</p>`}
+<p class="muted">Wallet credits and identity reviews are made through the Admin API for now (docs/operator-console.md).</p>`;
   return screen(env, ctx, session, { title: business.name, current: "/businesses", body });
 }
