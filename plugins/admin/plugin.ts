@@ -15,9 +15,9 @@ import { deriveKey } from "../../core/keyed-hash.ts";
 import { definePlugin, offer, requirePort, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
 import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
 import { json } from "../../core/respond.ts";
-import { DIRECTORY_OPERATIONS } from "../invoice/offers.ts";
+import { DIRECTORY_OPERATIONS, WALLET_OPERATIONS } from "../invoice/offers.ts";
 import { alertRoutes } from "./alert-routes.ts";
-import { directoryOperations } from "./directory-offer.ts";
+import { directoryOperations, walletOperations } from "./directory-offer.ts";
 import { demoResetRoutes } from "./demo-reset.ts";
 import { directoryRoutes } from "./directory-routes.ts";
 import { createDirectoryAdmin } from "./directory-service.ts";
@@ -34,7 +34,7 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
     name: "admin",
     needs: ["billing", "documentStore"],
     stages: ["auth", "quota"],
-    provides: [DIRECTORY_OPERATIONS],
+    provides: [DIRECTORY_OPERATIONS, WALLET_OPERATIONS],
     setup(kit) {
       const admin = createDirectoryAdmin({
         store: openDirectoryStore(kit.ports.documentStore),
@@ -44,15 +44,16 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
         now: options.now ?? Date.now,
         drainRetryAfterSeconds: kit.config.directory.drainRetryAfterSeconds,
       });
+      const ledger = requirePort(kit, "billing");
       return {
         routes: [
           ...directoryRoutes(admin),
-          ...walletRoutes(kit, requirePort(kit, "billing")),
+          ...walletRoutes(kit, ledger),
           frozenRoute(frozenSources(kit.ports.documentStore)),
           ...(kit.ports.alerts ? alertRoutes(kit.ports.alerts) : []),
           ...demoResetRoutes(kit),
         ],
-        offers: [offer(DIRECTORY_OPERATIONS, directoryOperations(admin))],
+        offers: [offer(DIRECTORY_OPERATIONS, directoryOperations(admin)), offer(WALLET_OPERATIONS, walletOperations(kit, ledger))],
       };
     },
   });

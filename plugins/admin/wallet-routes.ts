@@ -45,6 +45,14 @@ export const CreditBody = v.strictObject({
 });
 export type CreditInput = v.InferOutput<typeof CreditBody>;
 
+export interface WalletView {
+  businessId: string;
+  currency: string;
+  balance: number | string;
+  entries: Record<string, unknown>[];
+  suspended?: true;
+}
+
 export const SuspensionBody = v.strictObject({ suspended: v.boolean("must be true or false") });
 
 export const WalletQuery = v.object({
@@ -78,16 +86,7 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
       responses: { 200: "{ businessId, currency, balance, entries }" },
       async handler(ctx) {
         const businessId = knownBusiness(ctx);
-        const limit = ctx.query.limit ? Number(ctx.query.limit) : 100;
-        const w = await ledger.wallet(businessId, limit);
-        return json(ctx, 200, {
-          businessId: w.businessId,
-          currency: w.currency,
-          balance: koboToNgn(w.balanceKobo),
-          entries: w.entries.map(_entryView),
-          // Shown only while suspended: a wallet in good standing answers as it always did.
-          ...(w.suspended ? { suspended: true } : {}),
-        });
+        return json(ctx, 200, await walletView(ledger, businessId, ctx.query.limit ? Number(ctx.query.limit) : 100));
       },
     },
     {
@@ -100,17 +99,8 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
         "Credits `amount` NGN (two decimals at most) once per `reference`: 201 when credited, 200 when the reference was already credited. The same reference with another amount is GW_IDEMPOTENCY_CONTENT_CONFLICT.",
       responses: { 200: "reference already credited", 201: "credited" },
       async handler(ctx) {
-        const businessId = knownBusiness(ctx);
-        const body = ctx.body as CreditInput;
-        const amountKobo = ngnToKobo(body.amount)!;
-        const r = await _credit(ledger, businessId, amountKobo, body.reference);
-        const w = await ledger.wallet(businessId, 1);
-        return json(ctx, r.created ? 201 : 200, {
-          businessId,
-          currency: "NGN",
-          balance: koboToNgn(w.balanceKobo),
-          credit: { id: r.entryId, amount: koboToNgn(amountKobo), reference: body.reference, created: r.created },
-        });
+        const r = await creditWallet(ledger, knownBusiness(ctx), ctx.body as CreditInput);
+        return json(ctx, r.status, r.body);
       },
     },
     {
@@ -123,14 +113,49 @@ export function walletRoutes(kit: PluginKit, ledger: BillingLedger): RouteDeclar
         "`{ suspended: true }`: every new sign debit of the business is refused with 422 GW_BILLING_REQUEST_REJECTED (nothing charged, the regulator not called) until `{ suspended: false }`. Replays of signs already billed, reversals, confirmations and top-ups go on. Idempotent; audited in the log (`wallet_suspension_set`).",
       responses: { 200: "{ businessId, suspended }" },
       async handler(ctx) {
-        const businessId = knownBusiness(ctx);
-        if (!ledger.setSuspended) throw gwError("GW_BILLING_SERVICE_UNAVAILABLE", { detail: "This wallet ledger has no suspension." });
-        const { suspended } = await ledger.setSuspended(businessId, (ctx.body as { suspended: boolean }).suspended);
-        kit.log.event("wallet_suspension_set", { requestId: ctx.requestId, operator: ctx.principal!.credentialId, businessId, suspended });
-        return json(ctx, 200, { businessId, suspended });
+        const by = { requestId: ctx.requestId, credentialId: ctx.principal!.credentialId };
+        return json(ctx, 200, await suspendWallet(kit, ledger, by, knownBusiness(ctx), (ctx.body as { suspended: boolean }).suspended));
       },
     },
   ];
+}
+
+/** A wallet as `GET /admin/wallets/{businessId}` answers it (the business is known). */
+export async function walletView(ledger: BillingLedger, businessId: string, limit: number): Promise<WalletView> {
+  const w = await ledger.wallet(businessId, limit);
+  return {
+    businessId: w.businessId,
+    currency: w.currency,
+    balance: koboToNgn(w.balanceKobo),
+    entries: w.entries.map(_entryView),
+    // Shown only while suspended: a wallet in good standing answers as it always did.
+    ...(w.suspended ? { suspended: true as const } : {}),
+  };
+}
+
+/** A top-up as `POST /admin/wallets/{businessId}/credits` makes it: 201 credited, 200 the reference was credited before. */
+export async function creditWallet(ledger: BillingLedger, businessId: string, body: CreditInput): Promise<{ status: 200 | 201; body: Record<string, unknown> }> {
+  const amountKobo = ngnToKobo(body.amount)!;
+  const r = await _credit(ledger, businessId, amountKobo, body.reference);
+  const w = await ledger.wallet(businessId, 1);
+  return {
+    status: r.created ? 201 : 200,
+    body: { businessId, currency: "NGN", balance: koboToNgn(w.balanceKobo), credit: { id: r.entryId, amount: koboToNgn(amountKobo), reference: body.reference, created: r.created } },
+  };
+}
+
+/** A suspension as `POST /admin/wallets/{businessId}/suspension` sets it (logged `wallet_suspension_set`). */
+export async function suspendWallet(
+  kit: PluginKit,
+  ledger: BillingLedger,
+  by: { requestId: string; credentialId: string },
+  businessId: string,
+  wanted: boolean,
+): Promise<{ businessId: string; suspended: boolean }> {
+  if (!ledger.setSuspended) throw gwError("GW_BILLING_SERVICE_UNAVAILABLE", { detail: "This wallet ledger has no suspension." });
+  const { suspended } = await ledger.setSuspended(businessId, wanted);
+  kit.log.event("wallet_suspension_set", { requestId: by.requestId, operator: by.credentialId, businessId, suspended });
+  return { businessId, suspended };
 }
 
 // --- Internal helpers ---

@@ -16,6 +16,8 @@ export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
   "POST /admin/keys": "POST /console/businesses/:businessId/keys",
   "POST /admin/domains/:host/approval": "POST /console/businesses/:businessId/domains/:host/approval",
   "POST /admin/domains/:host/mode-change": "POST /console/businesses/:businessId/domains/:host/mode-change",
+  "POST /admin/wallets/:businessId/credits": "POST /console/businesses/:businessId/wallet/credits",
+  "POST /admin/wallets/:businessId/suspension": "POST /console/businesses/:businessId/wallet/suspension",
 };
 
 /** Admin API mutations the console does not offer yet (docs/operator-console.md "Not built yet"). */
@@ -23,9 +25,6 @@ export const NOT_IN_CONSOLE_YET: Readonly<Record<string, string>> = {
   "POST /admin/invoices/:invoiceId/resolution": "the Stored plugin appends its audit entry in the route, not in the service it offers",
   "PATCH /admin/domains/:host": "Businesses screen (sign fee, autoTransmit)",
   "POST /admin/demo/reset": "demo configs only: resetting the demo stays an API call on purpose",
-  "POST /admin/wallets/:businessId/credits": "Businesses screen (wallet)",
-  "POST /admin/wallets/:businessId/suspension": "Businesses screen (wallet)",
-  "POST /admin/demo/reset": "a demo-only route for the CLI (npx gatehouse demo reset); the console does not offer it",
   "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision": "Businesses screen (identity reviews)",
   "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-migrations": "Businesses screen (identity reviews)",
 };

@@ -9,7 +9,7 @@ import type { PluginKit } from "../../core/plugin.ts";
 import { deriveKey } from "../../core/keyed-hash.ts";
 import { createPagePaths, createSessionCookies, type PagePaths, type SessionCookies } from "../../core/ui/index.ts";
 import { frozenSources, type FrozenSource } from "../invoice/frozen-operations.ts";
-import type { DirectoryOperations, FrozenOperationResolver } from "../invoice/offers.ts";
+import type { DirectoryOperations, FrozenOperationResolver, WalletOperations } from "../invoice/offers.ts";
 import type { TrafficHistory } from "./traffic.ts";
 
 export const SESSION_COOKIE = "gh_console";
@@ -27,6 +27,8 @@ export interface ConsoleEnv {
   resolver: FrozenOperationResolver;
   /** The admin plugin's directory changes (key create / roll / revoke, mode change, approval). */
   directory: DirectoryOperations;
+  /** The admin plugin's wallet reads and changes. */
+  wallet: WalletOperations;
   traffic: TrafficHistory;
   /** Hosts that serve the console, or "any". */
   hosts: "any" | readonly string[];
@@ -34,7 +36,7 @@ export interface ConsoleEnv {
   now: () => number;
 }
 
-export function createConsoleEnv(kit: PluginKit, resolver: FrozenOperationResolver, directory: DirectoryOperations, traffic: TrafficHistory, now: () => number): ConsoleEnv {
+export function createConsoleEnv(kit: PluginKit, resolver: FrozenOperationResolver, directory: DirectoryOperations, wallet: WalletOperations, traffic: TrafficHistory, now: () => number): ConsoleEnv {
   const c = kit.config.console;
   const paths = createPagePaths(c.basePath, c.publicPath ?? c.basePath);
   return {
@@ -53,6 +55,7 @@ export function createConsoleEnv(kit: PluginKit, resolver: FrozenOperationResolv
     frozen: frozenSources(kit.ports.documentStore),
     resolver,
     directory,
+    wallet,
     traffic,
     hosts: c.hosts,
     allowedOrigins: c.allowedOrigins,

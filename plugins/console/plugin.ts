@@ -12,13 +12,14 @@
 import { definePlugin, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { STYLESHEET_PATH, stylesheet } from "../../core/ui/index.ts";
-import { DIRECTORY_OPERATIONS, FROZEN_OPERATION_RESOLVER } from "../invoice/offers.ts";
+import { DIRECTORY_OPERATIONS, FROZEN_OPERATION_RESOLVER, WALLET_OPERATIONS } from "../invoice/offers.ts";
 import { acting, signIn, signInForm, signOut, viewing } from "./auth.ts";
 import { createConsoleEnv, type ConsoleEnv } from "./env.ts";
 import { alertsScreen, replayAction } from "./screens/alerts.ts";
 import { auditScreen } from "./screens/audit.ts";
 import { approveDomainAction, createKeyAction, modeChangeAction, revokeKeyAction, rollKeyAction } from "./screens/business-actions.ts";
 import { businessScreen, businessesScreen } from "./screens/businesses.ts";
+import { creditAction, suspensionAction } from "./screens/wallet.ts";
 import { frozenDetailScreen, frozenListScreen, resolveAction } from "./screens/frozen.ts";
 import { overviewScreen } from "./screens/overview.ts";
 import { searchScreen } from "./screens/search.ts";
@@ -33,12 +34,12 @@ export function createConsolePlugin(options: ConsoleOptions = {}): GatewayPlugin
   return definePlugin({
     name: "console",
     needs: ["documentStore", "coordination"],
-    uses: [FROZEN_OPERATION_RESOLVER, DIRECTORY_OPERATIONS],
+    uses: [FROZEN_OPERATION_RESOLVER, DIRECTORY_OPERATIONS, WALLET_OPERATIONS],
     setup(kit) {
       if (!kit.config.console.enabled) return { routes: [] };
       const now = options.now ?? Date.now;
       const traffic = createTrafficHistory(kit.metrics, now);
-      const env = createConsoleEnv(kit, kit.offers.get(FROZEN_OPERATION_RESOLVER), kit.offers.get(DIRECTORY_OPERATIONS), traffic, now);
+      const env = createConsoleEnv(kit, kit.offers.get(FROZEN_OPERATION_RESOLVER), kit.offers.get(DIRECTORY_OPERATIONS), kit.offers.get(WALLET_OPERATIONS), traffic, now);
       return { routes: consoleRoutes(env), workers: [traffic.worker] };
     },
   });
@@ -69,6 +70,8 @@ export function consoleRoutes(env: ConsoleEnv): RouteDeclaration[] {
     post("/businesses/:businessId/keys/:keyId/revoke", "Console: revoke a key (admin)", acting(env, "admin", (ctx, s, f) => revokeKeyAction(env, ctx, s, f))),
     post("/businesses/:businessId/domains/:host/mode-change", "Console: change a domain's mode; it drains (admin)", acting(env, "admin", (ctx, s, f) => modeChangeAction(env, ctx, s, f))),
     post("/businesses/:businessId/domains/:host/approval", "Console: approve a drained domain (admin)", acting(env, "admin", (ctx, s, f) => approveDomainAction(env, ctx, s, f))),
+    post("/businesses/:businessId/wallet/credits", "Console: credit a wallet with a reason (admin)", acting(env, "admin", (ctx, s, f) => creditAction(env, ctx, s, f))),
+    post("/businesses/:businessId/wallet/suspension", "Console: suspend a wallet or lift it (admin)", acting(env, "admin", (ctx, s, f) => suspensionAction(env, ctx, s, f))),
     get("/audit", "Console: the audit log", viewing(env, (ctx, s) => auditScreen(env, ctx, s))),
   ];
 }

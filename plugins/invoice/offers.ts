@@ -79,3 +79,26 @@ export interface DirectoryOperations {
 
 /** Offered by admin (which owns the directory routes); used by the operator console. */
 export const DIRECTORY_OPERATIONS = defineOffer<DirectoryOperations>("directoryOperations");
+
+/** A business's invoice-gateway wallet as the Admin API shows it (NGN numbers; entries newest first). */
+export interface WalletSummary {
+  businessId: string;
+  currency: string;
+  balance: number | string;
+  entries: Record<string, unknown>[];
+  suspended?: true;
+}
+
+/**
+ * The Admin API's wallet reads and changes (plugins/admin wallet routes) as their routes make them:
+ * a top-up is idempotent on its `reference`; inputs are the routes' bodies, validated with their
+ * schemas. An unknown business throws GW_OPERATION_NOT_FOUND; a ledger outage the billing errors.
+ */
+export interface WalletOperations {
+  wallet(businessId: string, limit: number): Promise<WalletSummary>;
+  credit(businessId: string, input: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  setSuspended(by: { requestId: string; credentialId: string }, businessId: string, input: unknown): Promise<{ businessId: string; suspended: boolean }>;
+}
+
+/** Offered by admin (which owns the wallet routes); used by the operator console. */
+export const WALLET_OPERATIONS = defineOffer<WalletOperations>("walletOperations");

@@ -2,8 +2,8 @@
  * Businesses, read-only: the list, and one business with its domains (mode, approval, a pending mode
  * change while draining, sign fee) and its keys (scheme, hint, revoked, expiry, IP allowlist; never
  * a key). Read from the directory's collections as the Admin API's reads do. An admin also gets the
- * forms of business-actions.ts (key create / roll / revoke, mode change and approval); wallet credits
- * and identity reviews still go through the Admin API (plugins/console/actions.ts lists them).
+ * forms of business-actions.ts (key create / roll / revoke, mode change and approval) and wallet.ts
+ * (credit, suspension); identity reviews still go through the Admin API (plugins/console/actions.ts lists them).
  */
 import type { RequestContext } from "../../../core/context.ts";
 import { openDirectoryStore } from "../../../core/directory-store.ts";
@@ -11,6 +11,7 @@ import { formatNgn } from "../../../core/money.ts";
 import { html, segment, type Session } from "../../../core/ui/index.ts";
 import { EMPTY, badge, facts, screen } from "../chrome.ts";
 import { createKeyForm, domainActions, keyActions } from "./business-actions.ts";
+import { walletPanel } from "./wallet.ts";
 import type { ConsoleEnv } from "../env.ts";
 
 const BUSINESS_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -31,6 +32,7 @@ export async function businessScreen(env: ConsoleEnv, ctx: RequestContext, sessi
   if (!business) return screen(env, ctx, session, { title: "Not found", current: "/businesses", status: 404, body: html`<p>No such business.</p>` });
   const [domains, keys] = await Promise.all([dir.domains.find({ businessId: id }, { limit: LIMIT }), dir.credentials.find({ businessId: id }, { limit: LIMIT })]);
   const now = env.now();
+  const wallet = business.gateway ? await walletPanel(env, session, id) : EMPTY;
   const admin = session.role === "admin";
   const actionHead = admin ? html`<th scope="col">Action</th>` : EMPTY;
   const body = html`<section class="panel">${facts([
@@ -60,6 +62,7 @@ export async function businessScreen(env: ConsoleEnv, ctx: RequestContext, sessi
         )}</tbody></table></div>`
   }
 ${admin ? createKeyForm(env, session, id) : html`<p class="muted">Your role is viewer: the businesses are read-only for you.</p>`}
-<p class="muted">Wallet credits and identity reviews are made through the Admin API for now (docs/operator-console.md).</p>`;
+${wallet}
+<p class="muted">Identity reviews and protected migrations are decided through the Admin API for now (docs/operator-console.md).</p>`;
   return screen(env, ctx, session, { title: business.name, current: "/businesses", body });
 }

@@ -112,4 +112,34 @@ test("a change the service refuses comes back as a message, nothing changed", as
   }
 });
 
+test("a wallet credit with a reason goes through the wallet service once; a viewer's is refused", async () => {
+  const g = await startTestGateway({ patch: VIEWER_PATCH });
+  try {
+    const balance = async () => ((await (await g.call("/admin/wallets/other", { host: "localhost", headers: { "x-admin-api-key": OPERATOR_KEY } })).json()) as { balance: number }).balance;
+    const before = await balance();
+    const admin = consoleClient(g);
+    await admin.signIn(OPERATOR_KEY);
+    const at = `${BUSINESS}/wallet/credits`;
+    const form = { ...(await formOf(admin, at)), amount: "250.50", reason: "month-end goodwill <script>", confirm: "yes" };
+
+    const viewer = consoleClient(g);
+    await viewer.signIn(VIEWER_KEY);
+    const seen = await viewer.html(BUSINESS);
+    assert.match(seen, /Balance \(NGN\)/);
+    assert.not.match(seen, /Credit wallet/);
+    assert.is((await viewer.post(at, { ...form, _csrf: hiddenField(seen, "_csrf") })).status, 403);
+    assert.is(await balance(), before, "nothing credited");
+
+    const done = await admin.post(at, form);
+    assert.match(await admin.html(done.headers.get("location")!), /Credited NGN 250.5/);
+    const again = await admin.post(at, form);
+    assert.match(await admin.html(again.headers.get("location")!), /Already credited/);
+    assert.is(await balance(), before + 250.5, "credited once");
+    assert.ok(g.logs.some((l) => l.event === "console_action" && l.action === "wallet.credit" && l.reason === "month-end goodwill <script>"), "the reason is logged");
+    assert.match(await admin.html(BUSINESS), /console:/);
+  } finally {
+    await g.close();
+  }
+});
+
 test.run();
