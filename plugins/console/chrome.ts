@@ -8,7 +8,7 @@
 import { isDependencyUnavailableError } from "../../adapters/ports.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { describeError } from "../../core/log.ts";
-import { EMPTY, html, layout, page, postForm, type Flash, type NavItem, type SafeHtml, type Session } from "../../core/ui/index.ts";
+import { EMPTY, html, isSafeHtml, layout, page, postForm, type Flash, type NavItem, type SafeHtml, type Session } from "../../core/ui/index.ts";
 import { FLASH_COOKIE, type ConsoleEnv } from "./env.ts";
 
 export const APP_NAME = "Gatehouse console";
@@ -92,9 +92,9 @@ export async function section(title: string, fn: () => Promise<SafeHtml>): Promi
   }
 }
 
-/** A definition list of facts; null values show as "—". */
+/** A definition list of facts; null values show as "—"; an html fragment (a badge) is kept as markup. */
 export function facts(rows: ReadonlyArray<readonly [string, unknown]>): SafeHtml {
-  return html`<dl class="facts">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v === null || v === undefined || v === "" ? "—" : String(v)}</dd>`)}</dl>`;
+  return html`<dl class="facts">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v === null || v === undefined || v === "" ? "—" : isSafeHtml(v) ? v : String(v)}</dd>`)}</dl>`;
 }
 
 export function badge(text: string, kind: "ok" | "bad" | "warn" | "muted"): SafeHtml {

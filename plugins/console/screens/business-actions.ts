@@ -13,6 +13,12 @@ import { FLASH_COOKIE, type ConsoleEnv } from "../env.ts";
 
 const BUSINESS_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_-]{8,128}$/;
+/** What the operator reads after a change (the audit action in brackets). */
+const DONE: Readonly<Record<string, string>> = {
+  "key.revoke": "the key is revoked (key.revoke)",
+  "domain.mode_change": "the domain is draining; approve it when the drain is done (domain.mode_change)",
+  "domain.approve": "the domain serves in its new mode (domain.approve)",
+};
 
 /** POST /businesses/:businessId/keys: a new gateway or collections key, shown once. */
 export async function createKeyAction(env: ConsoleEnv, ctx: RequestContext, session: Session, form: Record<string, string>): Promise<Response> {
@@ -132,7 +138,7 @@ async function _change(
   }
   env.kit.log.event("console_action", { requestId: ctx.requestId, actor: `operator:${session.sub}`, action, result: answer.replayed ? "replayed" : "ok" });
   if (answer.plainKey) return _keyShownOnce(env, ctx, session, back, answer);
-  const text = answer.replayed ? "Already done (this form was submitted before): nothing changed again." : `Done: ${action.replace("_", " ")}.`;
+  const text = answer.replayed ? "Already done (this form was submitted before): nothing changed again." : `Done: ${DONE[action] ?? action}.`;
   return _back(env, ctx, back, { kind: "ok", text });
 }
 

@@ -3,7 +3,8 @@
  * listening gateway: an operator signs in with the demo operator key, finds a frozen sign by the
  * request ID the merchant reported, opens it, resolves it (outcome, reason, confirmation) and sees
  * the answer after the redirect; the fee is reversed once. A viewer signs in and is offered no
- * resolve form.
+ * resolve form. On the Businesses screen an operator creates a key (shown once) and revokes it, and
+ * changes a domain's mode through drain and approval.
  *
  * Chromium is Debian's `chromium` (/usr/bin/chromium). Missing: a failure when CI=true, otherwise a
  * visible skip. Screenshots go to docs/images/ (console-*.png) when missing or UPDATE_SCREENSHOTS=1,
@@ -27,7 +28,7 @@ import { tempDir } from "../../support/temp.ts";
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const ROOT = new URL("../../../", import.meta.url).pathname;
-const SHOTS = ["console-sign-in.png", "console-overview.png", "console-frozen.png", "console-resolved.png"];
+const SHOTS = ["console-sign-in.png", "console-overview.png", "console-frozen.png", "console-resolved.png", "console-business.png", "console-key-created.png", "console-draining.png"];
 
 const missing = _browserMissing();
 if (missing) {
@@ -112,6 +113,48 @@ async function run(): Promise<void> {
     assert.ok(await page.getByText("Your role is viewer: resolving needs an operator key.").isVisible());
     assert.is(await page.getByRole("button", { name: "Resolve" }).count(), 0);
     assert.is((await records().findOne({ operationId }))?.money, "held");
+    await context.close();
+  });
+
+  test("an operator creates and revokes a key, and changes a domain's mode through drain and approval", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, locale: "en-GB" });
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await signIn(page, OPERATOR_KEY);
+    await page.getByRole("link", { name: "Businesses" }).first().click();
+    await page.getByRole("link", { name: "other", exact: true }).click();
+    await page.getByRole("heading", { level: 1, name: "Other Trading Co" }).waitFor();
+    await _shot(page, join(shots, "console-business.png"));
+
+    await page.getByLabel("gateway (x-api-key)").check();
+    await page.getByLabel("Key ID (optional; generated when empty)").fill("other-browser");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByRole("heading", { level: 1, name: "New key" }).waitFor();
+    const plain = await page.getByLabel("Key", { exact: true }).inputValue();
+    assert.ok(plain.length > 16, "the key is shown");
+    await _shot(page, join(shots, "console-key-created.png"));
+    await page.getByRole("link", { name: "Back to the business" }).click();
+    assert.not.ok((await page.content()).includes(plain), "shown once");
+
+    const keyRow = page.getByRole("row").filter({ hasText: "other-browser" });
+    await keyRow.getByLabel(/Revoke now/).check();
+    await keyRow.getByRole("button", { name: "Revoke" }).click();
+    await page.getByRole("status").filter({ hasText: "(key.revoke)" }).waitFor();
+    assert.ok(await page.getByRole("row").filter({ hasText: "other-browser" }).getByText("revoked").isVisible());
+
+    const domainRow = () => page.getByRole("row").filter({ hasText: "other.demo.localhost" });
+    await domainRow().getByLabel(/Drain this domain/).check();
+    await domainRow().getByRole("button", { name: "Change to stored" }).click();
+    await page.getByRole("status").filter({ hasText: "(domain.mode_change)" }).waitFor();
+    assert.ok(await domainRow().getByText(/stored \(draining since/).isVisible());
+    await _shot(page, join(shots, "console-draining.png"));
+    await domainRow().getByLabel(/The drain is done/).check();
+    await domainRow().getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("status").filter({ hasText: "(domain.approve)" }).waitFor();
+    assert.ok(await domainRow().getByRole("button", { name: "Change to passthrough" }).isVisible());
+
+    await page.getByRole("link", { name: "Audit log" }).first().click();
+    assert.ok(await page.getByText("domain.approve").first().isVisible(), "the Admin API's audit entry");
     await context.close();
   });
 
