@@ -4,7 +4,8 @@
  * request ID the merchant reported, opens it, resolves it (outcome, reason, confirmation) and sees
  * the answer after the redirect; the fee is reversed once. A viewer signs in and is offered no
  * resolve form. On the Businesses screen an operator creates a key (shown once) and revokes it, and
- * changes a domain's mode through drain and approval.
+ * changes a domain's mode through drain and approval. An alert the chat webhook refused is replayed
+ * from the dead-letter list once the receiver accepts.
  *
  * Chromium is Debian's `chromium` (/usr/bin/chromium). Missing: a failure when CI=true, otherwise a
  * visible skip. Screenshots go to docs/images/ (console-*.png) when missing or UPDATE_SCREENSHOTS=1,
@@ -16,11 +17,13 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import type { AlertChannel } from "../../../adapters/ports.ts";
 import { suite, test } from "uvu";
 import * as assert from "uvu/assert";
 import { createLogger } from "../../../core/log.ts";
 import { serveGateway } from "../../../core/server.ts";
 import type { SignRecord } from "../../../plugins/invoice/sign-attempts.ts";
+import { startReceiver } from "../../adapters/alerts/alert-helpers.ts";
 import { OPERATOR_KEY, VIEWER_KEY, VIEWER_PATCH } from "../../plugins/console/console-helpers.ts";
 import { expectProblem, invoice, startSigningHarness } from "../../plugins/signing/signing-helpers.ts";
 import { tempDir } from "../../support/temp.ts";
@@ -28,7 +31,7 @@ import { tempDir } from "../../support/temp.ts";
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const ROOT = new URL("../../../", import.meta.url).pathname;
-const SHOTS = ["console-sign-in.png", "console-overview.png", "console-frozen.png", "console-resolved.png", "console-business.png", "console-key-created.png", "console-draining.png"];
+const SHOTS = ["console-sign-in.png", "console-overview.png", "console-frozen.png", "console-resolved.png", "console-business.png", "console-key-created.png", "console-draining.png", "console-alerts.png"];
 
 const missing = _browserMissing();
 if (missing) {
@@ -43,7 +46,9 @@ if (missing) {
 
 async function run(): Promise<void> {
   const { chromium } = await import("playwright-core");
-  const h = await startSigningHarness({ patch: { ...VIEWER_PATCH, recovery: { enabled: false } } });
+  const receiver = await startReceiver();
+  const alertsPatch = { alerts: { webhook: { url: receiver.url, attempts: 2, backoffBaseMs: 10, backoffMaxMs: 20 } } };
+  const h = await startSigningHarness({ patch: { ...VIEWER_PATCH, ...alertsPatch, recovery: { enabled: false } } });
   const port = await _freePort();
   const base = `http://127.0.0.1:${port}`;
   const server = await serveGateway(h.tg.gateway, { host: "127.0.0.1", port, graceMs: 2_000, log: createLogger({ level: "silent", sink: () => {} }) });
@@ -158,7 +163,32 @@ async function run(): Promise<void> {
     await context.close();
   });
 
+  test("an operator replays a dead-lettered alert once the chat receiver accepts", async () => {
+    const alerts = h.tg.gateway.kit.ports.alerts as AlertChannel;
+    receiver.plan = [500, 500];
+    alerts.raise({ signal: "routing_loop", code: "GW_ROUTING_LOOP_DETECTED" });
+    await new Promise((r) => setImmediate(r));
+    await alerts.drain();
+    const letter = (await alerts.deadLetters({ limit: 50, status: "dead" })).items.find((l) => l.alert.signal === "routing_loop");
+    assert.ok(letter, "dead-lettered");
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-GB" });
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await signIn(page, OPERATOR_KEY);
+    await page.getByRole("link", { name: "Alerts" }).first().click();
+    const row = page.getByRole("row").filter({ hasText: "routing_loop" });
+    await row.waitFor();
+    await _shot(page, join(shots, "console-alerts.png"));
+    const sent = receiver.bodies.length;
+    await row.getByRole("button", { name: "Replay" }).click();
+    await page.getByRole("status").filter({ hasText: "Delivered" }).waitFor();
+    assert.is(receiver.bodies.length, sent + 1);
+    assert.is(receiver.bodies.at(-1)!.alert.id, letter!.id);
+    await context.close();
+  });
+
   test.after(async () => {
+    await receiver.close().catch(() => {});
     await browser.close().catch(() => {});
     await server.drain("test").catch(() => {});
     await h.close().catch(() => {});
