@@ -18,6 +18,7 @@
  *   one wallet (`sign-sqlite`: the embedded default, a file, fsync on);
  * - `va-list` (bench/scenarios/virtual-accounts-100k.ts): virtual-account lists at 100 000 accounts;
  * - `invoices-list` (bench/scenarios/invoices-list.ts): `GET /invoices` with its filters;
+ * - `console-pages` (bench/scenarios/console-pages.ts): every console screen at 100 000 invoices;
  * - opt-in, only when `--only` names them (they take many minutes): `sign-history`
  *   (bench/scenarios/sign-history.ts: RSS and live heap after 100 000 and 1 000 000 signs) and
  *   `start-ready` (bench/scenarios/start-ready.ts: `npm start` on a 1 GB database).
@@ -40,6 +41,7 @@ import { evaluateEngineGoals } from "./engine-goals.ts";
 import { invoicesListScenario } from "./scenarios/invoices-list.ts";
 import { signHistoryScenario } from "./scenarios/sign-history.ts";
 import { startReadyScenario } from "./scenarios/start-ready.ts";
+import { consolePagesScenario } from "./scenarios/console-pages.ts";
 
 /** The fixed load settings; env overrides exist for quick looks only (and are recorded in the JSON). */
 export const DEFAULT_SETTINGS: BenchSettings = {
@@ -177,7 +179,7 @@ export const loadScenario: BenchScenario = {
 
 /** Every scenario, in the order it runs. */
 export function benchScenarios(env: Record<string, string | undefined> = process.env): BenchScenario[] {
-  return [loadScenario, stored, ...signScenarios(env), vaListScenario, invoicesListScenario, signHistoryScenario, startReadyScenario];
+  return [loadScenario, stored, ...signScenarios(env), vaListScenario, invoicesListScenario, consolePagesScenario, signHistoryScenario, startReadyScenario];
 }
 
 /** True when `--quick` was given (as an argument, or as npm's `npm run bench --quick` → npm_config_quick). */
