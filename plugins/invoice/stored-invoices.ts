@@ -148,6 +148,10 @@ export function openStoredInvoices(store: DocumentStore): Collection<InvoiceDoc>
       // them a page walks the business's invoices and reads each row's JSON until it has 50.
       { fields: ["subBusinessId", "createdAtMs"] },
       { fields: ["businessId", "direction", "createdAtMs"] },
+      // The frozen-operations list (console, GET /admin/invoices/frozen), newest change first: without
+      // them SQLite sorts every frozen invoice for each page.
+      { fields: ["status", "updatedAt", "operationId"] },
+      { fields: ["businessId", "status", "updatedAt", "operationId"] },
     ],
   });
 }
