@@ -5,15 +5,22 @@
  *
  *   npm test                      every file
  *   npm test -- pipeline quota    only files whose path contains one of the words
+ *
+ * Catalog coverage: every suite process records the GW_* codes it read off HTTP answers (see
+ * support/code-coverage.ts); a whole-suite run (no words) fails, as one more failed check, when a
+ * catalog code was never seen, and lists it. With words the coverage is only printed.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { availableParallelism, tmpdir } from "node:os";
+import { CODES_DIR_ENV, readCoverage } from "./support/code-coverage.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 /** Where the suites are; `TEST_RUNNER_DIR` points the runner elsewhere (the runner's own test). */
 const TEST_DIR = process.env.TEST_RUNNER_DIR ?? join(ROOT, "test");
+/** Preloaded into every suite: records the codes of the problem+json answers it receives. */
+const RECORDER = join(ROOT, "test/support/record-codes.ts");
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 360_000);
 /** After a kill, how long the runner waits for the file's output pipes to close before it moves on. */
 const KILL_GRACE_MS = 2_000;
@@ -38,6 +45,11 @@ const files = _listTests(TEST_DIR)
  * suite killed at its deadline (or a server it started) cannot run its own clean-up at exit.
  */
 const RUN_TMP = mkdtempSync(join(tmpdir(), "gatehouse-run-"));
+/** Where the suites record the codes they saw (outside each file's own TMPDIR, which is removed). */
+const CODES_DIR = join(RUN_TMP, "codes");
+mkdirSync(CODES_DIR);
+/** The coverage check applies to the real suite only (not to a runner pointed at other suites). */
+const CHECK_COVERAGE = process.env.TEST_RUNNER_DIR === undefined;
 const results: FileResult[] = [];
 /** Process groups of the files running now: the suites are detached, so a Ctrl-C or a TERM of the
  * runner does not reach them by itself. */
@@ -67,6 +79,7 @@ for (const r of results) {
   const mark = r.failed > 0 ? "FAIL" : "ok  ";
   process.stdout.write(`${mark} ${r.file}  (${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped, ${r.ms} ms)\n`);
 }
+if (CHECK_COVERAGE) failed += _reportCoverage(filters.length === 0);
 process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
 process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;
 rmSync(RUN_TMP, { recursive: true, force: true });
@@ -90,9 +103,9 @@ function _runFile(file: string): Promise<FileResult> {
     // timeout kills the suite and every server it started (a child holding the output pipe open
     // would otherwise keep the runner waiting forever).
     const fileTmp = mkdtempSync(join(RUN_TMP, "f-"));
-    const child = spawn(process.execPath, ["--import", "tsx", file], {
+    const child = spawn(process.execPath, ["--import", "tsx", "--import", RECORDER, file], {
       cwd: ROOT,
-      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0", TMPDIR: fileTmp },
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0", TMPDIR: fileTmp, [CODES_DIR_ENV]: CODES_DIR },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
@@ -129,6 +142,20 @@ function _runFile(file: string): Promise<FileResult> {
       finish(null);
     });
   });
+}
+
+/**
+ * Prints which catalog codes the suites read off HTTP answers. On a whole-suite run, a code never
+ * seen is a failed check: returns the number of failed checks to add (0 or 1).
+ */
+function _reportCoverage(enforce: boolean): number {
+  const { seen, missing, total } = readCoverage(CODES_DIR);
+  process.stdout.write(`\ncatalog coverage: ${seen.length} of ${total} GW_* codes read off HTTP answers\n`);
+  if (!enforce) return 0;
+  if (missing.length === 0) return 0;
+  process.stdout.write(`FAIL catalog coverage: ${missing.length} code(s) never produced over HTTP:\n`);
+  for (const code of missing) process.stdout.write(`  ${code}\n`);
+  return 1;
 }
 
 function _killGroup(pid: number | undefined): void {

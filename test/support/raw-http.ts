@@ -3,6 +3,7 @@
  * shorter than its Content-Length, a connection the client aborts mid-request.
  */
 import { connect, type Socket } from "node:net";
+import { recordProblemAnswer } from "./code-coverage.ts";
 
 export interface RawResponse {
   status: number;
@@ -37,7 +38,9 @@ export function rawRequest(options: RawRequestOptions): Promise<RawResponse & { 
         const i = line.indexOf(":");
         if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
       }
-      resolve({ status, headers, body: _dechunk(rest.join("\r\n\r\n"), headers), socket });
+      const body = _dechunk(rest.join("\r\n\r\n"), headers);
+      recordProblemAnswer(headers["content-type"], body);
+      resolve({ status, headers, body, socket });
       socket.destroy();
     };
     socket.on("connect", () => {
@@ -187,6 +190,7 @@ export function parseResponses(data: Buffer, options: { head?: boolean } = {}): 
       bodyStart += length;
     }
     responses.push({ status, headers, body: body.toString("utf8") });
+    recordProblemAnswer(headers["content-type"], body.toString("utf8"));
     at = bodyStart;
   }
   return { responses, rest: data.subarray(at) };

@@ -1,0 +1,7 @@
+/**
+ * Preloaded by the test runner into every suite's process (`--import`): records the GW_* codes of
+ * the problem+json answers the suite receives over fetch (see code-coverage.ts).
+ */
+import { installFetchRecorder } from "./code-coverage.ts";
+
+installFetchRecorder();
