@@ -48,8 +48,11 @@ const RUN_TMP = mkdtempSync(join(tmpdir(), "gatehouse-run-"));
 /** Where the suites record the codes they saw (outside each file's own TMPDIR, which is removed). */
 const CODES_DIR = join(RUN_TMP, "codes");
 mkdirSync(CODES_DIR);
-/** The coverage check applies to the real suite only (not to a runner pointed at other suites). */
-const CHECK_COVERAGE = process.env.TEST_RUNNER_DIR === undefined;
+/**
+ * The coverage check applies to the real suite only, not to a runner pointed at other suites
+ * (`TEST_CATALOG_COVERAGE=on` turns it on there: the runner's own test).
+ */
+const CHECK_COVERAGE = (process.env.TEST_CATALOG_COVERAGE ?? (process.env.TEST_RUNNER_DIR === undefined ? "on" : "off")) === "on";
 const results: FileResult[] = [];
 /** Process groups of the files running now: the suites are detached, so a Ctrl-C or a TERM of the
  * runner does not reach them by itself. */

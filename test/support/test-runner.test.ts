@@ -4,7 +4,9 @@
  * - a suite past the per-file deadline is a failure, and the kill reaches the suite's whole process
  *   group: a server the suite started that still holds the output pipe does not hang the run and
  *   does not outlive it; the temporary folders of a killed suite are removed (each file runs with a
- *   TMPDIR of its own).
+ *   TMPDIR of its own);
+ * - catalog coverage: codes read off real HTTP answers count, codes built in-process do not; a
+ *   whole-suite run fails listing the missing codes, a filtered run only prints the coverage.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -61,13 +63,49 @@ test("a suite past its deadline fails, and its process group dies with it (a chi
   }
 });
 
+test("catalog coverage: a whole-suite run fails listing the codes no HTTP answer carried; a filtered run only prints it", async () => {
+  {
+    const dir = tempDir("runner");
+    // The suite reads GW_ROUTE_NOT_FOUND off a real HTTP answer, and builds a GW_METHOD_NOT_ALLOWED
+    // answer in-process (as a unit test would), which must not count.
+    writeFileSync(
+      join(dir, "codes.test.ts"),
+      [
+        `import { createServer } from "node:http";`,
+        `const problem = { "content-type": "application/problem+json" };`,
+        `const server = createServer((_q, s) => s.writeHead(404, problem).end(JSON.stringify({ code: "GW_ROUTE_NOT_FOUND" })));`,
+        `server.listen(0, "127.0.0.1", async () => {`,
+        `  const port = (server.address() as { port: number }).port;`,
+        `  await (await fetch(\`http://127.0.0.1:\${port}/\`)).json();`,
+        `  await new Response(JSON.stringify({ code: "GW_METHOD_NOT_ALLOWED" }), { headers: problem }).json();`,
+        `  server.close();`,
+        `  console.log("  Total:     1\\n  Passed:    1\\n  Skipped:   0");`,
+        `});`,
+        ``,
+      ].join("\n"),
+    );
+    const whole = await _runRunner(dir, 60_000, { TEST_CATALOG_COVERAGE: "on" });
+    assert.is(whole.code, 1, whole.output);
+    assert.match(whole.output, /catalog coverage: 1 of \d+ GW_\* codes read off HTTP answers/);
+    assert.match(whole.output, /FAIL catalog coverage: \d+ code\(s\) never produced over HTTP:/);
+    assert.match(whole.output, /\n {2}GW_METHOD_NOT_ALLOWED\n/);
+    assert.not.match(whole.output, /\n {2}GW_ROUTE_NOT_FOUND\n/);
+    assert.match(whole.output, /\n1 passed, 1 failed, 0 skipped\n$/);
+    const filtered = await _runRunner(dir, 60_000, { TEST_CATALOG_COVERAGE: "on" }, ["codes"]);
+    assert.is(filtered.code, 0, filtered.output);
+    assert.match(filtered.output, /catalog coverage: 1 of \d+ GW_\* codes read off HTTP answers/);
+    assert.not.match(filtered.output, /FAIL catalog coverage/);
+    assert.match(filtered.output, /\n1 passed, 0 failed, 0 skipped\n$/);
+  }
+});
+
 test.run();
 
 // --- Internal helpers ---
 
-function _runRunner(dir: string, limitMs: number, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
+function _runRunner(dir: string, limitMs: number, env: Record<string, string> = {}, words: string[] = []): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", RUNNER], {
+    const child = spawn(process.execPath, ["--import", "tsx", RUNNER, ...words], {
       env: { ...process.env, TEST_RUNNER_DIR: dir, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
