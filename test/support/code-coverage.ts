@@ -1,12 +1,13 @@
 /**
  * The catalog-coverage check: every GW_* code of core/errors/catalog.ts must be read off a real
  * HTTP answer somewhere in the suite. Each test process records the codes of the problem+json
- * answers it receives (fetch, and the raw-socket helpers) into a file of its own under the folder
+ * answers it receives (fetch, node:http clients, and the raw-socket helpers) into a file of its own under the folder
  * the runner names in `GATEHOUSE_CODES_DIR`; the runner joins the files and, on a whole-suite run,
  * fails when a catalog code was never seen. Codes built in-process (unit tests calling gwError)
  * never pass through here, so they do not count.
  */
 import { appendFileSync, readdirSync, readFileSync } from "node:fs";
+import { IncomingMessage } from "node:http";
 import { join } from "node:path";
 import { CATALOG } from "../../core/errors/catalog.ts";
 
@@ -68,6 +69,28 @@ export function installFetchRecorder(): void {
   };
 }
 
+/**
+ * Records every problem+json answer a node:http client of this process receives. It watches the
+ * bytes the HTTP parser pushes into the response stream, so the test's own reading (flowing or
+ * paused, early or late) is untouched. Server-side requests (no status code) are left alone.
+ */
+export function installNodeHttpRecorder(): void {
+  if (!process.env[CODES_DIR_ENV] || _httpInstalled) return;
+  _httpInstalled = true;
+  const original = IncomingMessage.prototype.push;
+  IncomingMessage.prototype.push = function (this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
+    const type = this.statusCode ? this.headers["content-type"] : undefined;
+    if (type?.toLowerCase().startsWith("application/problem+json")) {
+      const parts = _bodies.get(this) ?? [];
+      _bodies.set(this, parts);
+      if (chunk === null) recordProblemAnswer(type, Buffer.concat(parts).toString("utf8"));
+      else if (Buffer.isBuffer(chunk) && parts.length < 256) parts.push(chunk);
+      else if (typeof chunk === "string" && parts.length < 256) parts.push(Buffer.from(chunk, encoding));
+    }
+    return original.call(this, chunk, encoding);
+  };
+}
+
 /** The union of the codes recorded under `dir`, against the catalog (less the allow-list). */
 export function readCoverage(dir: string): CoverageReport {
   const seen = new Set<string>();
@@ -83,6 +106,8 @@ export function readCoverage(dir: string): CoverageReport {
 
 const _seen = new Set<string>();
 let _installed = false;
+let _httpInstalled = false;
+const _bodies = new WeakMap<IncomingMessage, Buffer[]>();
 
 function _safeList(dir: string): string[] {
   try {
