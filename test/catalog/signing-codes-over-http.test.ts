@@ -6,7 +6,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { callOverHttp } from "../support/over-http.ts";
-import { ADMIN_KEY, OTHER, OTHER_KEY, STORED, SUB, expectProblem, invoice, startSigningHarness } from "../plugins/signing/signing-helpers.ts";
+import { ADMIN_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED, SUB, expectProblem, invoice, startSigningHarness } from "../plugins/signing/signing-helpers.ts";
 import { demoEntity } from "../plugins/onboarding/onboarding-helpers.ts";
 
 const h = await startSigningHarness();
@@ -50,6 +50,21 @@ test("over HTTP: billing outcomes", async () => {
   assert.is((await suspend(true)).status, 200);
   await expectProblem(await h.sign(invoice("HSU1"), { key: "http-su1-0001" }), 422, "GW_BILLING_REQUEST_REJECTED");
   assert.is((await suspend(false)).status, 200);
+});
+
+test("over HTTP: no API key → 401 GW_AUTH_API_KEY_REQUIRED; an empty wallet → 402 GW_BILLING_WALLET_DECLINED", async () => {
+  await expectProblem(await h.tg.call("/api/v1/invoice/resources/currencies", { host: PASSTHROUGH }), 401, "GW_AUTH_API_KEY_REQUIRED");
+  const onboard = await h.tg.call("/sub-businesses", {
+    method: "POST",
+    host: OTHER,
+    headers: { "x-api-key": OTHER_KEY, "x-idempotency-key": "http-onboard-other-0001" },
+    body: { regulatorCredentials: { email: "multi@demo.ng", password: "demo-password-2" }, tin: "22222222-0001" },
+  });
+  assert.is(onboard.status, 201, await onboard.clone().text());
+  const doc = invoice("HWD1", { business_id: "8a4b0d3f-2c5e-4f7a-9b1c-3d4e5f6a7b02", irn: "HWD1-5A7B9C1D-20240611" });
+  doc.accounting_supplier_party.tin = "22222222-0001";
+  const sub = "8a4b0d3f-2c5e-4f7a-9b1c-3d4e5f6a7b02";
+  await expectProblem(await h.sign(doc, { host: OTHER, apiKey: OTHER_KEY, sub, key: "http-wd1-0001" }), 402, "GW_BILLING_WALLET_DECLINED");
 });
 
 test("over HTTP: regulator outcomes after the debit", async () => {

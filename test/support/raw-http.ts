@@ -232,5 +232,6 @@ export async function httpCall(
   const text = await res.body.text();
   const flat: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) flat[k] = Array.isArray(v) ? v.join(", ") : String(v);
+  recordProblemAnswer(flat["content-type"], text);
   return { status: res.statusCode, headers: flat, text, json: () => JSON.parse(text) };
 }
