@@ -81,12 +81,15 @@ test("over HTTP: regulator outcomes after the debit", async () => {
   await expectProblem(await h.sign(invoice("HAM1"), { key: "http-am1-0001" }), 502, "GW_SIGN_OUTCOME_UNCONFIRMED");
 });
 
-test("over HTTP: a pending protected migration → 409 GW_IDENTITY_PROTECTED_MIGRATION_REQUIRED", async () => {
+test("over HTTP: a pending protected migration → 409 GW_IDENTITY_PROTECTED_MIGRATION_REQUIRED; another reverification → 409 GW_IDENTITY_REVIEW_CONFLICT", async () => {
   h.sim.faults.set("entity", { ...demoEntity({ tin: "12345678-0099" }), times: 1 });
   const creds = { regulatorCredentials: { email: "taxpayer@demo.ng", password: "demo-password-1" } };
   const rv = await h.call("POST", `/sub-businesses/${SUB}/identity-reverification`, { body: creds, headers: { "x-idempotency-key": "http-pm-reverify-0001" } });
   assert.is(rv.status, 200, await rv.clone().text());
   await expectProblem(await h.sign(invoice("HPM2"), { key: "http-pm2-0001" }), 409, "GW_IDENTITY_PROTECTED_MIGRATION_REQUIRED");
+  // Another reverification while that review is pending → 409 GW_IDENTITY_REVIEW_CONFLICT.
+  const again = await h.call("POST", `/sub-businesses/${SUB}/identity-reverification`, { body: creds, headers: { "x-idempotency-key": "http-pm-reverify-0002" } });
+  await expectProblem(again, 409, "GW_IDENTITY_REVIEW_CONFLICT");
 });
 
 test.run();
