@@ -40,6 +40,7 @@ const CASES: Array<[unknown, number, string]> = [
   [credentials("solo@test.ng", "not-the-password"), 422, "GW_REG_LOGIN_INVALID"],
   [credentials("nobody@test.ng", "whatever-1"), 400, "GW_REG_CREDENTIALS_REJECTED"],
   [credentials("unlinked@test.ng", "test-password-unlinked"), 403, "GW_REG_APPLICATION_NOT_LINKED"],
+  [credentials("solo@test.ng", ""), 400, "GW_REG_CREDENTIALS_REQUIRED"],
 ];
 
 for (const [body, status, code] of CASES) {
