@@ -5,10 +5,10 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { expectProblem } from "../support/assertions.ts";
+import { expectProblem, until } from "../support/assertions.ts";
 import { DEMO_KEY, TRUSTED_EDGE, startTestGateway } from "../support/gateway.ts";
 import { callOverHttp } from "../support/over-http.ts";
-import { probePlugin } from "../support/probe-plugin.ts";
+import { probePlugin, slowGate } from "../support/probe-plugin.ts";
 
 test("over HTTP: a missing edge secret → 403 GW_EDGE_VERIFICATION_FAILED; an unexpected failure → 500 GW_INTERNAL_ERROR", async () => {
   const tg = await startTestGateway({ plugins: [probePlugin], patch: { edge: TRUSTED_EDGE } });
@@ -18,6 +18,20 @@ test("over HTTP: a missing edge secret → 403 GW_EDGE_VERIFICATION_FAILED; an u
     const edgeOk = { "x-edge-secret": TRUSTED_EDGE.secret, "x-edge-client-ip": "10.1.2.3", "x-api-key": DEMO_KEY };
     const body = await expectProblem(await tg.call("/probe/boom", { headers: edgeOk }), 500, "GW_INTERNAL_ERROR", "CONTACT_SUPPORT");
     assert.not.match(JSON.stringify(body), /hunter2|s3cret/, "nothing internal answered");
+  } finally {
+    await tg.close();
+  }
+});
+
+test("over HTTP: every slot held → 503 GW_GATEWAY_CAPACITY_EXCEEDED", async () => {
+  const tg = await startTestGateway({ plugins: [probePlugin], patch: { limits: { capacity: { total: 1, perDomain: 1 } } } });
+  try {
+    await callOverHttp(tg);
+    const parked = tg.call("/probe/slow", { headers: { "x-api-key": DEMO_KEY } });
+    await until(() => slowGate.waiting.length === 1);
+    await expectProblem(await tg.call("/probe/echo", { headers: { "x-api-key": DEMO_KEY } }), 503, "GW_GATEWAY_CAPACITY_EXCEEDED", "BACKOFF");
+    slowGate.releaseAll();
+    assert.is((await parked).status, 200);
   } finally {
     await tg.close();
   }
