@@ -48,6 +48,7 @@ import { CATALOG, type CatalogEntry, type GwCode } from "../../core/errors/catal
 import { plugins } from "../../plugins/index.ts";
 import { UUID } from "../support/assertions.ts";
 import { ADMIN_KEY, DEMO_KEY, OTHER, PASSTHROUGH, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
+import { callOverHttp } from "../support/over-http.ts";
 import { DEMO, demoInvoice, startDemoSimulator } from "../adapters/regulator/simulator/simulator-helpers.ts";
 
 const SUB = DEMO.businessId;
@@ -201,6 +202,8 @@ async function startWorld(label: string, kind?: string): Promise<World> {
     regulatorBaseUrls: { TEST: sim.url, LIVE: sim.url },
     ports: { documentStore: switchedStore(raw, sw, kind) },
   });
+  // Every call goes over a real socket: the answers below are what a merchant's client reads.
+  await callOverHttp(tg);
 
   // Onboard the demo taxpayer through the gateway.
   const onboard = await tg.call("/sub-businesses", {

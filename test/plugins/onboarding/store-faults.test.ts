@@ -8,6 +8,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { COLLECTIONS } from "../../../plugins/onboarding/store.ts";
+import { callOverHttp } from "../../support/over-http.ts";
 import { MULTI, TAXPAYER, credentials, demoEntity, expectJson, expectProblem, startOnboardingHarness } from "./onboarding-helpers.ts";
 
 interface Fault {
@@ -29,6 +30,8 @@ const h = await startOnboardingHarness({
   },
   onboarding: { now: () => Date.now() + clockOffset, staleAfterMs: STALE_MS, inFlightWaitMs: 200 },
 });
+// Over a real socket: the answers are what a merchant's client reads.
+await callOverHttp(h.tg);
 const later = () => void (clockOffset += STALE_MS + 1_000);
 const filterHas = (field: string) => (args: unknown[]) => typeof args[0] === "object" && args[0] !== null && field in (args[0] as object);
 
