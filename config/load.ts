@@ -105,6 +105,9 @@ export function crossCheck(config: Config): string[] {
     b.collections?.apiKeys.forEach((c, j) => checkCredential(`businesses.${i}.collections.apiKeys.${j}`, c));
     const hook = b.gateway?.webhook;
     if (hook) for (const p of invoiceWebhookUrlProblems(hook.url, b.state)) problems.push(`businesses.${i}.gateway.webhook.url: ${p}`);
+    // One approved domain per top-level business (spec §1): a second domain needs its own business.
+    if ((b.gateway?.domains.length ?? 0) > 1)
+      problems.push(`businesses.${i}.gateway.domains: business "${b.id}" declares ${b.gateway!.domains.length} domains; a top-level business has one approved domain (spec §1), so give each further domain its own business`);
     b.gateway?.domains.forEach((d, j) => {
       const owner = hosts.get(d.host);
       if (owner) problems.push(`businesses.${i}.gateway.domains.${j}.host: "${d.host}" already belongs to ${owner}`);

@@ -24,6 +24,26 @@ export const OTHER_KEY = "gw_other_key_0001";
 export const ADMIN_KEY = "admin_demo_key_0001";
 export const BEARER_DEMO = "sk_test_demo_0001";
 export const BEARER_OTHER = "sk_test_other_0001";
+/** The Stored demo domain belongs to its own business (one approved domain per top-level business). */
+export const STORED_KEY = "gw_demo_key_stored";
+export const STORED_BUSINESS = "demo-stored";
+
+/**
+ * The demo gateway key each demo host answers to: `demo` owns the Pass-through host, `demo-stored`
+ * the Stored host, `other` its own. Tests written for "the demo business's key" send DEMO_KEY;
+ * `call()` sends the owning business's key instead on the Stored host (`keyForHost`).
+ */
+export const DEMO_HOST_KEYS: Readonly<Record<string, string>> = { [PASSTHROUGH]: DEMO_KEY, [STORED]: STORED_KEY, [OTHER]: OTHER_KEY };
+
+/** The demo key for `host`: the key of the business that owns it (DEMO_KEY for unknown hosts). */
+export function keyForHost(host: string): string {
+  return DEMO_HOST_KEYS[host] ?? DEMO_KEY;
+}
+
+/** `headers` with DEMO_KEY swapped for the key of the business owning `host` (other keys untouched). */
+export function withHostKey(host: string, headers: Record<string, string>): Record<string, string> {
+  return headers["x-api-key"] === DEMO_KEY ? { ...headers, "x-api-key": keyForHost(host) } : headers;
+}
 
 /** The headers of a request with the demo business's gateway key. */
 export const DEMO_KEY_HEADERS = { "x-api-key": DEMO_KEY };
@@ -78,7 +98,8 @@ export async function startTestGateway(
     config,
     logs,
     call(path, init = {}) {
-      const headers: Record<string, string> = { host: init.host ?? PASSTHROUGH, ...init.headers };
+      const host = init.host ?? PASSTHROUGH;
+      const headers: Record<string, string> = { host, ...withHostKey(host, init.headers ?? {}) };
       let body: BodyInit | undefined;
       if (init.body !== undefined) {
         if (typeof init.body === "string" || init.body instanceof Uint8Array) body = init.body as BodyInit;

@@ -9,6 +9,7 @@ import type { ModeChangeInput } from "../directory-schemas.ts";
 import { domainMutation } from "./domains.ts";
 import { isoNow, type AdminAnswer, type DirectoryEnv, type OperatorCall } from "./env.ts";
 import { approvalState } from "./failures.ts";
+import { domainOf } from "./lookups.ts";
 
 export async function changeMode(env: DirectoryEnv, op: OperatorCall, host: string, input: ModeChangeInput): Promise<AdminAnswer> {
   return domainMutation(env, op, host, { host, ...input }, {
@@ -37,9 +38,13 @@ export async function changeMode(env: DirectoryEnv, op: OperatorCall, host: stri
 }
 
 export async function approveDomain(env: DirectoryEnv, op: OperatorCall, host: string): Promise<AdminAnswer> {
+  const served = await _servedDomainsOf(env, (await domainOf(env, host)).businessId);
   return domainMutation(env, op, host, { host }, {
     decide(doc) {
       if (doc.approval === "approved") throw approvalState("The domain is approved; nothing awaits approval (start with a mode change).", "Nothing awaits approval");
+      const other = served.find((h) => h !== host);
+      if (other !== undefined)
+        throw approvalState(`The business already has an approved domain (${other}); a top-level business has one approved domain, so a further domain needs its own business.`, "Business already has an approved domain");
       const set: Partial<DomainDoc> = {
         approval: "approved",
         mode: doc.approval === "draining" && doc.pendingMode ? doc.pendingMode : doc.mode,
@@ -56,6 +61,15 @@ export async function approveDomain(env: DirectoryEnv, op: OperatorCall, host: s
 }
 
 // --- Internal helpers ---
+
+/**
+ * The hosts of a business that are served (approved, or draining towards a new mode): a mode change
+ * of the one domain keeps it the same domain; a pending domain is not served yet.
+ */
+async function _servedDomainsOf(env: DirectoryEnv, businessId: string): Promise<string[]> {
+  const page = await env.store.domains.find({ businessId }, { limit: 1000 });
+  return page.items.filter((d) => d.approval !== "pending_approval").map((d) => d._id);
+}
 
 function _modeName(mode: DomainDoc["mode"]): string {
   return mode === "passthrough" ? "Pass-through" : "Stored";

@@ -18,7 +18,7 @@ import { startRegulatorSimulator, type RegulatorSimulator } from "../../../adapt
 import { loadConfig } from "../../../config/load.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../../../plugins/stored-processing/store.ts";
 import { spawnTs, trackChild } from "../../support/child-process.ts";
-import { DEMO_KEY, DEMO_RAW, STORED, startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import { DEMO_RAW, STORED, STORED_BUSINESS, STORED_KEY, startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import type { MongoServerHandle } from "../../support/mongo-server.ts";
 import { createInvoiceGatewayClient, type IntakeDocument } from "../../../client/index.ts";
 import type { RedisServerHandle } from "../../support/redis-server.ts";
@@ -82,10 +82,10 @@ export async function startInfraOn(name: string, redis: RedisServerHandle, share
   const intake = await startTestGateway({ config: intakeConfig, regulatorBaseUrls: { TEST: sim.url, LIVE: sim.url } });
   const server = await intake.listen();
   const store = await shared.open();
-  const ledger = createDocumentLedger({ store, openingBalances: { demo: OPENING_KOBO } });
+  const ledger = createDocumentLedger({ store, openingBalances: { [STORED_BUSINESS]: OPENING_KOBO } });
 
   // The merchant's side goes through the merchant client (docs/client.md).
-  const merchant = createInvoiceGatewayClient({ baseUrl: server.url, host: STORED, apiKey: DEMO_KEY });
+  const merchant = createInvoiceGatewayClient({ baseUrl: server.url, host: STORED, apiKey: STORED_KEY });
   const onboard = await merchant.subBusinesses.onboard(
     { regulatorCredentials: { email: DEMO.email, password: DEMO.password } },
     { idempotencyKey: `${name}-onboard-0001` },
@@ -106,7 +106,7 @@ export async function startInfraOn(name: string, redis: RedisServerHandle, share
       assert.is(res.status, 202);
       return res.data.invoiceId;
     },
-    ledger: () => ledgerBalanced(ledger, "demo", OPENING_KOBO, FEE_KOBO),
+    ledger: () => ledgerBalanced(ledger, STORED_BUSINESS, OPENING_KOBO, FEE_KOBO),
     async close() {
       await intake.close();
       await store.close();

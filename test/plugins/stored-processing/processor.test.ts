@@ -21,6 +21,8 @@ import {
   irnOf,
   startStoredHarness,
   type StoredHarness,
+  STORED,
+  STORED_BUSINESS,
 } from "./stored-helpers.ts";
 
 const h = await startStoredHarness();
@@ -97,7 +99,7 @@ test("a sign rejection → the fee reversed (confirmed), then rejected with GW_S
 });
 
 test("a billing identity another operation already holds (same domain, IRN, attempt) → the processor's next attempt number", async () => {
-  await h.billing.debit("demo", { subBusinessId: SUB, domain: "stored.demo.localhost", irn: irnOf("TAKEN1"), attemptNumber: 1 }, 5_000, "someone-else");
+  await h.billing.debit(STORED_BUSINESS, { subBusinessId: SUB, domain: STORED, irn: irnOf("TAKEN1"), attemptNumber: 1 }, 5_000, "someone-else");
   const before = await h.ledger();
   const id = await submit(h, "TAKEN1", "proc-taken-0001");
   const inv = await h.waitFor(id, done);
@@ -286,7 +288,7 @@ test("business refusals consume the budget: the wallet declines until the budget
     // A top-up between refusals: the next try signs, with the budget it has left.
     const id2 = await submit(poor, "POOR2", "proc-poor-0002");
     await poor.waitFor(id2, (i) => i.budgetLeft < 3);
-    await poor.billing.credit("demo", 100_000, "topup-poor-0001");
+    await poor.billing.credit(STORED_BUSINESS, 100_000, "topup-poor-0001");
     const inv2 = await poor.waitFor(id2, done);
     assert.is(inv2.status, "signed");
     assert.ok(inv2.budgetLeft >= 1 && inv2.budgetLeft < 3);
@@ -310,7 +312,7 @@ test("operators resolve frozen invoices: GET /admin/invoices?status=frozen, then
   const list = await h.call("GET", "/admin/invoices?status=frozen&businessId=demo", admin);
   assert.is(list.status, 200);
   const frozen = (await list.json()).data as Array<{ invoiceId: string; businessId: string }>;
-  assert.ok(frozen.some((d) => d.invoiceId === a && d.businessId === "demo"));
+  assert.ok(frozen.some((d) => d.invoiceId === a && d.businessId === STORED_BUSINESS));
   assert.ok(frozen.some((d) => d.invoiceId === b));
   await expectProblem(await h.call("GET", "/admin/invoices?status=frozen", { host: "localhost" }), 401, "GW_ADMIN_AUTHENTICATION_FAILED");
 

@@ -20,12 +20,12 @@ import { plugins } from "../../../plugins/index.ts";
 import { createStoredProcessingPlugin, type StoredProcessingOptions } from "../../../plugins/stored-processing/plugin.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../../../plugins/stored-processing/store.ts";
 import { expectProblem as supportExpectProblem } from "../../support/assertions.ts";
-import { DEMO_KEY, DEMO_RAW, STORED, startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import { DEMO_KEY, DEMO_RAW, STORED, STORED_BUSINESS, startTestGateway, withHostKey, type TestGateway } from "../../support/gateway.ts";
 import { httpCall } from "../../support/raw-http.ts";
 import { withStoreFaults, type StoreFaultHook } from "../../support/store-faults.ts";
 import { DEMO, demoInvoice, startDemoSimulator } from "../../adapters/regulator/simulator/simulator-helpers.ts";
 
-export { ADMIN_KEY, DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED } from "../../support/gateway.ts";
+export { ADMIN_KEY, DEMO_KEY, OTHER, OTHER_KEY, PASSTHROUGH, STORED, STORED_BUSINESS, STORED_KEY } from "../../support/gateway.ts";
 export { DEMO, demoInvoice } from "../../adapters/regulator/simulator/simulator-helpers.ts";
 
 export const SUB = DEMO.businessId;
@@ -51,7 +51,7 @@ export interface StoredHarnessOptions {
   patch?: Record<string, unknown>;
   openingKobo?: number;
   storeFault?: StoreFault;
-  /** Configure a webhook receiver as the demo business's gateway.webhook. */
+  /** Configure a webhook receiver as the Stored demo business's gateway.webhook. */
   webhooks?: boolean;
   /** Start the processor (default true). */
   processor?: boolean;
@@ -98,7 +98,7 @@ export async function startStoredHarness(options: StoredHarnessOptions = {}): Pr
   const raw = await createSqliteDocumentStore({ file: ":memory:" });
   const store = options.storeFault ? withStoreFaults(raw, options.storeFault) : raw;
   const opening = options.openingKobo ?? OPENING_KOBO;
-  const billing = createFaultInjectingLedger(createDocumentLedger({ store: raw, openingBalances: { demo: opening, other: 0 } }));
+  const billing = createFaultInjectingLedger(createDocumentLedger({ store: raw, openingBalances: { demo: opening, [STORED_BUSINESS]: opening, other: 0 } }));
   const received: Received[] = [];
   const webhookSecret = "whsec_" + Buffer.from("stored-webhook-secret-0001").toString("base64");
   let receiver: Server | null = null;
@@ -134,13 +134,14 @@ export async function startStoredHarness(options: StoredHarnessOptions = {}): Pr
   const server = await tg.listen();
 
   const call: StoredHarness["call"] = async (method, path, init = {}) => {
-    const headers: Record<string, string> = { ...(init.apiKey === null ? {} : { "x-api-key": init.apiKey ?? DEMO_KEY }), ...init.headers };
+    const host = init.host ?? STORED;
+    const headers: Record<string, string> = withHostKey(host, { ...(init.apiKey === null ? {} : { "x-api-key": init.apiKey ?? DEMO_KEY }), ...init.headers });
     let body: string | undefined;
     if (init.body !== undefined) {
       body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
       headers["content-type"] ??= "application/json";
     }
-    const r = await httpCall(server.url, path, { method, host: init.host ?? STORED, headers, body });
+    const r = await httpCall(server.url, path, { method, host, headers, body });
     const h = new Headers();
     for (const [k, v] of Object.entries(r.headers)) h.set(k, v);
     return new Response(r.text === "" ? null : r.text, { status: r.status, headers: h });
@@ -182,7 +183,7 @@ export async function startStoredHarness(options: StoredHarnessOptions = {}): Pr
       }
     },
     raw: (id) => raw.collection<InvoiceDoc>(STORED_COLLECTIONS.invoices).get(id),
-    ledger: () => ledgerBalanced(billing, "demo", opening, FEE_KOBO),
+    ledger: () => ledgerBalanced(billing, STORED_BUSINESS, opening, FEE_KOBO),
     async close() {
       await tg.close();
       await sim.close();
@@ -205,12 +206,13 @@ export async function accepted(res: Response): Promise<Record<string, any>> {
 // --- Internal helpers ---
 
 function _demoGateway(): Record<string, unknown> {
-  return structuredClone((DEMO_RAW.businesses as Array<Record<string, any>>)[0]!.gateway) as Record<string, unknown>;
+  return structuredClone((DEMO_RAW.businesses as Array<Record<string, any>>).find((b) => b.id === STORED_BUSINESS)!.gateway) as Record<string, unknown>;
 }
 
 function _businessesWith(demoPatch: Record<string, unknown>): unknown[] {
   const businesses = structuredClone(DEMO_RAW.businesses as Array<Record<string, unknown>>);
-  businesses[0] = { ...businesses[0], ...demoPatch };
+  const i = businesses.findIndex((b) => b.id === STORED_BUSINESS);
+  businesses[i] = { ...businesses[i], ...demoPatch };
   return businesses;
 }
 
