@@ -59,12 +59,12 @@ test("the demo config loads with exactly the demo values", () => {
   assert.is(c.regulator.simulator.port, 3100);
   assert.equal(c.collections.hosts, ["localhost", "127.0.0.1", "collections.demo.localhost"]);
 
-  assert.equal(c.businesses.map((b) => [b.id, b.state]), [["demo", "TEST"], ["other", "TEST"]]);
-  const [d, o] = c.businesses;
-  assert.equal(d!.gateway!.domains.map((x) => [x.host, x.mode]), [
-    ["passthrough.demo.localhost", "passthrough"],
-    ["stored.demo.localhost", "stored"],
-  ]);
+  assert.equal(c.businesses.map((b) => [b.id, b.state]), [["demo", "TEST"], ["demo-stored", "TEST"], ["other", "TEST"]]);
+  const [d, s, o] = c.businesses;
+  assert.equal(d!.gateway!.domains.map((x) => [x.host, x.mode]), [["passthrough.demo.localhost", "passthrough"]]);
+  assert.equal(s!.gateway!.domains.map((x) => [x.host, x.mode]), [["stored.demo.localhost", "stored"]]);
+  assert.equal(s!.gateway!.apiKeys.map((k) => [k.id, k.key]), [["demo-stored-primary", "gw_demo_key_stored"]]);
+  assert.is(s!.gateway!.wallet.openingBalance, "1000000.00");
   assert.equal(d!.gateway!.apiKeys.map((k) => [k.id, k.key, k.demoOnly, k.ipWhitelisted]), [
     ["demo-primary", "gw_demo_key_0001", true, []],
     ["demo-allowlisted", "gw_demo_key_allowlisted", true, ["10.9.9.9"]],
@@ -107,7 +107,7 @@ test("an invalid config lists EVERY problem at once, each with its dotted path",
   raw.server.port = -1;
   raw.server.extra = true;
   raw.businesses[0].state = "PROD";
-  raw.businesses[0].gateway.domains[1].mode = "hybrid";
+  raw.businesses[0].gateway.domains[0].mode = "hybrid";
   raw.businesses[1].gateway.domains[0].host = "Bad Host";
   raw.businesses[1].gateway.wallet.openingBalance = "12";
   raw.limits = { quotas: { sign: { limit: 0, windowSeconds: 60 } } };
@@ -122,7 +122,7 @@ test("an invalid config lists EVERY problem at once, each with its dotted path",
     "server.port",
     "server.extra",
     "businesses.0.state",
-    "businesses.0.gateway.domains.1.mode",
+    "businesses.0.gateway.domains.0.mode",
     "businesses.1.gateway.domains.0.host",
     "businesses.1.gateway.wallet.openingBalance",
     "businesses.1.name",
@@ -169,13 +169,22 @@ test("credentials: key or keyHash (not both, not neither), ids unique, keyHash w
 
 test("a duplicate gateway host is refused (across and within businesses)", () => {
   const raw = demo();
-  raw.businesses[1].gateway.domains[0].host = "stored.demo.localhost";
+  raw.businesses[2].gateway.domains[0].host = "stored.demo.localhost";
   const a = problemsOf(() => loadConfig({ raw, env: {} }));
-  assert.equal(a.problems, ['businesses.1.gateway.domains.0.host: "stored.demo.localhost" already belongs to business "demo"']);
+  assert.equal(a.problems, ['businesses.2.gateway.domains.0.host: "stored.demo.localhost" already belongs to business "demo-stored"']);
   const same = demo();
-  same.businesses[0].gateway.domains[1].host = "passthrough.demo.localhost";
+  same.businesses[0].gateway.domains.push({ host: "passthrough.demo.localhost", mode: "stored", signFee: "50.00" });
   const b = problemsOf(() => loadConfig({ raw: same, env: {} }));
   assert.ok(b.problems.some((p) => p.startsWith("businesses.0.gateway.domains.1.host:")));
+});
+
+test("one approved domain per top-level business: a business with a second gateway domain is refused, naming the field", () => {
+  const raw = demo();
+  raw.businesses[0].gateway.domains.push({ host: "second.demo.localhost", mode: "stored", signFee: "50.00" });
+  const { problems } = problemsOf(() => loadConfig({ raw, env: {} }));
+  assert.equal(problems.length, 1, problems.join("\n"));
+  assert.ok(problems[0]!.startsWith('businesses.0.gateway.domains: business "demo" declares 2 domains'), problems[0]);
+  assert.ok(problems[0]!.includes("its own business"), problems[0]);
 });
 
 test("a duplicate business id is refused", () => {

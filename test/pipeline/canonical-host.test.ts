@@ -16,6 +16,8 @@ import {
   DEMO_RAW,
   PASSTHROUGH,
   STORED,
+  STORED_BUSINESS,
+  STORED_KEY,
   TRUSTED_EDGE as EDGE,
   gatewayTracker,
   rawRequest,
@@ -107,18 +109,27 @@ test("health paths answer on every host, including an unknown one", async () => 
 
 test("a domain with approved: false is not provisioned, even with its owner's valid key", async () => {
   const raw = structuredClone(DEMO_RAW) as any;
-  raw.businesses[0].gateway.domains.push({ host: "pending.demo.localhost", mode: "passthrough", approved: false });
-  raw.businesses[0].gateway.domains[1].approved = false; // stored.demo.localhost
+  raw.businesses.push({
+    id: "demo-pending",
+    name: "Demo Pending Ltd",
+    state: "TEST",
+    gateway: {
+      apiKeys: [{ id: "demo-pending-primary", key: "gw_demo_key_pending", demoOnly: true }],
+      domains: [{ host: "pending.demo.localhost", mode: "passthrough", approved: false }],
+      wallet: { openingBalance: "0.00" },
+    },
+  });
+  raw.businesses.find((b: { id: string }) => b.id === STORED_BUSINESS).gateway.domains[0].approved = false; // stored.demo.localhost
   const tg = await start({ plugins: [probePlugin], patch: { businesses: raw.businesses } });
-  for (const host of ["pending.demo.localhost", STORED]) {
+  for (const [host, key] of [["pending.demo.localhost", "gw_demo_key_pending"], [STORED, STORED_KEY]]) {
     await expectProblem(
-      await tg.call("/probe/echo", { host, headers: { "x-api-key": DEMO_KEY } }),
+      await tg.call("/probe/echo", { host, headers: { "x-api-key": key! } }),
       404,
       "GW_DOMAIN_NOT_PROVISIONED",
       "AFTER_CORRECTION",
     );
   }
-  // The approved domain of the same business still works.
+  // An approved domain still works.
   assert.is((await tg.call("/probe/echo", { host: PASSTHROUGH, headers: { "x-api-key": DEMO_KEY } })).status, 200);
   await tg.close();
 });

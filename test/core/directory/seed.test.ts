@@ -58,7 +58,7 @@ function businesses(edit: (b: any[]) => void): { businesses: unknown[] } {
 test("a fresh store is seeded with every business, domain and key of the file; keys are stored as hashes only", async () => {
   const e = await env();
   const d = await e.open();
-  assert.equal(d.businesses().map((b) => b.id).sort(), ["demo", "other"]);
+  assert.equal(d.businesses().map((b) => b.id).sort(), ["demo", "demo-stored", "other"]);
   const domain = await d.loadDomain(PASSTHROUGH);
   assert.is(domain?.mode, "passthrough");
   assert.is(domain?.modeVersion, 1);
@@ -83,12 +83,12 @@ test("seeding again changes nothing; a field the file changed (and no operator d
   const before = (await e.ds.domains.get(STORED))!;
   await e.open();
   assert.is((await e.ds.domains.get(STORED))!.rev, before.rev, "an unchanged file writes nothing");
-  await e.open(businesses((b) => (b[0].gateway.domains[1].signFee = "75.00")));
+  await e.open(businesses((b) => (b.find((x) => x.id === "demo-stored").gateway.domains[0].signFee = "75.00")));
   const after = (await e.ds.domains.get(STORED))!;
   assert.is(after.signFeeKobo, 7_500);
   assert.is(after.modeVersion, 1, "a fee is not a mode change");
   // A mode changed in the file is an approval in that mode: modeVersion + 1.
-  await e.open(businesses((b) => ((b[0].gateway.domains[1].signFee = "75.00"), (b[0].gateway.domains[1].mode = "passthrough"))));
+  await e.open(businesses((b) => ((b.find((x) => x.id === "demo-stored").gateway.domains[0].signFee = "75.00"), (b.find((x) => x.id === "demo-stored").gateway.domains[0].mode = "passthrough"))));
   const moved = (await e.ds.domains.get(STORED))!;
   assert.is(moved.mode, "passthrough");
   assert.is(moved.modeVersion, 2);
@@ -132,7 +132,7 @@ test("--sync deletes what the file does not name (an operator's key, a domain); 
   const e = await env();
   await e.open();
   await e.ds.credentials.insert(credentialDoc("gw_test_operator_made_0001", { credentialId: "demo-extra", scheme: "apiKey", businessId: "demo" }));
-  const withoutOther = businesses((b) => b[1].gateway.domains.splice(0, 1));
+  const withoutOther = businesses((b) => b.find((x) => x.id === "other").gateway.domains.splice(0, 1));
   let d = await e.open(withoutOther);
   assert.ok(await e.ds.domains.get(OTHER), "a seed never deletes");
   assert.is((await d.authenticate("apiKey", "gw_test_operator_made_0001"))?.credentialId, "demo-extra");

@@ -7,7 +7,7 @@ import type { SqliteDocumentStore } from "../../../adapters/document-store/sqlit
 import type { Doc } from "../../../adapters/ports.ts";
 import type { LogFields } from "../../../core/log.ts";
 import { plugins } from "../../../plugins/index.ts";
-import { ADMIN_KEY, startTestGateway, type TestGateway } from "../../support/gateway.ts";
+import { ADMIN_KEY, startTestGateway, withHostKey, type TestGateway } from "../../support/gateway.ts";
 import { probePlugin } from "../../support/probe-plugin.ts";
 import { httpCall } from "../../support/raw-http.ts";
 import { withStoreFaults, type StoreFaultHook } from "../../support/store-faults.ts";
@@ -75,7 +75,7 @@ export async function startAdminHarness(options: { patch?: Record<string, unknow
       return send(method, path, "localhost", { "x-admin-api-key": ADMIN_KEY, ...(idem ? { "x-idempotency-key": idem } : {}), ...headers }, body);
     },
     customer(path, key, host, init = {}) {
-      return send(init.method ?? "GET", path, host, { "x-api-key": key, ...init.headers }, init.body);
+      return send(init.method ?? "GET", path, host, withHostKey(host, { "x-api-key": key, ...init.headers }), init.body);
     },
     async all<T extends Doc>(collection: string) {
       const items: T[] = [];

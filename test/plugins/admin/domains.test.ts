@@ -8,7 +8,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DIRECTORY_COLLECTIONS, type DomainDoc } from "../../../core/directory-store.ts";
-import { DEMO_KEY, DEMO_RAW, PASSTHROUGH, STORED } from "../../support/gateway.ts";
+import { DEMO_KEY, DEMO_RAW, PASSTHROUGH, STORED, STORED_BUSINESS } from "../../support/gateway.ts";
 import { problem, startAdminHarness, type AdminHarness } from "./admin-helpers.ts";
 
 const WEBHOOK_SECRET = "whsec_c2VjcmV0LXNpZ25pbmcta2V5LTAx";
@@ -51,18 +51,35 @@ test("businesses: list and read, with their domains; the webhook secret is never
 test("domains: list (with filters) and read", async () => {
   const all = await h.admin("GET", "/admin/domains");
   assert.equal(all.body.data.map((d: { host: string }) => d.host), ["other.demo.localhost", PASSTHROUGH, STORED]);
-  const demo = await h.admin("GET", "/admin/domains?businessId=demo&limit=1");
-  assert.is(demo.body.data.length, 1);
-  const next = await h.admin("GET", `/admin/domains?businessId=demo&limit=1&cursor=${demo.body.nextCursor}`);
-  assert.equal([demo.body.data[0].host, next.body.data[0].host], [PASSTHROUGH, STORED]);
+  const demo = await h.admin("GET", "/admin/domains?businessId=demo");
+  assert.equal(demo.body.data.map((d: { host: string }) => d.host), [PASSTHROUGH], "one domain per business");
+  const page = await h.admin("GET", "/admin/domains?limit=2");
+  assert.is(page.body.data.length, 2);
+  const next = await h.admin("GET", `/admin/domains?limit=2&cursor=${page.body.nextCursor}`);
+  assert.equal(next.body.data.map((d: { host: string }) => d.host), [STORED]);
   assert.is(next.body.nextCursor, null);
   const one = await h.admin("GET", `/admin/domains/${STORED}`);
   assert.equal(
     { ...one.body, updatedAt: null },
-    { host: STORED, businessId: "demo", mode: "stored", modeVersion: 1, approval: "approved", pendingMode: null, drainingSince: null, signFee: 50, autoTransmit: false, updatedAt: null },
+    { host: STORED, businessId: STORED_BUSINESS, mode: "stored", modeVersion: 1, approval: "approved", pendingMode: null, drainingSince: null, signFee: 50, autoTransmit: false, updatedAt: null },
   );
   problem(await h.admin("GET", "/admin/domains/unknown.example.ng"), 404, "GW_DOMAIN_NOT_PROVISIONED");
   problem(await h.admin("GET", "/admin/domains/Not_A_Host"), 400, "GW_REQUEST_PATH_PARAMETER_INVALID");
+});
+
+test("one approved domain per business: approving a second domain of a business is 409; the pending domain stays unserved", async () => {
+  const second = "second.demo.localhost";
+  const at = new Date().toISOString();
+  const domains = h.raw.collection<DomainDoc>(DIRECTORY_COLLECTIONS.domains);
+  await domains.insert({ _id: second, businessId: "demo", mode: "stored", approval: "pending_approval", signFeeKobo: 5_000, autoTransmit: false, modeVersion: 1, pendingMode: null, drainingSince: null, seed: null, rev: 1, createdAt: at, updatedAt: at });
+  try {
+    const refused = problem(await h.admin("POST", `/admin/domains/${second}/approval`, {}, "approve-second-0001"), 409, "GW_DOMAIN_APPROVAL_STATE_CHANGED");
+    assert.ok(refused.detail.includes(PASSTHROUGH), refused.detail);
+    assert.is((await domains.get(second))?.approval, "pending_approval");
+    assert.is((await h.customer("/probe/stored-only", DEMO_KEY, second)).status, 404, "not served");
+  } finally {
+    await domains.delete(second);
+  }
 });
 
 test("sign fee and autoTransmit: set, idempotent, audited; invalid bodies are 400 with violations", async () => {

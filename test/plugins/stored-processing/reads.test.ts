@@ -10,7 +10,8 @@ import { HIGH_QUOTAS, SUB, accepted, demoInvoice, expectProblem, intakeInvoice, 
 
 const OTHER_STORED = "stored.other.localhost";
 const businesses = (DEMO_RAW.businesses as Array<Record<string, any>>).map((b) =>
-  b.id === "other" ? { ...b, gateway: { ...b.gateway, domains: [...b.gateway.domains, { host: OTHER_STORED, mode: "stored" }] } } : b,
+  // One approved domain per business: `other` serves a Stored host here instead of its Pass-through one.
+  b.id === "other" ? { ...b, gateway: { ...b.gateway, domains: [{ host: OTHER_STORED, mode: "stored" }] } } : b,
 );
 const h = await startStoredHarness({ patch: { businesses } });
 test.after(() => h.close());
