@@ -8,7 +8,7 @@ import { createServer, connect, type Server, type Socket } from "node:net";
 import * as assert from "uvu/assert";
 import { createCollectionsClient, createInvoiceGatewayClient, type AttemptRecord, type ConnectionOptions } from "../../client/index.ts";
 import { httpCall } from "../support/raw-http.ts";
-import { ADMIN_KEY, BEARER_DEMO, DEMO_KEY, PASSTHROUGH } from "../support/gateway.ts";
+import { ADMIN_KEY, BEARER_DEMO, DEMO_KEY, PASSTHROUGH, keyForHost } from "../support/gateway.ts";
 
 /** Sleeps and retry waits recorded, not waited (backoff still computed), unless `real` is set. */
 export function testRuntime(real = false) {
@@ -30,8 +30,9 @@ export function recorder() {
   return { records, onAttempt: (r: AttemptRecord) => void records.push(r) };
 }
 
+/** A gateway client with the demo key of the business owning `host`. */
 export function gatewayClient(url: string, host = PASSTHROUGH, extra: Partial<ConnectionOptions> = {}) {
-  return createInvoiceGatewayClient({ baseUrl: url, host, apiKey: DEMO_KEY, ...extra });
+  return createInvoiceGatewayClient({ baseUrl: url, host, apiKey: keyForHost(host), ...extra });
 }
 
 export function collectionsClient(url: string, extra: Partial<ConnectionOptions> = {}, apiKey = BEARER_DEMO) {

@@ -146,10 +146,10 @@ test("a plain-text key without demoOnly is refused; so is any plain-text key wit
   const notDemo = demo();
   notDemo.demo = false;
   const b = problemsOf(() => loadConfig({ raw: notDemo, env: {} }));
-  // Every plain-text credential is listed (3 gateway, 2 collections, 1 operator).
-  assert.is(b.problems.filter((p) => p.includes('"demo": true')).length, 6, b.problems.join("\n"));
+  // Every plain-text credential is listed (4 gateway, 2 collections, 1 operator).
+  assert.is(b.problems.filter((p) => p.includes('"demo": true')).length, 7, b.problems.join("\n"));
   assert.ok(b.problems.some((p) => p.startsWith("operators.apiKeys.0:")));
-  assert.ok(b.problems.some((p) => p.startsWith("businesses.1.collections.apiKeys.0:")));
+  assert.ok(b.problems.some((p) => p.startsWith("businesses.2.collections.apiKeys.0:")));
 });
 
 test("credentials: key or keyHash (not both, not neither), ids unique, keyHash well formed", () => {

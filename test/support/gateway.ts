@@ -37,7 +37,8 @@ export const DEMO_HOST_KEYS: Readonly<Record<string, string>> = { [PASSTHROUGH]:
 
 /** The demo key for `host`: the key of the business that owns it (DEMO_KEY for unknown hosts). */
 export function keyForHost(host: string): string {
-  return DEMO_HOST_KEYS[host] ?? DEMO_KEY;
+  const canonical = host.toLowerCase().replace(/:\d+$/, "").replace(/\.+$/, "");
+  return DEMO_HOST_KEYS[canonical] ?? DEMO_KEY;
 }
 
 /** `headers` with DEMO_KEY swapped for the key of the business owning `host` (other keys untouched). */

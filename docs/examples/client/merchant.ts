@@ -5,7 +5,7 @@
  *   npx tsx docs/examples/client/merchant.ts    # in another (PORT=3016 for another port; GATEHOUSE_URL for another host)
  *
  * It onboards the demo taxpayer, signs and transmits a Pass-through invoice, hands one over in
- * Stored mode and follows it to `signed`, then creates a payment link and a virtual account and
+ * Stored mode (the Stored demo business, with its own taxpayer) and follows it to `signed`, then creates a payment link and a virtual account and
  * pays into it through the sandbox. Every send is "persisted" with its request id, key and attempt
  * number (an array here; your database in production). test/client/docs-examples.test.ts runs it.
  */
@@ -27,7 +27,8 @@ const onAttempt = (r: AttemptRecord) => {
 };
 
 const passThrough = createInvoiceGatewayClient({ baseUrl: BASE, host: "passthrough.demo.localhost", apiKey: "gw_demo_key_0001", onAttempt });
-const stored = createInvoiceGatewayClient({ baseUrl: BASE, host: "stored.demo.localhost", apiKey: "gw_demo_key_0001", onAttempt });
+// The Stored domain belongs to its own demo business (one approved domain per top-level business), with its own key.
+const stored = createInvoiceGatewayClient({ baseUrl: BASE, host: "stored.demo.localhost", apiKey: "gw_demo_key_stored", onAttempt });
 const collections = createCollectionsClient({ baseUrl: BASE, host: "localhost", apiKey: "sk_test_demo_0001", onAttempt });
 
 // 1. Onboard the represented business. A fixed key makes every run answer the same business (200 after the first).
@@ -60,10 +61,16 @@ try {
 const transmitted = await passThrough.invoices.transmit(sub, String(document.irn));
 console.log(`transmitted ${document.irn}: HTTP ${transmitted.status}`);
 
-// 4. Stored mode: hand an invoice over (202), the gateway validates, bills and signs it in the background.
+// 4. Stored mode: the Stored business represents its own taxpayer (onboarded once, as in step 1), then hands an
+//    invoice over (202); the gateway validates, bills and signs it in the background.
+const { data: storedBusiness } = await stored.subBusinesses.onboard(
+  { regulatorCredentials: { email: "example-template@demo.ng", password: "demo-password-6" } },
+  { idempotencyKey: "onboard-stored-0001" },
+);
+const storedSub = storedBusiness.gatewaySubBusinessId;
 const storedNo = `${invoiceNo}S`;
-const { business_id: _omit, irn: _leave, ...intake } = invoiceDocument(storedNo, today, business.externalBusinessId, business.tin);
-const accepted = await stored.stored.submit(sub, { ...intake, invoice_reference: storedNo, accounting_supplier_party: { ...intake.accounting_supplier_party, tin: business.tin } });
+const { business_id: _omit, irn: _leave, ...intake } = invoiceDocument(storedNo, today, storedBusiness.externalBusinessId, storedBusiness.tin);
+const accepted = await stored.stored.submit(storedSub, { ...intake, invoice_reference: storedNo, accounting_supplier_party: { ...intake.accounting_supplier_party, tin: storedBusiness.tin } });
 console.log(`accepted ${accepted.data.invoiceId} (${accepted.data.irn}), status ${accepted.data.status}`);
 let invoice = (await stored.stored.get(accepted.data.invoiceId)).data;
 for (let i = 0; i < 100 && !["signed", "rejected", "frozen"].includes(invoice.status); i++) {

@@ -24,7 +24,7 @@ const fault: StoreFault = (collection, method, args) => {
 };
 
 const businesses = structuredClone(DEMO_RAW.businesses) as Array<{ gateway?: { domains: Array<Record<string, unknown>> } }>;
-for (const d of businesses[0]!.gateway!.domains) if (d.mode === "stored") d.autoTransmit = true;
+for (const b of businesses) for (const d of b.gateway?.domains ?? []) if (d.mode === "stored") d.autoTransmit = true;
 const h = await startStoredHarness({ storeFault: fault, patch: { businesses } });
 test.after(() => h.close());
 

@@ -193,13 +193,14 @@ test("modes: Pass-through routes on the Stored domain and Stored routes on the P
   await expectProblem(await h.call("GET", "/invoices", { host: PASSTHROUGH }), 409, "GW_OPERATION_MODE_CONFLICT");
   await expectProblem(await h.call("GET", "/invoices/6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b", { host: PASSTHROUGH }), 409, "GW_OPERATION_MODE_CONFLICT");
   await expectProblem(await h.call("POST", "/invoices/6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b/cancel", { host: PASSTHROUGH, body: {} }), 409, "GW_OPERATION_MODE_CONFLICT");
-  // The sign path itself answers in both modes, each with its own body and answer.
+  // The sign path itself answers in both modes, each with its own body and answer. The Pass-through
+  // host belongs to another business (one approved domain per business), which does not represent SUB.
   const pass = await h.call("POST", "/api/v1/invoice/sign", {
     host: PASSTHROUGH,
-    headers: { "x-sub-business-id": SUB, "x-idempotency-key": "mode-pass-sign-0001" },
+    headers: { "x-sub-business-id": SUB, "x-idempotency-key": "mode-pass-sign-0001", "x-attempt-number": "1" },
     body: demoInvoice("MODE2"),
   });
-  assert.is(pass.status, 201, await pass.clone().text());
+  await expectProblem(pass, 403, "GW_SUB_BUSINESS_FORBIDDEN");
   await accepted(await h.intake(intakeInvoice("MODE3"), { key: "mode-stored-0001" }));
 });
 

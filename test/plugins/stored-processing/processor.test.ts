@@ -257,8 +257,8 @@ test("an invoice a dead holder left in 'dispatching' (lease expired) is frozen b
 test("with the domain's autoTransmit on, the processor transmits every signed invoice once", async () => {
   const auto = await startStoredHarness({
     patch: {
-      businesses: (DEMO_RAW.businesses as Array<Record<string, any>>).map((b, i) =>
-        i === 0 ? { ...b, gateway: { ...b.gateway, domains: b.gateway.domains.map((d: any) => (d.mode === "stored" ? { ...d, autoTransmit: true } : d)) } } : b,
+      businesses: (DEMO_RAW.businesses as Array<Record<string, any>>).map((b) =>
+        b.id === STORED_BUSINESS ? { ...b, gateway: { ...b.gateway, domains: b.gateway.domains.map((d: any) => (d.mode === "stored" ? { ...d, autoTransmit: true } : d)) } } : b,
       ),
     },
   });
