@@ -26,7 +26,7 @@ import { createLogger } from "../../core/log.ts";
 import { serveGateway } from "../../core/server.ts";
 import { openStoredInvoices, type InvoiceDoc, type InvoiceStatus } from "../../plugins/invoice/stored-invoices.ts";
 import { demoInvoice } from "../../test/adapters/regulator/simulator/simulator-helpers.ts";
-import { ADMIN_KEY, DEMO_KEY, STORED, testConfig } from "../../test/support/gateway.ts";
+import { ADMIN_KEY, STORED, STORED_BUSINESS, STORED_KEY, testConfig } from "../../test/support/gateway.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioResult } from "../run.ts";
 import { benchLimits } from "../servers/common.ts";
@@ -173,7 +173,7 @@ function _invoice(i: number, createdAtMs: number, status: InvoiceStatus, directi
   const irn = `BENCH${i.toString(36).toUpperCase()}-94ND90NR-20240611`;
   return {
     _id: `inv-${String(i).padStart(8, "0")}`,
-    businessId: "demo",
+    businessId: STORED_BUSINESS,
     state: "TEST",
     domain: direction === "outbound" ? STORED : null,
     subBusinessId: sub,
@@ -220,7 +220,7 @@ function _queries(now: number, c: _Counts): _Query[] {
 }
 
 async function _measure(base: string, agent: Agent, q: _Query, requests: number): Promise<InvoiceQueryResult> {
-  const headers = q.admin ? { host: STORED, "x-admin-api-key": ADMIN_KEY } : { host: STORED, "x-api-key": DEMO_KEY };
+  const headers = q.admin ? { host: STORED, "x-admin-api-key": ADMIN_KEY } : { host: STORED, "x-api-key": STORED_KEY };
   const once = async (): Promise<{ ms: number; items: number }> => {
     const t = performance.now();
     const res = await request(base + q.path, { headers, dispatcher: agent });

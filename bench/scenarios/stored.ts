@@ -24,7 +24,7 @@ import { createLogger } from "../../core/log.ts";
 import { serveGateway, type RunningServer } from "../../core/server.ts";
 import { createProcessorFor } from "../../plugins/stored-processing/plugin.ts";
 import { openStoredStore } from "../../plugins/stored-processing/store.ts";
-import { DEMO_KEY, STORED, testConfig } from "../../test/support/gateway.ts";
+import { STORED, STORED_KEY, testConfig } from "../../test/support/gateway.ts";
 import { DEMO, demoInvoice } from "../../test/adapters/regulator/simulator/simulator-helpers.ts";
 import { summarizeCannon } from "../report.ts";
 import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
@@ -92,7 +92,7 @@ async function _gateway(simUrl: string): Promise<Running> {
   const onboard = await gateway.fetch(
     new Request(`http://${STORED}/sub-businesses`, {
       method: "POST",
-      headers: { host: STORED, "x-api-key": DEMO_KEY, "x-idempotency-key": "bench-onboard-0001", "content-type": "application/json" },
+      headers: { host: STORED, "x-api-key": STORED_KEY, "x-idempotency-key": "bench-onboard-0001", "content-type": "application/json" },
       body: JSON.stringify({ regulatorCredentials: { email: DEMO.email, password: DEMO.password } }),
     }),
   );
@@ -108,7 +108,7 @@ async function _gateway(simUrl: string): Promise<Running> {
   };
 }
 
-const HEADERS = { host: STORED, "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
+const HEADERS = { host: STORED, "x-api-key": STORED_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
 
 async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void): Promise<ScenarioResult> {
   const g = await _gateway(simUrl);

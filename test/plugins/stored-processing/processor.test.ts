@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { InvoiceDoc } from "../../../plugins/stored-processing/store.ts";
 import { STORED_COLLECTIONS } from "../../../plugins/stored-processing/store.ts";
+import { call as simCall } from "../../adapters/regulator/simulator/simulator-helpers.ts";
 import { DEMO_RAW } from "../../support/gateway.ts";
 import {
   ADMIN_KEY,
@@ -76,14 +77,22 @@ test("a regulator validation failure → rejected at once with the regulator's v
   await accepted(await h.intake(intakeInvoice("VAL1"), { key: "proc-val-0002" }));
 });
 
+/** Waits until every invoice of the store has reached a final status. */
+async function settled(harness: StoredHarness): Promise<void> {
+  const invoices = harness.store.collection<{ _id: string; status: string }>(STORED_COLLECTIONS.invoices);
+  for (let i = 0; i < 500; i++) {
+    const open = (await invoices.find({}, { limit: 1000 })).items.filter((inv) => !["signed", "transmitted", "rejected", "frozen", "cancelled"].includes(inv.status));
+    if (open.length === 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("invoices did not settle");
+}
+
 test("a sign rejection → the fee reversed (confirmed), then rejected with GW_SIGN_REJECTED", async () => {
-  // The IRN is signed first through the Pass-through domain: the regulator refuses a second sign.
-  const pass = await h.call("POST", "/api/v1/invoice/sign", {
-    host: PASSTHROUGH,
-    headers: { "x-sub-business-id": SUB, "x-idempotency-key": "proc-dupirn-pass-0001" },
-    body: demoInvoice("REJ1"),
-  });
-  assert.is(pass.status, 201);
+  // The IRN is signed first at the regulator (as another client would): the regulator refuses a second sign.
+  const pass = await simCall(h.sim, "POST", "/api/v1/invoice/sign", { body: demoInvoice("REJ1") });
+  assert.ok(pass.status < 300, pass.text);
+  await settled(h); // the previous test's last invoice is billed before this one's count starts
   const before = await h.ledger();
   const id = await submit(h, "REJ1", "proc-rej-0001");
   const inv = await h.waitFor(id, done);
@@ -129,7 +138,7 @@ test("an unprovable sign outcome (malformed success after signing) → frozen: d
     "the alert channel carried the signal",
   );
   // Operators find it among the frozen operations of every kind (GET /admin/invoices/frozen, `npx gatehouse invoices frozen`).
-  const frozenList = await h.call("GET", "/admin/invoices/frozen?businessId=demo", { host: "localhost", apiKey: null, headers: { "x-admin-api-key": ADMIN_KEY } });
+  const frozenList = await h.call("GET", "/admin/invoices/frozen?businessId=demo-stored", { host: "localhost", apiKey: null, headers: { "x-admin-api-key": ADMIN_KEY } });
   assert.is(frozenList.status, 200);
   const listed = (await frozenList.json()).data.find((o: { operationId: string }) => o.operationId === inv.operationId);
   assert.ok(listed, "listed as a frozen operation");
@@ -203,12 +212,8 @@ test("a debit whose answer was lost (charged, then unavailable): the retry repla
 });
 
 test("a reversal billing cannot confirm: the invoice waits in signing (GW_SIGN_REVERSAL_UNCONFIRMED), then is rejected once it is confirmed", async () => {
-  const pass = await h.call("POST", "/api/v1/invoice/sign", {
-    host: PASSTHROUGH,
-    headers: { "x-sub-business-id": SUB, "x-idempotency-key": "proc-rev-pass-0001" },
-    body: demoInvoice("REV1"),
-  });
-  assert.is(pass.status, 201);
+  const pass = await simCall(h.sim, "POST", "/api/v1/invoice/sign", { body: demoInvoice("REV1") });
+  assert.ok(pass.status < 300, pass.text);
   const before = await h.ledger();
   h.billing.faults = { reverse: "unavailable" };
   const id = await submit(h, "REV1", "proc-rev-0001");
@@ -309,7 +314,7 @@ test("operators resolve frozen invoices: GET /admin/invoices?status=frozen, then
   assert.is((await h.waitFor(b, done)).status, "frozen");
   assert.not.ok(h.sim.state.isSigned(irnOf("RES2")));
 
-  const list = await h.call("GET", "/admin/invoices?status=frozen&businessId=demo", admin);
+  const list = await h.call("GET", "/admin/invoices?status=frozen&businessId=demo-stored", admin);
   assert.is(list.status, 200);
   const frozen = (await list.json()).data as Array<{ invoiceId: string; businessId: string }>;
   assert.ok(frozen.some((d) => d.invoiceId === a && d.businessId === STORED_BUSINESS));
