@@ -29,13 +29,14 @@ export const STORED_KEY = "gw_demo_key_stored";
 export const STORED_BUSINESS = "demo-stored";
 
 /**
- * The demo gateway key each demo host answers to: `demo` owns the Pass-through host, `demo-stored`
- * the Stored host, `other` its own. Tests written for "the demo business's key" send DEMO_KEY;
- * `call()` sends the owning business's key instead on the Stored host (`keyForHost`).
+ * The demo gateway key of each of the two demo hosts: `demo` owns the Pass-through host,
+ * `demo-stored` the Stored host. Tests written for "the demo business's key" send DEMO_KEY; `call()`
+ * sends the Stored business's key instead on the Stored host (`withHostKey`). Other hosts and other
+ * keys are left alone, so a key of another business is still refused where a test expects it.
  */
-export const DEMO_HOST_KEYS: Readonly<Record<string, string>> = { [PASSTHROUGH]: DEMO_KEY, [STORED]: STORED_KEY, [OTHER]: OTHER_KEY };
+export const DEMO_HOST_KEYS: Readonly<Record<string, string>> = { [PASSTHROUGH]: DEMO_KEY, [STORED]: STORED_KEY };
 
-/** The demo key for `host`: the key of the business that owns it (DEMO_KEY for unknown hosts). */
+/** The demo key for `host`: STORED_KEY on the Stored demo host, DEMO_KEY elsewhere. */
 export function keyForHost(host: string): string {
   const canonical = host.toLowerCase().replace(/:\d+$/, "").replace(/\.+$/, "");
   return DEMO_HOST_KEYS[canonical] ?? DEMO_KEY;
