@@ -7,7 +7,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { CompiledRoute } from "../../core/route-table.ts";
-import { ADMIN_KEY, BEARER_DEMO, DEMO_KEY, PASSTHROUGH, STORED, gatewayTracker } from "../support/gateway.ts";
+import { ADMIN_KEY, BEARER_DEMO, PASSTHROUGH, STORED, gatewayTracker, keyForHost } from "../support/gateway.ts";
 import { httpCall } from "../support/raw-http.ts";
 
 const { start, closeAll } = gatewayTracker();
@@ -82,6 +82,6 @@ function _get(r: CompiledRoute, query: string) {
   const path = r.decl.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => (name === "businessId" ? "demo" : "missing-0001"));
   const host = r.surface === "collections" ? "localhost" : r.decl.modes?.includes("stored") ? STORED : PASSTHROUGH;
   const headers: Record<string, string> =
-    r.decl.auth === "admin" ? { "x-admin-api-key": ADMIN_KEY } : r.decl.auth === "bearer" ? { authorization: `Bearer ${BEARER_DEMO}` } : r.decl.auth === "apiKey" ? { "x-api-key": DEMO_KEY } : {};
+    r.decl.auth === "admin" ? { "x-admin-api-key": ADMIN_KEY } : r.decl.auth === "bearer" ? { authorization: `Bearer ${BEARER_DEMO}` } : r.decl.auth === "apiKey" ? { "x-api-key": keyForHost(host) } : {};
   return httpCall(server.url, `${path}?${query}`, { host, headers });
 }

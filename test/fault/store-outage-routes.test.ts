@@ -49,9 +49,12 @@ import { plugins } from "../../plugins/index.ts";
 import { UUID } from "../support/assertions.ts";
 import { ADMIN_KEY, DEMO_KEY, OTHER, PASSTHROUGH, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { callOverHttp } from "../support/over-http.ts";
-import { DEMO, demoInvoice, startDemoSimulator } from "../adapters/regulator/simulator/simulator-helpers.ts";
+import { DEMO, STORED_DEMO, demoInvoice, startDemoSimulator, storedDemoInvoice } from "../adapters/regulator/simulator/simulator-helpers.ts";
 
 const SUB = DEMO.businessId;
+const STORED_SUB = STORED_DEMO.businessId;
+/** The represented business of the demo business owning `host` (one approved domain per business). */
+const subOf = (host: string) => (host === STORED ? STORED_SUB : SUB);
 const ADMIN_HOST = "localhost";
 const REGULATOR_SECRET = "test_api_secret";
 const STORE_TIMEOUT_MS = 300;
@@ -213,6 +216,14 @@ async function startWorld(label: string, kind?: string): Promise<World> {
     body: { regulatorCredentials: { email: DEMO.email, password: DEMO.password } },
   });
   assert.is(onboard.status, 201, await onboard.clone().text());
+  // The Stored demo host is its own business's: it represents its own taxpayer.
+  const onboardStored = await tg.call("/sub-businesses", {
+    method: "POST",
+    host: STORED,
+    headers: { "x-api-key": DEMO_KEY, "x-idempotency-key": `onboard-stored-${label}-0001` },
+    body: { regulatorCredentials: { email: STORED_DEMO.email, password: STORED_DEMO.password } },
+  });
+  assert.is(onboardStored.status, 201, await onboardStored.clone().text());
 
   // A Pass-through sign: an IRN bound to the represented business.
   const signed = await tg.call("/api/v1/invoice/sign", {
@@ -227,8 +238,8 @@ async function startWorld(label: string, kind?: string): Promise<World> {
   const intake = await tg.call("/api/v1/invoice/sign", {
     method: "POST",
     host: STORED,
-    headers: { "x-api-key": DEMO_KEY, "x-sub-business-id": SUB, "x-idempotency-key": `intake-${label}-0001` },
-    body: demoInvoice(no("ST001")),
+    headers: { "x-api-key": DEMO_KEY, "x-sub-business-id": STORED_SUB, "x-idempotency-key": `intake-${label}-0001` },
+    body: storedDemoInvoice(no("ST001")),
   });
   assert.is(intake.status, 202, await intake.clone().text());
   const invoiceId = ((await intake.json()) as { invoiceId: string }).invoiceId;
@@ -313,6 +324,7 @@ function routes(w: World, tag = ""): RouteCall[] {
       codes: ["GW_MANAGEMENT_SERVICE_UNAVAILABLE", "GW_ONBOARDING_SERVICE_INVALID_RESPONSE"],
     });
     add({ method: "GET", path: "/sub-businesses", host, headers: api(host), codes: ["GW_MANAGEMENT_SERVICE_UNAVAILABLE"] });
+    const SUB = subOf(host);
     add({ method: "GET", path: `/sub-businesses/${SUB}`, host, headers: api(host), codes: ["GW_MANAGEMENT_SERVICE_UNAVAILABLE"] });
     add({ method: "GET", path: `/sub-businesses/${SUB}/identity-versions`, host, headers: api(host), codes: ["GW_MANAGEMENT_SERVICE_UNAVAILABLE"] });
     add({
@@ -369,7 +381,7 @@ function routes(w: World, tag = ""): RouteCall[] {
   const st = (extra: Record<string, string> = {}) => api(STORED, extra);
   add({
     method: "POST", path: "/api/v1/invoice/sign", host: STORED,
-    headers: st({ "x-sub-business-id": SUB, "x-idempotency-key": key("intake") }), body: demoInvoice(no("ST002")),
+    headers: st({ "x-sub-business-id": STORED_SUB, "x-idempotency-key": key("intake") }), body: storedDemoInvoice(no("ST002")),
     codes: ["GW_INVOICE_INTAKE_UNAVAILABLE", "GW_MANAGEMENT_SERVICE_UNAVAILABLE"],
   });
   add({ method: "GET", path: "/invoices", host: STORED, headers: st(), codes: ["GW_MANAGEMENT_SERVICE_UNAVAILABLE"] });

@@ -295,7 +295,7 @@ test("end to end: no secret ever reaches a log record; one completion event per 
   assert.is(byPath("/nope?token=" + SECRETS.query).route, null);
   assert.is(byPath("/probe/admin").credentialId, "demo-operator");
   assert.is(byPath(`/api/v1/probe?token=${SECRETS.query}`).credentialId, "demo-collections");
-  assert.is(byPath("/probe/echo").credentialId, "demo-primary");
+  assert.is(byPath("/probe/echo").credentialId, "demo-stored-primary", "the Stored host is its own business's");
   const validation = completions.find((r) => r.code === "GW_REQUEST_SERVER_FIELD_SUPPLIED");
   assert.ok(validation, "the server-field rejection is logged with its public code");
   await tg.close();

@@ -6,7 +6,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ADMIN_KEY, STORED, SUB, expectProblem, invoice, startSigningHarness } from "./signing-helpers.ts";
+import { ADMIN_KEY, PASSTHROUGH, SUB, expectProblem, invoice, startSigningHarness } from "./signing-helpers.ts";
 import { demoEntity } from "../onboarding/onboarding-helpers.ts";
 
 const h = await startSigningHarness();
@@ -26,8 +26,12 @@ test("pending protected migration → sign and intake 409 GW_IDENTITY_PROTECTED_
   const calls = signCalls();
   const p = await expectProblem(await h.sign(invoice("PM2"), { key: "pm2-key-0001" }), 409, "GW_IDENTITY_PROTECTED_MIGRATION_REQUIRED");
   assert.is(p.retry.strategy, "AFTER_CORRECTION");
-  const intake = await h.call("POST", "/api/v1/invoice/sign", { host: STORED, sub: SUB, body: invoice("PM3"), headers: { "x-idempotency-key": "pm3-intake-0001" } });
+  // The Stored demo host is another business's (one approved domain per business): the Stored intake
+  // is tried on this business's own domain, switched to Stored mode (a mode change carries the mappings).
+  await switchMode("stored", 1);
+  const intake = await h.call("POST", "/api/v1/invoice/sign", { host: PASSTHROUGH, sub: SUB, body: invoice("PM3"), headers: { "x-idempotency-key": "pm3-intake-0001" } });
   await expectProblem(intake, 409, "GW_IDENTITY_PROTECTED_MIGRATION_REQUIRED");
+  await switchMode("passthrough", 2);
   assert.is(signCalls(), calls, "the regulator was not called");
   assert.is((await h.ledgerBalanced()).debits, before.debits, "nothing billed");
 
@@ -40,5 +44,15 @@ test("pending protected migration → sign and intake 409 GW_IDENTITY_PROTECTED_
   assert.is(decided.status, 200, await decided.clone().text());
   assert.is((await h.sign(invoice("PM2"), { key: "pm2-key-0002" })).status, 201, "signing goes on once nothing awaits a migration");
 });
+
+/** A mode change of the demo's Pass-through domain, drained and approved at once (nothing in flight). */
+async function switchMode(mode: "passthrough" | "stored", n: number): Promise<void> {
+  const admin = (path: string, body: unknown, key: string) =>
+    h.tg.call(path, { method: "POST", host: "localhost", headers: { "x-admin-api-key": ADMIN_KEY, "x-idempotency-key": key }, body });
+  const change = await admin(`/admin/domains/${PASSTHROUGH}/mode-change`, { mode }, `pm-mode-000${n}`);
+  assert.is(change.status, 200, await change.clone().text());
+  const approve = await admin(`/admin/domains/${PASSTHROUGH}/approval`, {}, `pm-approve-000${n}`);
+  assert.is(approve.status, 200, await approve.clone().text());
+}
 
 test.run();

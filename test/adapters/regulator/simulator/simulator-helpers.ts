@@ -80,6 +80,27 @@ export async function call(sim: RegulatorSimulator, method: string, path: string
  * supplier and customer `tin` + `email`, `tax_currency_code`, a listed `invoice_type_code` — 381 is
  * "Commercial Invoice" in the recorded list —, complete invoice lines and monetary totals).
  */
+/**
+ * The fixture taxpayer the Stored demo business (`demo-stored`) represents: a taxpayer is
+ * represented under one top-level business, and the Pass-through business `demo` represents DEMO.
+ */
+export const STORED_DEMO = {
+  email: "example-template@demo.ng",
+  password: "demo-password-6",
+  businessId: "d3a05c8e-7b1d-4e2f-8a6b-8c9d0e1f2a07",
+  tin: "66666666-0001",
+  serviceId: "3F7A2C1E",
+} as const;
+
+/** demoInvoice issued by the STORED_DEMO taxpayer (its business, TIN and IRN service ID). */
+export function storedDemoInvoice(invoiceNo = "INV001", overrides: Record<string, unknown> = {}): Record<string, any> {
+  const doc = demoInvoice(invoiceNo, overrides);
+  doc.business_id = STORED_DEMO.businessId;
+  doc.irn = String(doc.irn).replace(`-${DEMO.serviceId}-`, `-${STORED_DEMO.serviceId}-`);
+  doc.accounting_supplier_party = { ...doc.accounting_supplier_party, party_name: "Example Template Ltd", tin: STORED_DEMO.tin };
+  return doc;
+}
+
 export function demoInvoice(invoiceNo = "INV001", overrides: Record<string, unknown> = {}): Record<string, any> {
   return {
     business_id: DEMO.businessId,
