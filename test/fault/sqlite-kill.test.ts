@@ -20,11 +20,11 @@ import { loadConfig } from "../../config/load.ts";
 import { DEPOSITS_COLLECTION, type Deposit } from "../../plugins/collections/virtual-accounts/deposit.ts";
 import { STORED_COLLECTIONS, type InvoiceDoc } from "../../plugins/stored-processing/store.ts";
 import { checkCollectionWallets, checkDeposits, checkLedgers, readStores, unfinishedWork } from "../e2e/topology/invariants.ts";
-import { BEARER_DEMO, DEMO_KEY, DEMO_RAW, PASSTHROUGH, STORED } from "../support/gateway.ts";
+import { BEARER_DEMO, DEMO_KEY, DEMO_RAW, PASSTHROUGH, STORED, STORED_KEY } from "../support/gateway.ts";
 import { startGatewayProcesses, type GatewayProcesses } from "../support/processes.ts";
 import { httpCall } from "../support/raw-http.ts";
 import { tempDir } from "../support/temp.ts";
-import { DEMO, demoInvoice } from "../adapters/regulator/simulator/simulator-helpers.ts";
+import { DEMO, STORED_DEMO, demoInvoice, storedDemoInvoice } from "../adapters/regulator/simulator/simulator-helpers.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const COLLECTIONS = "collections.demo.localhost";
@@ -70,7 +70,7 @@ test("SIGKILL mid-load, restart on the same file: every acknowledged write is th
   writeFileSync(configPath, JSON.stringify(raw));
   procs = await startGatewayProcesses(configPath, 1);
   const url = procs.urls[0]!;
-  const { sub, accounts } = await _setup(url);
+  const { sub, storedSub, accounts } = await _setup(url);
 
   const acked: Acked = { signs: [], invoices: [], deposits: [] };
   let dead = false;
@@ -84,7 +84,7 @@ test("SIGKILL mid-load, restart on the same file: every acknowledged write is th
           const res = await _sign(url, sub, no);
           if (res.status === 201) acked.signs.push(demoInvoice(no).irn as string);
         } else if (kind === 1) {
-          const res = await _submit(url, sub, no);
+          const res = await _submit(url, storedSub, no);
           if (res.status === 202) acked.invoices.push((res.json() as { invoiceId: string }).invoiceId);
         } else {
           const res = await _deposit(url, accounts[(u + i) % accounts.length]!, 1000 + (n++ % 50));
@@ -148,7 +148,7 @@ test.run();
 
 // --- Internal helpers ---
 
-async function _setup(url: string): Promise<{ sub: string; accounts: string[] }> {
+async function _setup(url: string): Promise<{ sub: string; storedSub: string; accounts: string[] }> {
   const onboard = await httpCall(url, "/sub-businesses", {
     method: "POST",
     host: PASSTHROUGH,
@@ -156,6 +156,14 @@ async function _setup(url: string): Promise<{ sub: string; accounts: string[] }>
     body: JSON.stringify({ regulatorCredentials: { email: DEMO.email, password: DEMO.password } }),
   });
   assert.is(onboard.status, 201, onboard.text);
+  // The Stored demo host is its own business's (one approved domain per business), with its own taxpayer.
+  const onboardStored = await httpCall(url, "/sub-businesses", {
+    method: "POST",
+    host: STORED,
+    headers: { "x-api-key": STORED_KEY, "x-idempotency-key": "kill-onboard-stored-0001", "content-type": "application/json" },
+    body: JSON.stringify({ regulatorCredentials: { email: STORED_DEMO.email, password: STORED_DEMO.password } }),
+  });
+  assert.is(onboardStored.status, 201, onboardStored.text);
   const accounts: string[] = [];
   for (let i = 0; i < 3; i++) {
     const res = await httpCall(url, "/api/v1/virtual-account", {
@@ -167,7 +175,8 @@ async function _setup(url: string): Promise<{ sub: string; accounts: string[] }>
     assert.is(res.status, 201, res.text);
     accounts.push((res.json() as { data: { accountNumber: string } }).data.accountNumber);
   }
-  return { sub: (onboard.json() as { gatewaySubBusinessId: string }).gatewaySubBusinessId, accounts };
+  const idOf = (r: typeof onboard) => (r.json() as { gatewaySubBusinessId: string }).gatewaySubBusinessId;
+  return { sub: idOf(onboard), storedSub: idOf(onboardStored), accounts };
 }
 
 function _sign(url: string, sub: string, no: string) {
@@ -183,8 +192,8 @@ function _submit(url: string, sub: string, no: string) {
   return httpCall(url, "/api/v1/invoice/sign", {
     method: "POST",
     host: STORED,
-    headers: { "x-api-key": DEMO_KEY, "x-sub-business-id": sub, "x-idempotency-key": `kill-intake-${no}`, "content-type": "application/json" },
-    body: JSON.stringify(demoInvoice(`S${no}`)),
+    headers: { "x-api-key": STORED_KEY, "x-sub-business-id": sub, "x-idempotency-key": `kill-intake-${no}`, "content-type": "application/json" },
+    body: JSON.stringify(storedDemoInvoice(`S${no}`)),
   });
 }
 
