@@ -23,8 +23,8 @@ import {
   type IntakeDocument,
   type Result,
 } from "../../../client/index.ts";
-import { BEARER_DEMO, DEMO_KEY, PASSTHROUGH, STORED } from "../../support/gateway.ts";
-import { DEMO, demoInvoice } from "../../adapters/regulator/simulator/simulator-helpers.ts";
+import { BEARER_DEMO, DEMO_KEY, PASSTHROUGH, STORED, STORED_KEY } from "../../support/gateway.ts";
+import { DEMO, STORED_DEMO, demoInvoice, storedDemoInvoice } from "../../adapters/regulator/simulator/simulator-helpers.ts";
 
 export const COLLECTIONS_HOST = "collections.demo.localhost";
 
@@ -86,7 +86,7 @@ export interface Load {
 const EXTRA_TAXPAYERS = [
   { email: "multi@demo.ng", password: "demo-password-2", tin: "22222222-0001" },
   { email: "multi@demo.ng", password: "demo-password-2", tin: "22222222-0002" },
-  { email: "example-template@demo.ng", password: "demo-password-6" },
+  // example-template@demo.ng is the Stored business's taxpayer (setup onboards it there; one business each).
 ];
 
 export interface LoadOptions {
@@ -114,7 +114,7 @@ export function startLoad(setup: LoadSetup, options: LoadOptions): Load {
     const onAttempt = (r: AttemptRecord) => void attempts.push({ send: r.send, at: r.at, status: r.status, code: r.code, next: r.next });
     const common = { baseUrl: setup.url, dispatcher, onAttempt, idempotencyKeyPrefix: `topo-u${u}` };
     const pt = createInvoiceGatewayClient({ ...common, host: PASSTHROUGH, apiKey: DEMO_KEY });
-    const st = createInvoiceGatewayClient({ ...common, host: STORED, apiKey: DEMO_KEY });
+    const st = createInvoiceGatewayClient({ ...common, host: STORED, apiKey: STORED_KEY });
     const co = createCollectionsClient({ ...common, host: COLLECTIONS_HOST, apiKey: BEARER_DEMO });
 
     /** Runs one client operation and records it; `resend` repeats it with the same key and content. */
@@ -166,8 +166,8 @@ export function startLoad(setup: LoadSetup, options: LoadOptions): Load {
           }, { irn: doc.irn });
         }
         case "submit": {
-          const doc = demoInvoice(`TQ${u}X${i}`) as IntakeDocument;
-          return run("submit", "POST /api/v1/invoice/sign (Stored)", (o) => st.stored.submit(DEMO.businessId, doc, o), (d) => {
+          const doc = storedDemoInvoice(`TQ${u}X${i}`) as IntakeDocument;
+          return run("submit", "POST /api/v1/invoice/sign (Stored)", (o) => st.stored.submit(STORED_DEMO.businessId, doc, o), (d) => {
             invoiceIds.push(d.invoiceId);
             return { invoiceId: d.invoiceId, status: d.status };
           }, { irn: (doc as { irn: string }).irn });
