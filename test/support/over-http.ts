@@ -6,7 +6,7 @@
  */
 import { request } from "node:http";
 import type { CallInit, TestGateway } from "./gateway.ts";
-import { PASSTHROUGH } from "./gateway.ts";
+import { PASSTHROUGH, withHostKey } from "./gateway.ts";
 
 /** Starts `tg`'s server and routes `tg.call()` through it. Returns the port. */
 export async function callOverHttp(tg: TestGateway): Promise<number> {
@@ -17,7 +17,9 @@ export async function callOverHttp(tg: TestGateway): Promise<number> {
 
 /** One request over HTTP to 127.0.0.1:`port`, answered as a fetch Response. */
 export function httpCall(port: number, path: string, init: CallInit = {}): Promise<Response> {
-  const headers: Record<string, string> = { host: init.host ?? PASSTHROUGH, ...init.headers };
+  const host = init.host ?? PASSTHROUGH;
+  // As tg.call(): the demo key is swapped for the key of the business owning the host.
+  const headers: Record<string, string> = { host, ...withHostKey(host, init.headers ?? {}) };
   let body: Buffer | undefined;
   if (init.body !== undefined) {
     if (typeof init.body === "string" || init.body instanceof Uint8Array) body = Buffer.from(init.body as string | Uint8Array);
