@@ -20,7 +20,7 @@ const ROOT = new URL("..", import.meta.url).pathname;
 /** Where the suites are; `TEST_RUNNER_DIR` points the runner elsewhere (the runner's own test). */
 const TEST_DIR = process.env.TEST_RUNNER_DIR ?? join(ROOT, "test");
 /** Preloaded into every suite: records the codes of the problem+json answers it receives. */
-const RECORDER = join(ROOT, "test/support/record-codes.ts");
+const RECORDER = join(ROOT, "test/support/record-codes.mjs");
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 360_000);
 /** After a kill, how long the runner waits for the file's output pipes to close before it moves on. */
 const KILL_GRACE_MS = 2_000;

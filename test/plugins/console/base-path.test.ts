@@ -93,7 +93,8 @@ test("businesses: list and detail (domains with mode and approval, keys by id an
     assert.ok(page.includes("Ada &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; Co"));
   }
   assert.match(detail, /passthrough\.demo\.localhost/);
-  assert.match(detail, /stored\.demo\.localhost/);
+  assert.not.match(detail, /stored\.demo\.localhost/, "the Stored demo host is another business's (one domain per business)");
+  assert.match(await c.html("/console/businesses/demo-stored"), /stored\.demo\.localhost/);
   assert.not.ok(detail.includes(DEMO_KEY), "never a key");
   assert.is((await c.get("/console/businesses/no-such")).status, 404);
 });
