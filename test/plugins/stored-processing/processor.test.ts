@@ -53,7 +53,10 @@ test("pending → validated → signing → signed: one validation, one sign, on
   const after = await h.ledger();
   assert.is(after.debits - before.debits, 1);
   assert.is(after.reversals, before.reversals);
-  const raw = await h.raw(id);
+  // "signed" is written first (settle: true); the confirmation of the debit is the pass after it.
+  let raw = await h.raw(id);
+  for (const until = Date.now() + 10_000; (raw?.settle !== false || raw?.dueAt !== null) && Date.now() < until; raw = await h.raw(id))
+    await new Promise((r) => setTimeout(r, 20));
   assert.is(raw?.settle, false, "the debit is confirmed");
   assert.is(raw?.dueAt, null, "idle");
   assert.is(raw?.lease, undefined, "no lease left behind");
