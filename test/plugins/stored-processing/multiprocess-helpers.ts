@@ -72,8 +72,10 @@ export async function startInfraOn(name: string, redis: RedisServerHandle, share
     quotas: { sign: { limit: 100_000, windowSeconds: 60 }, management: { limit: 100_000, windowSeconds: 60 }, default: { limit: 100_000, windowSeconds: 60 } },
     admission: { perClient: 100_000, windowSeconds: 1 },
   };
+  // The Stored demo domain belongs to its own business (one domain per business): find it by mode.
   if (options.autoTransmit)
-    raw.businesses[0].gateway.domains = raw.businesses[0].gateway.domains.map((d: Record<string, unknown>) => (d.mode === "stored" ? { ...d, autoTransmit: true } : d));
+    for (const business of raw.businesses)
+      if (business.gateway) business.gateway.domains = business.gateway.domains.map((d: Record<string, unknown>) => (d.mode === "stored" ? { ...d, autoTransmit: true } : d));
   raw.stored = { processor: { pollMs: 50, backoffBaseMs: 50, backoffMaxMs: 500, heartbeatMs: 200, concurrency: 4, ...options.processor } };
   const configPath = join(dir, "worker.json");
   writeFileSync(configPath, JSON.stringify(raw));
