@@ -11,10 +11,7 @@
  * a visible skip. Screenshots (docs/images/checkout-transfer*.png) are written when missing or
  * when UPDATE_SCREENSHOTS=1; otherwise to a temporary folder.
  */
-import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
-import { once } from "node:events";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { suite, test } from "uvu";
@@ -23,7 +20,8 @@ import { createLogger } from "../../../core/log.ts";
 import { serveGateway, type RunningServer } from "../../../core/server.ts";
 import { DEMO_RAW } from "../../support/gateway.ts";
 import { httpCall } from "../../support/raw-http.ts";
-import { tempDir } from "../../support/temp.ts";
+import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
+import { freePort } from "../../support/ports.ts";
 import {
   BEARER_DEMO,
   HOOK_SECRET,
@@ -36,9 +34,6 @@ import {
   type Receiver,
 } from "../../plugins/collections/payment-links/collections-helpers.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
-const ROOT = new URL("../../../", import.meta.url).pathname;
 const SHOTS = ["checkout-transfer-choice.png", "checkout-transfer.png", "checkout-transfer-success.png", "checkout-transfer-360.png", "checkout-transfer-success-360.png"];
 const BUSINESS_NAME = "Demo Ventures Ltd";
 
@@ -52,7 +47,7 @@ interface Tx {
   bankTransfer?: { accountNumber: string };
 }
 
-const missing = await _browserMissing();
+const missing = await browserMissing();
 if (missing) {
   if (process.env.CI === "true") throw new Error(`[browser checkout-transfer] ${missing}; CI=true so this is a failure, not a skip`);
   process.stdout.write(`SKIPPED browser checkout-transfer: ${missing}\n`);
@@ -66,7 +61,7 @@ if (missing) {
 async function run(): Promise<void> {
   const { chromium } = await import("playwright-core");
   const receiver: Receiver = await startReceiver();
-  const port = await _freePort();
+  const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const businesses = structuredClone(DEMO_RAW.businesses) as Array<{ id: string; collections?: Record<string, unknown> }>;
   const demo = businesses.find((b) => b.id === "demo")!;
@@ -79,7 +74,7 @@ async function run(): Promise<void> {
   const mobile: BrowserContext = await browser.newContext({ viewport: { width: 360, height: 780 }, locale: "en-GB", isMobile: true, hasTouch: true });
   const noScript: BrowserContext = await browser.newContext({ viewport: { width: 1000, height: 900 }, javaScriptEnabled: false });
   for (const c of [desktop, mobile, noScript]) c.setDefaultTimeout(15_000);
-  const shotsDir = _screenshotsDir();
+  const shotsDir = screenshotsDir(SHOTS);
 
   /** The sandbox deposit, over HTTP with the business's API key (what the payer's bank would do). */
   const deposit = async (accountNumber: string, amount: number) => {
@@ -98,12 +93,12 @@ async function run(): Promise<void> {
     return { balance: all.items.reduce((s, e) => s + e.amountKobo, 0), entries: all.items.filter((e) => e.sourceId === sourceId) };
   };
   /** Chooses Bank transfer on the link's page, pays, and answers the transfer page's session id. */
-  const startTransfer = async (page: Page, link: LinkData, email: string, shot?: string): Promise<string> => {
+  const startTransfer = async (page: Page, link: LinkData, email: string, shotName?: string): Promise<string> => {
     assert.is((await page.goto(link.linkUrl))?.status(), 200);
     await page.getByLabel("E-mail address").fill(email);
     await page.getByRole("radio", { name: "Bank transfer" }).check();
     await page.getByLabel("E-mail address").blur();
-    if (shot) await _shot(page, join(shotsDir, shot));
+    if (shotName) await shot(page, join(shotsDir, shotName));
     await page.getByRole("button", { name: /^Pay/ }).click();
     await page.waitForURL(new RegExp(`^${_re(base)}/pay/${link.reference}/success/[0-9a-f-]{36}$`));
     assert.ok(await page.getByRole("heading", { level: 2, name: "Pay by bank transfer" }).isVisible());
@@ -138,14 +133,14 @@ async function run(): Promise<void> {
     await eventually(async () => (await page.locator("#copy-status").textContent()) === "Account number copied", 3_000, "copied");
     assert.is(await page.evaluate(() => navigator.clipboard.readText()), accountNumber, "the number is on the clipboard");
     await page.waitForTimeout(2_100); // the label returns before the screenshot
-    await _shot(page, join(shotsDir, "checkout-transfer.png"));
+    await shot(page, join(shotsDir, "checkout-transfer.png"));
 
     // The transfer lands; the page moves to the success page by itself.
     assert.is((await deposit(accountNumber, 2500)).status, "settled");
     await page.getByRole("heading", { level: 2, name: "Payment successful" }).waitFor({ timeout: 10_000 });
     assert.ok(await page.getByText(`Thank you. ${BUSINESS_NAME} has received your payment.`).isVisible());
     assert.ok(await page.getByText("A receipt has been sent to your e-mail address.").isVisible());
-    await _shot(page, join(shotsDir, "checkout-transfer-success.png"));
+    await shot(page, join(shotsDir, "checkout-transfer-success.png"));
 
     const txs = await transactions(link);
     assert.is(txs.length, 1);
@@ -189,12 +184,12 @@ async function run(): Promise<void> {
     const box = await page.locator("#account-number").boundingBox();
     assert.ok(box && box.x >= 0 && box.x + box.width <= 360, "the number fits the screen");
     assert.ok(await page.getByRole("button", { name: "Copy account number" }).isVisible());
-    await _shot(page, join(shotsDir, "checkout-transfer-360.png"));
+    await shot(page, join(shotsDir, "checkout-transfer-360.png"));
     const accountNumber = ((await page.locator("#account-number").textContent()) ?? "").trim();
     const amount = ((await page.locator("#transfer-amount").textContent()) ?? "").replace(/[^\d.]/g, "");
     assert.is((await deposit(accountNumber, Number(amount))).status, "settled");
     await page.getByRole("heading", { level: 2, name: "Payment successful" }).waitFor({ timeout: 10_000 });
-    await _shot(page, join(shotsDir, "checkout-transfer-success-360.png"));
+    await shot(page, join(shotsDir, "checkout-transfer-success-360.png"));
     await page.close();
   });
 
@@ -231,43 +226,7 @@ async function run(): Promise<void> {
 
 // --- Internal helpers ---
 
-async function _browserMissing(): Promise<string | null> {
-  try {
-    accessSync(CHROMIUM, constants.X_OK);
-  } catch {
-    return `${CHROMIUM} not found (install it: apt-get install chromium, or run scripts/ci-browser.sh)`;
-  }
-  try {
-    await import("playwright-core");
-  } catch {
-    return "playwright-core is not installed (npm ci)";
-  }
-  return null;
-}
-
-function _screenshotsDir(): string {
-  const docs = join(ROOT, "docs", "images");
-  if (process.env.UPDATE_SCREENSHOTS === "1" || !SHOTS.every((n) => existsSync(join(docs, n)))) {
-    mkdirSync(docs, { recursive: true });
-    return docs;
-  }
-  return tempDir("shots");
-}
-
-async function _shot(page: Page, path: string): Promise<void> {
-  await page.screenshot({ path, type: "png", fullPage: true, animations: "disabled", caret: "hide" });
-}
-
 function _re(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-async function _freePort(): Promise<number> {
-  const s = createServer();
-  s.listen(0, "127.0.0.1");
-  await once(s, "listening");
-  const port = (s.address() as AddressInfo).port;
-  s.close();
-  await once(s, "close");
-  return port;
-}

@@ -11,10 +11,6 @@
  * visible skip. Screenshots go to docs/images/ (console-*.png) when missing or UPDATE_SCREENSHOTS=1,
  * otherwise to a temporary folder.
  */
-import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
-import { once } from "node:events";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import type { AlertChannel } from "../../../adapters/ports.ts";
@@ -26,14 +22,12 @@ import type { SignRecord } from "../../../plugins/invoice/sign-attempts.ts";
 import { startReceiver } from "../../adapters/alerts/alert-helpers.ts";
 import { OPERATOR_KEY, VIEWER_KEY, VIEWER_PATCH } from "../../plugins/console/console-helpers.ts";
 import { expectProblem, invoice, startSigningHarness } from "../../plugins/signing/signing-helpers.ts";
-import { tempDir } from "../../support/temp.ts";
+import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
+import { freePort } from "../../support/ports.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
-const ROOT = new URL("../../../", import.meta.url).pathname;
 const SHOTS = ["console-sign-in.png", "console-overview.png", "console-frozen.png", "console-resolved.png", "console-business.png", "console-key-created.png", "console-draining.png", "console-alerts.png"];
 
-const missing = _browserMissing();
+const missing = await browserMissing();
 if (missing) {
   if (process.env.CI === "true") throw new Error(`[browser console] ${missing}; CI=true so this is a failure, not a skip`);
   process.stdout.write(`SKIPPED browser console: ${missing}\n`);
@@ -49,11 +43,11 @@ async function run(): Promise<void> {
   const receiver = await startReceiver();
   const alertsPatch = { alerts: { webhook: { url: receiver.url, attempts: 2, backoffBaseMs: 10, backoffMaxMs: 20 } } };
   const h = await startSigningHarness({ patch: { ...VIEWER_PATCH, ...alertsPatch, recovery: { enabled: false } } });
-  const port = await _freePort();
+  const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const server = await serveGateway(h.tg.gateway, { host: "127.0.0.1", port, graceMs: 2_000, log: createLogger({ level: "silent", sink: () => {} }) });
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const shots = _screenshotsDir();
+  const shots = screenshotsDir(SHOTS);
   const records = () => h.store.collection<SignRecord>("signing_idempotency");
 
   /** A Pass-through sign the regulator never answered: its fee is held. */
@@ -79,10 +73,10 @@ async function run(): Promise<void> {
     context.setDefaultTimeout(10_000);
     const page = await context.newPage();
     await page.goto(`${base}/console/sign-in`);
-    await _shot(page, join(shots, "console-sign-in.png"));
+    await shot(page, join(shots, "console-sign-in.png"));
     await signIn(page, OPERATOR_KEY);
     assert.ok(await page.getByText("demo-operator (admin)").isVisible());
-    await _shot(page, join(shots, "console-overview.png"));
+    await shot(page, join(shots, "console-overview.png"));
 
     await page.getByLabel("Search by request, operation or invoice ID").fill(requestId);
     await page.getByRole("button", { name: "Search" }).click();
@@ -94,11 +88,11 @@ async function run(): Promise<void> {
     await page.getByLabel("not signed").check();
     await page.getByLabel("Reason").fill("Regulator portal has no such IRN (checked by phone)");
     await page.getByLabel("I checked at the regulator and confirm this decision").check();
-    await _shot(page, join(shots, "console-frozen.png"));
+    await shot(page, join(shots, "console-frozen.png"));
     await page.getByRole("button", { name: "Resolve" }).click();
     await page.getByRole("status").filter({ hasText: "Resolved as not_signed" }).waitFor();
     assert.ok(page.url().endsWith(`/console/frozen/passthrough-sign/${operationId}`), "POST-redirect-GET back to the operation");
-    await _shot(page, join(shots, "console-resolved.png"));
+    await shot(page, join(shots, "console-resolved.png"));
     // A reload repeats nothing (the page is a GET).
     await page.reload();
     const rec = await records().findOne({ operationId });
@@ -129,7 +123,7 @@ async function run(): Promise<void> {
     await page.getByRole("link", { name: "Businesses" }).first().click();
     await page.getByRole("link", { name: "other", exact: true }).click();
     await page.getByRole("heading", { level: 1, name: "Other Trading Co" }).waitFor();
-    await _shot(page, join(shots, "console-business.png"));
+    await shot(page, join(shots, "console-business.png"));
 
     await page.getByLabel("gateway (x-api-key)").check();
     await page.getByLabel("Key ID (optional; generated when empty)").fill("other-browser");
@@ -137,7 +131,7 @@ async function run(): Promise<void> {
     await page.getByRole("heading", { level: 1, name: "New key" }).waitFor();
     const plain = await page.getByLabel("Key", { exact: true }).inputValue();
     assert.ok(plain.length > 16, "the key is shown");
-    await _shot(page, join(shots, "console-key-created.png"));
+    await shot(page, join(shots, "console-key-created.png"));
     await page.getByRole("link", { name: "Back to the business" }).click();
     assert.not.ok((await page.content()).includes(plain), "shown once");
 
@@ -152,7 +146,7 @@ async function run(): Promise<void> {
     await domainRow().getByRole("button", { name: "Change to stored" }).click();
     await page.getByRole("status").filter({ hasText: "(domain.mode_change)" }).waitFor();
     assert.ok(await domainRow().getByText(/stored \(draining since/).isVisible());
-    await _shot(page, join(shots, "console-draining.png"));
+    await shot(page, join(shots, "console-draining.png"));
     await domainRow().getByLabel(/The drain is done/).check();
     await domainRow().getByRole("button", { name: "Approve" }).click();
     await page.getByRole("status").filter({ hasText: "(domain.approve)" }).waitFor();
@@ -178,7 +172,7 @@ async function run(): Promise<void> {
     await page.getByRole("link", { name: "Alerts" }).first().click();
     const row = page.getByRole("row").filter({ hasText: "routing_loop" });
     await row.waitFor();
-    await _shot(page, join(shots, "console-alerts.png"));
+    await shot(page, join(shots, "console-alerts.png"));
     const sent = receiver.bodies.length;
     await row.getByRole("button", { name: "Replay" }).click();
     await page.getByRole("status").filter({ hasText: "Delivered" }).waitFor();
@@ -198,34 +192,3 @@ async function run(): Promise<void> {
 
 // --- Internal helpers ---
 
-function _browserMissing(): string | null {
-  try {
-    accessSync(CHROMIUM, constants.X_OK);
-  } catch {
-    return `${CHROMIUM} not found (apt-get install chromium)`;
-  }
-  return existsSync(join(ROOT, "node_modules", "playwright-core")) ? null : "playwright-core is not installed (npm ci)";
-}
-
-function _screenshotsDir(): string {
-  const docs = join(ROOT, "docs", "images");
-  if (process.env.UPDATE_SCREENSHOTS === "1" || SHOTS.some((s) => !existsSync(join(docs, s)))) {
-    mkdirSync(docs, { recursive: true });
-    return docs;
-  }
-  return tempDir("shots");
-}
-
-async function _shot(page: Page, path: string): Promise<void> {
-  await page.screenshot({ path, type: "png", fullPage: true, animations: "disabled", caret: "hide" });
-}
-
-async function _freePort(): Promise<number> {
-  const s = createServer();
-  s.listen(0, "127.0.0.1");
-  await once(s, "listening");
-  const port = (s.address() as AddressInfo).port;
-  s.close();
-  await once(s, "close");
-  return port;
-}
