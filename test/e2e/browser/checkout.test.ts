@@ -12,7 +12,7 @@
  * exist yet or when UPDATE_SCREENSHOTS=1; otherwise to a temporary folder (a test run never dirties
  * the committed images).
  */
-import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,7 +23,8 @@ import * as assert from "uvu/assert";
 import { createLogger } from "../../../core/log.ts";
 import { serveGateway, type RunningServer } from "../../../core/server.ts";
 import { DEMO_RAW } from "../../support/gateway.ts";
-import { tempDir } from "../../support/temp.ts";
+import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
+import { freePort } from "../../support/ports.ts";
 import {
   HOOK_SECRET,
   dataOf,
@@ -35,18 +36,6 @@ import {
   type Receiver,
 } from "../../plugins/collections/payment-links/collections-helpers.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-const ROOT = new URL("../../../", import.meta.url).pathname;
 const VIEWPORT = { width: 1000, height: 900 };
 const BUSINESS_NAME = "Demo Ventures Ltd";
 
@@ -64,7 +53,7 @@ interface Delivery {
   data: Tx;
 }
 
-const missing = await _browserMissing();
+const missing = await browserMissing();
 if (missing) {
   if (process.env.CI === "true") throw new Error(`[browser checkout] ${missing}; CI=true so this is a failure, not a skip (run scripts/ci-browser.sh)`);
   _reportSkip(missing);
@@ -76,7 +65,7 @@ async function run(): Promise<void> {
   const { chromium } = await import("playwright-core");
   const receiver: Receiver = await startReceiver();
   const thanks = await _startRedirectTarget();
-  const port = await _freePort();
+  const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
 
   // The demo business (sk_test_demo_0001) with a webhook endpoint at the receiver.
@@ -94,7 +83,7 @@ async function run(): Promise<void> {
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const context: BrowserContext = await browser.newContext({ viewport: VIEWPORT, locale: "en-GB" });
   context.setDefaultTimeout(10_000);
-  const shotsDir = _screenshotsDir();
+  const shotsDir = screenshotsDir(["checkout.png", "checkout-success.png"]);
 
   const transactions = async (link: LinkData): Promise<Tx[]> => {
     const res = await h.api(`/api/v1/payment-link/find-by-reference/${link.reference}/transactions`);
@@ -171,7 +160,7 @@ async function run(): Promise<void> {
     await amount.fill("2500");
     await email.fill("ada@example.com");
     await email.blur(); // no focus ring in the screenshot
-    await _shot(page, join(shotsDir, "checkout.png"));
+    await shot(page, join(shotsDir, "checkout.png"));
 
     const [posted] = await Promise.all([
       page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === `/pay/${link.reference}`),
@@ -185,7 +174,7 @@ async function run(): Promise<void> {
     assert.ok(await page.getByText("NGN 2,500.00").isVisible(), "the amount paid");
     assert.is(await page.getByRole("link", { name: "Continue" }).count(), 0, "no redirect_link: the customer stays here");
     assert.is(await page.getByRole("button").count(), 0, "nothing more to pay");
-    await _shot(page, join(shotsDir, "checkout-success.png"));
+    await shot(page, join(shotsDir, "checkout-success.png"));
 
     const txs = await transactions(link);
     assert.is(txs.length, 1, "one transaction");
@@ -322,21 +311,6 @@ async function run(): Promise<void> {
 
 // --- Internal helpers ---
 
-/** Why the browser cannot run here, or null. */
-async function _browserMissing(): Promise<string | null> {
-  try {
-    accessSync(CHROMIUM, constants.X_OK);
-  } catch {
-    return `${CHROMIUM} not found (install it: apt-get install chromium, or run scripts/ci-browser.sh)`;
-  }
-  try {
-    await import("playwright-core");
-  } catch {
-    return "playwright-core is not installed (npm ci)";
-  }
-  return null;
-}
-
 function _reportSkip(reason: string): void {
   process.stdout.write(`SKIPPED browser checkout: ${reason}\n`);
   const s = suite("browser checkout");
@@ -344,33 +318,8 @@ function _reportSkip(reason: string): void {
   s.run();
 }
 
-/** docs/images when the screenshots are missing or UPDATE_SCREENSHOTS=1, else a temporary folder. */
-function _screenshotsDir(): string {
-  const docs = join(ROOT, "docs", "images");
-  const present = existsSync(join(docs, "checkout.png")) && existsSync(join(docs, "checkout-success.png"));
-  if (process.env.UPDATE_SCREENSHOTS === "1" || !present) {
-    mkdirSync(docs, { recursive: true });
-    return docs;
-  }
-  return tempDir("shots");
-}
-
-async function _shot(page: Page, path: string): Promise<void> {
-  await page.screenshot({ path, type: "png", fullPage: true, animations: "disabled", caret: "hide" });
-}
-
 function _re(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-async function _freePort(): Promise<number> {
-  const s = createServer();
-  s.listen(0, "127.0.0.1");
-  await once(s, "listening");
-  const port = (s.address() as AddressInfo).port;
-  s.close();
-  await once(s, "close");
-  return port;
 }
 
 /** A tiny page on another local port: the redirect_link target. */
