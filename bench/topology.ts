@@ -40,13 +40,12 @@ import { STORED_COLLECTIONS, type InvoiceDoc } from "../plugins/stored-processin
 import { composeGateway } from "../boot/compose.ts";
 import { openCoordination, openDocumentStore } from "../boot/open-ports.ts";
 import { createLogger } from "../core/log.ts";
-import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, STORED } from "../test/support/gateway.ts";
+import { ADMIN_KEY, DEMO_KEY, PASSTHROUGH, STORED, STORED_BUSINESS, STORED_KEY } from "../test/support/gateway.ts";
 import { isTopologySkip, SCALE_OUT_EDGE, startTopology, type Topology } from "../test/support/topology.ts";
-import { DEMO, demoInvoice } from "../test/adapters/regulator/simulator/simulator-helpers.ts";
+import { DEMO, demoInvoice, STORED_DEMO, storedDemoInvoice } from "../test/adapters/regulator/simulator/simulator-helpers.ts";
 import { gitShortSha, RESULTS_DIR, summarizeCannon } from "./report.ts";
 import { benchSettings, type BenchSettings, type ScenarioResult } from "./run.ts";
 import { benchLimits } from "./servers/common.ts";
-import { intakeTemplate } from "./scenarios/stored.ts";
 
 const SIGN_PATH = "/api/v1/invoice/sign";
 /** Operations the per-operation cost is averaged over. */
@@ -189,7 +188,7 @@ function _benchLimits(raw: Record<string, any>): void {
   raw.limits = benchLimits();
 }
 
-/** The represented business both domains use, and a wallet that covers every sign of the run. */
+/** The represented business on both demo domains, and wallets that cover every sign and intake of the run. */
 async function _prepare(topo: Topology): Promise<void> {
   const call = async (path: string, host: string, headers: Record<string, string>, body: unknown) => {
     const res = await request(topo.url + path, { method: "POST", headers: { host, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
@@ -198,6 +197,10 @@ async function _prepare(topo: Topology): Promise<void> {
   };
   await call("/sub-businesses", PASSTHROUGH, { "x-api-key": DEMO_KEY, "x-idempotency-key": "bench-topology-onboard" }, { regulatorCredentials: { email: DEMO.email, password: DEMO.password } });
   await call("/admin/wallets/demo/credits", PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }, { amount: 50_000_000, reference: "bench-topology-top-up" });
+  // The Stored demo host belongs to its own business, which represents its own taxpayer (a taxpayer is
+  // represented under one top-level business).
+  await call("/sub-businesses", STORED, { "x-api-key": STORED_KEY, "x-idempotency-key": "bench-topology-onboard-stored" }, { regulatorCredentials: { email: STORED_DEMO.email, password: STORED_DEMO.password } });
+  await call(`/admin/wallets/${STORED_BUSINESS}/credits`, PASSTHROUGH, { "x-admin-api-key": ADMIN_KEY }, { amount: 50_000_000, reference: "bench-topology-top-up-stored" });
 }
 
 const RUN_ID = Math.random().toString(36).slice(2, 8).toUpperCase();
@@ -217,7 +220,7 @@ function _cannon(url: string, kind: "sign" | "intake", settings: BenchSettings, 
         path: SIGN_PATH,
         setupRequest(req) {
           const ref = `T${RUN_ID}${(_next++).toString(36).toUpperCase()}`;
-          const body = kind === "sign" ? JSON.stringify(demoInvoice(ref)) : intakeTemplate(ref);
+          const body = kind === "sign" ? JSON.stringify(demoInvoice(ref)) : _storedIntake(ref);
           return { ...req, headers: { ...base, "x-idempotency-key": `bench-${ref}` }, body };
         },
       },
@@ -244,7 +247,7 @@ async function _costs(topo: Topology): Promise<{ sign: OperationCost; intake: Op
       new Request(`http://${host}${SIGN_PATH}`, {
         method: "POST",
         headers: { ..._headers(kind), ...edge, "x-idempotency-key": `cost-${ref}` },
-        body: kind === "sign" ? JSON.stringify(demoInvoice(ref)) : intakeTemplate(ref),
+        body: kind === "sign" ? JSON.stringify(demoInvoice(ref)) : _storedIntake(ref),
       }),
     );
     if (res.status >= 300) throw new Error(`bench topology: a ${kind} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
@@ -307,6 +310,15 @@ function _counting<T extends object>(target: T, name: string, counts: Map<string
   });
 }
 
+/** A Stored intake body: the Stored demo taxpayer's invoice, its IRN built by the gateway from `invoice_reference`. */
+function _storedIntake(reference: string): string {
+  const doc = storedDemoInvoice(reference);
+  delete doc.business_id;
+  delete doc.irn;
+  doc.invoice_reference = reference;
+  return JSON.stringify(doc);
+}
+
 /** A document store whose collections count their calls as `<collection>.<method>`. */
 function _countingStore(store: DocumentStore, counts: Map<string, number>): DocumentStore {
   return new Proxy(store, {
@@ -320,7 +332,7 @@ function _countingStore(store: DocumentStore, counts: Map<string, number>): Docu
 function _headers(kind: "sign" | "intake"): Record<string, string> {
   return kind === "sign"
     ? { host: PASSTHROUGH, "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "x-attempt-number": "1", "content-type": "application/json" }
-    : { host: STORED, "x-api-key": DEMO_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
+    : { host: STORED, "x-api-key": STORED_KEY, "x-sub-business-id": STORED_DEMO.businessId, "content-type": "application/json" };
 }
 
 /** CPU time (clock ticks) of every process this process started, by role: gateway, simulator, jongodb, redis, nginx. */
