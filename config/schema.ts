@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import { AttestationSchema } from "./attestation.ts";
 import { consoleSchema } from "./console.ts";
+import { dashboardSchema } from "./dashboard.ts";
 
 const HOST = v.pipe(
   v.string(),
@@ -385,6 +386,8 @@ export const ConfigSchema = v.strictObject({
   ),
   /** The operator console (config/console.ts, docs/operator-console.md). */
   console: v.optional(consoleSchema(HOST, CredentialSchema), {}),
+  /** The merchant dashboard (config/dashboard.ts, docs/dashboard.md). */
+  dashboard: v.optional(dashboardSchema(), {}),
   /** Prometheus metrics (docs/operations.md "Metrics"). */
   metrics: v.optional(
     v.strictObject({

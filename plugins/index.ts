@@ -3,6 +3,7 @@ import type { GatewayPlugin } from "../core/plugin.ts";
 import { admin } from "./admin/plugin.ts";
 import { collections } from "./collections/plugin.ts";
 import { operatorConsole } from "./console/plugin.ts";
+import { dashboard } from "./dashboard/plugin.ts";
 import { health } from "./health/plugin.ts";
 import { onboarding } from "./onboarding/plugin.ts";
 import { recovery } from "./recovery/plugin.ts";
@@ -10,4 +11,4 @@ import { signing } from "./signing/plugin.ts";
 import { storedProcessing } from "./stored-processing/plugin.ts";
 import { transmission } from "./transmission/plugin.ts";
 
-export const plugins: readonly GatewayPlugin[] = [health, onboarding, signing, storedProcessing, transmission, admin, recovery, collections, operatorConsole];
+export const plugins: readonly GatewayPlugin[] = [health, onboarding, signing, storedProcessing, transmission, admin, recovery, collections, operatorConsole, dashboard];

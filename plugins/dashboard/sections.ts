@@ -1,0 +1,18 @@
+/**
+ * The dashboard's sections: each is a nav entry (optional) and the routes of its screens and
+ * actions. The plugin mounts every section of `SECTIONS` in order and builds the navigation from
+ * their `nav`. A new screen is one file under screens/ exporting a `DashboardSection`, plus one
+ * import and one entry below.
+ */
+import type { RouteDeclaration } from "../../core/plugin.ts";
+import type { DashboardEnv } from "./env.ts";
+import { accountSection } from "./screens/account.ts";
+import { homeSection } from "./screens/home.ts";
+
+export interface DashboardSection {
+  /** The navigation entry: its label and the path under the base ("" for home). */
+  nav?: { label: string; path: string };
+  routes(env: DashboardEnv): RouteDeclaration[];
+}
+
+export const SECTIONS: readonly DashboardSection[] = [homeSection, accountSection];
