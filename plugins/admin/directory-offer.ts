@@ -10,7 +10,7 @@ import { gwError } from "../../core/errors/gateway-error.ts";
 import type { BillingLedger } from "../../adapters/ports.ts";
 import type { PluginKit } from "../../core/plugin.ts";
 import type { DirectoryOperations, WalletOperations } from "../invoice/offers.ts";
-import { DomainParams, EmptyBody, KeyCreateBody, KeyParams, KeyRollBody, ModeChangeBody } from "./directory-schemas.ts";
+import { DomainParams, EmptyBody, KeyCreateBody, KeyParams, KeyRollBody, KeyUpdateBody, ModeChangeBody } from "./directory-schemas.ts";
 import type { DirectoryAdmin } from "./directory-service.ts";
 import { CreditBody, SuspensionBody, WalletParams, creditWallet, suspendWallet, walletView } from "./wallet-routes.ts";
 
@@ -19,6 +19,7 @@ export function directoryOperations(admin: DirectoryAdmin): DirectoryOperations 
     createKey: async (op, input) => admin.createKey(op, _valid(KeyCreateBody, input, "body")),
     rollKey: async (op, keyId, input) => admin.rollKey(op, _valid(KeyParams, { keyId }, "path").keyId, _valid(KeyRollBody, input, "body")),
     revokeKey: async (op, keyId) => admin.revokeKey(op, _valid(KeyParams, { keyId }, "path").keyId),
+    updateKey: async (op, keyId, input) => admin.updateKey(op, _valid(KeyParams, { keyId }, "path").keyId, _valid(KeyUpdateBody, input, "body")),
     changeMode: async (op, host, input) => admin.changeMode(op, _valid(DomainParams, { host }, "path").host, _valid(ModeChangeBody, input, "body")),
     approveDomain: async (op, host) => {
       _valid(EmptyBody, undefined, "body");

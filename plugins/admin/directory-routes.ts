@@ -20,6 +20,7 @@ import {
   KeyListQuery,
   KeyParams,
   KeyRollBody,
+  KeyUpdateBody,
   ModeChangeBody,
   type AuditListInput,
   type DomainListInput,
@@ -27,6 +28,7 @@ import {
   type KeyCreateInput,
   type KeyListInput,
   type KeyRollInput,
+  type KeyUpdateInput,
   type ListLimit,
   type ModeChangeInput,
 } from "./directory-schemas.ts";
@@ -194,6 +196,16 @@ function _keyRoutes(admin: DirectoryAdmin): RouteDeclaration[] {
         "A new key with the same owner, scheme and IP allowlist (plain key answered once); the old key keeps working until `oldKeyExpiresAt` (a past time: at once). A revoked or expired key cannot be rolled.",
       responses: { 201: "{ key, plainKey, previous }", 200: "replay" },
       handler: async (ctx) => _answer(ctx, await admin.rollKey(operatorCall(ctx), ctx.params.keyId!, ctx.body as KeyRollInput)),
+    },
+    {
+      ...MUTATION,
+      method: "PATCH",
+      path: DIRECTORY_PATHS.key,
+      schemas: { params: KeyParams, body: KeyUpdateBody },
+      summary: "Operator: replace an API key's IP allowlist",
+      description: "`ipWhitelisted`: addresses or CIDR ranges (an empty list: any address). Checked by every gateway process from the next request on. A revoked or expired key is refused.",
+      responses: { 200: "{ key }" },
+      handler: async (ctx) => _answer(ctx, await admin.updateKey(operatorCall(ctx), ctx.params.keyId!, ctx.body as KeyUpdateInput)),
     },
     {
       ...MUTATION,

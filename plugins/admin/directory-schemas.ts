@@ -56,6 +56,12 @@ export type DomainListInput = v.InferOutput<typeof DomainListQuery>;
 export type KeyListInput = v.InferOutput<typeof KeyListQuery>;
 export type AuditListInput = v.InferOutput<typeof AuditListQuery>;
 
+/** A key's IP allowlist: addresses or CIDR ranges (empty: any address). */
+const IP_ALLOWLIST = v.pipe(
+  v.array(v.pipe(v.string("must be a string"), v.minLength(2, "an address or CIDR range"), v.maxLength(64, "an address or CIDR range"))),
+  v.maxLength(100, "at most 100 entries"),
+);
+
 export const KeyCreateBody = v.strictObject({
   /** gateway (x-api-key), collections (Authorization: Bearer) or operator (x-admin-api-key). */
   scheme: v.picklist(["gateway", "collections", "operator"], 'one of "gateway", "collections", "operator"'),
@@ -63,9 +69,7 @@ export const KeyCreateBody = v.strictObject({
   businessId: v.optional(BUSINESS_ID),
   /** The key's id (default: generated); unique across every key. */
   id: v.optional(KEY_ID),
-  ipWhitelisted: v.optional(
-    v.pipe(v.array(v.pipe(v.string("must be a string"), v.minLength(2, "an address or CIDR range"), v.maxLength(64, "an address or CIDR range"))), v.maxLength(100, "at most 100 entries")),
-  ),
+  ipWhitelisted: v.optional(IP_ALLOWLIST),
   /** When the key stops working (default: never). */
   expiresAt: v.optional(ISO_TIME),
 });
@@ -76,6 +80,12 @@ export const KeyRollBody = v.strictObject({
   oldKeyExpiresAt: ISO_TIME,
 });
 export type KeyRollInput = v.InferOutput<typeof KeyRollBody>;
+
+export const KeyUpdateBody = v.strictObject({
+  /** The key's new IP allowlist (replaces the old one; empty: any address). */
+  ipWhitelisted: IP_ALLOWLIST,
+});
+export type KeyUpdateInput = v.InferOutput<typeof KeyUpdateBody>;
 
 export const EmptyBody = v.optional(v.strictObject({}));
 

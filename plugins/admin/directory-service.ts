@@ -5,7 +5,7 @@
  * This file declares the service and composes its parts in directory/:
  *
  *   reads.ts         businesses, domains, keys, audit log
- *   keys.ts          key create, roll, revoke
+ *   keys.ts          key create, roll, revoke, IP allowlist
  *   domains.ts       sign fee and autoTransmit; the steps every domain mutation shares
  *   mode-change.ts   mode change (drain) and approval
  *   apply.ts         one change of one record (compare-and-set + audit); env.ts, lookups.ts, views.ts, failures.ts
@@ -20,10 +20,10 @@
  * answers 503 GW_MANAGEMENT_SERVICE_UNAVAILABLE (the routes declare it) and releases the key: the
  * same request again completes what was started.
  */
-import type { AuditListInput, DomainListInput, DomainUpdateInput, KeyCreateInput, KeyListInput, KeyRollInput, ListLimit, ModeChangeInput } from "./directory-schemas.ts";
+import type { AuditListInput, DomainListInput, DomainUpdateInput, KeyCreateInput, KeyListInput, KeyRollInput, KeyUpdateInput, ListLimit, ModeChangeInput } from "./directory-schemas.ts";
 import { updateDomain } from "./directory/domains.ts";
 import { createDirectoryEnv, type AdminAnswer, type DirectoryAdminOptions, type OperatorCall } from "./directory/env.ts";
-import { createKey, revokeKey, rollKey } from "./directory/keys.ts";
+import { createKey, revokeKey, rollKey, updateKey } from "./directory/keys.ts";
 import { approveDomain, changeMode } from "./directory/mode-change.ts";
 import { getBusiness, getDomain, getKey, listAudit, listBusinesses, listDomains, listKeys } from "./directory/reads.ts";
 import type { AuditView, BusinessView, DomainView, KeyView, ListPage } from "./directory/views.ts";
@@ -45,6 +45,8 @@ export interface DirectoryAdmin {
   /** A new key for the same owner; the old one stays valid until `oldKeyExpiresAt`. */
   rollKey(op: OperatorCall, keyId: string, input: KeyRollInput): Promise<AdminAnswer>;
   revokeKey(op: OperatorCall, keyId: string): Promise<AdminAnswer>;
+  /** Replaces a key's IP allowlist. */
+  updateKey(op: OperatorCall, keyId: string, input: KeyUpdateInput): Promise<AdminAnswer>;
   updateDomain(op: OperatorCall, host: string, input: DomainUpdateInput): Promise<AdminAnswer>;
   changeMode(op: OperatorCall, host: string, input: ModeChangeInput): Promise<AdminAnswer>;
   approveDomain(op: OperatorCall, host: string): Promise<AdminAnswer>;
@@ -63,6 +65,7 @@ export function createDirectoryAdmin(o: DirectoryAdminOptions): DirectoryAdmin {
     createKey: (op, input) => createKey(env, op, input),
     rollKey: (op, keyId, input) => rollKey(env, op, keyId, input),
     revokeKey: (op, keyId) => revokeKey(env, op, keyId),
+    updateKey: (op, keyId, input) => updateKey(env, op, keyId, input),
     updateDomain: (op, host, input) => updateDomain(env, op, host, input),
     changeMode: (op, host, input) => changeMode(env, op, host, input),
     approveDomain: (op, host) => approveDomain(env, op, host),

@@ -24,6 +24,7 @@ export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
 export const NOT_IN_CONSOLE_YET: Readonly<Record<string, string>> = {
   "POST /admin/invoices/:invoiceId/resolution": "the Stored plugin appends its audit entry in the route, not in the service it offers",
   "PATCH /admin/domains/:host": "Businesses screen (sign fee, autoTransmit)",
+  "PATCH /admin/keys/:keyId": "console action comes next",
   "POST /admin/demo/reset": "demo configs only: resetting the demo stays an API call on purpose",
   "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision": "Businesses screen (identity reviews)",
   "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-migrations": "Businesses screen (identity reviews)",

@@ -53,6 +53,8 @@ export interface DirectoryOperatorCall {
   requestId: string;
   route: string;
   idempotencyKey: string;
+  /** Who the audit log names (default `operator:<credentialId>`; the merchant dashboard: `dashboard:<userId>`). */
+  actor?: string;
 }
 
 /** A directory change's answer, as the Admin API sends it; `plainKey` on a key create or roll's first answer only. */
@@ -73,11 +75,13 @@ export interface DirectoryOperations {
   createKey(op: DirectoryOperatorCall, input: unknown): Promise<DirectoryAnswer>;
   rollKey(op: DirectoryOperatorCall, keyId: string, input: unknown): Promise<DirectoryAnswer>;
   revokeKey(op: DirectoryOperatorCall, keyId: string): Promise<DirectoryAnswer>;
+  /** Replaces a key's IP allowlist (`{ ipWhitelisted }`, PATCH /admin/keys/{keyId}). */
+  updateKey(op: DirectoryOperatorCall, keyId: string, input: unknown): Promise<DirectoryAnswer>;
   changeMode(op: DirectoryOperatorCall, host: string, input: unknown): Promise<DirectoryAnswer>;
   approveDomain(op: DirectoryOperatorCall, host: string): Promise<DirectoryAnswer>;
 }
 
-/** Offered by admin (which owns the directory routes); used by the operator console. */
+/** Offered by admin (which owns the directory routes); used by the operator console and the merchant dashboard. */
 export const DIRECTORY_OPERATIONS = defineOffer<DirectoryOperations>("directoryOperations");
 
 /** A business's invoice-gateway wallet as the Admin API shows it (NGN numbers; entries newest first). */

@@ -33,6 +33,8 @@ export interface OperatorCall {
   requestId: string;
   route: string;
   idempotencyKey: string;
+  /** Who the audit log names and whose idempotency keys these are; default `operator:<credentialId>` (the dashboard: `dashboard:<userId>`). */
+  actor?: string;
 }
 
 /** A mutation's answer; `plainKey` is set on the first answer of a key create or roll only. */
@@ -72,7 +74,7 @@ export function mutate(
   content: Record<string, unknown>,
   execute: (recordId: string) => Promise<Outcome>,
 ): Promise<IdempotentAnswer> {
-  const scope = `operator:${op.credentialId}`;
+  const scope = op.actor ?? `operator:${op.credentialId}`;
   const recordId = idempotencyId(env.secret, scope, op.route, op.idempotencyKey);
   return env.idempotency.run({
     recordId,
@@ -97,7 +99,7 @@ export function audit(
 ): Promise<void> {
   return appendAudit(
     env.store.audit,
-    { _id: _auditId(recordId), actor: `operator:${op.credentialId}`, requestId: op.requestId, action, target, changes },
+    { _id: _auditId(recordId), actor: op.actor ?? `operator:${op.credentialId}`, requestId: op.requestId, action, target, changes },
     env.now(),
   );
 }

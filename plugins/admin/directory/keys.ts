@@ -9,7 +9,7 @@ import { isDuplicateKeyError } from "../../../adapters/ports.ts";
 import { hashSecret } from "../../../core/directory.ts";
 import type { CredentialDoc } from "../../../core/directory-store.ts";
 import type { Outcome } from "../../../core/idempotency.ts";
-import { MAX_KEY_DEADLINE_MS, type KeyCreateInput, type KeyRollInput } from "../directory-schemas.ts";
+import { MAX_KEY_DEADLINE_MS, type KeyCreateInput, type KeyRollInput, type KeyUpdateInput } from "../directory-schemas.ts";
 import { applyChange, resumeChange } from "./apply.ts";
 import { audit, isoNow, mutate, type AdminAnswer, type DirectoryEnv, type OperatorCall } from "./env.ts";
 import { invalidBody, isKeyRaced, keyState } from "./failures.ts";
@@ -70,6 +70,27 @@ export async function revokeKey(env: DirectoryEnv, op: OperatorCall, keyId: stri
         if (!isKeyRaced(e) || attempt >= REVOKE_ATTEMPTS) throw e;
       }
     }
+  });
+}
+
+/** Replaces a key's IP allowlist (a revoked or expired key is refused; the same list again changes nothing). */
+export async function updateKey(env: DirectoryEnv, op: OperatorCall, keyId: string, input: KeyUpdateInput): Promise<AdminAnswer> {
+  await keyOf(env, keyId);
+  return mutate(env, op, { keyId, ...input }, async (recordId) => {
+    let doc = await keyOf(env, keyId);
+    const target = { type: "key", id: keyId } as const;
+    if (doc.lastChange?.op === recordId) doc = await resumeChange(env, doc, target, op, recordId);
+    else {
+      if (doc.revoked || (doc.expiresAt !== null && doc.expiresAt <= env.now())) throw keyState("The key is revoked or expired; its allowlist cannot change.");
+      const to = [...new Set(input.ipWhitelisted.map((s) => s.trim()))];
+      if (to.join(",") !== doc.ipWhitelisted.join(",")) {
+        const change = { ipWhitelisted: { from: doc.ipWhitelisted, to } };
+        doc = await applyChange(env, env.store.credentials, doc, op, recordId, { target, action: "key.update", set: { ipWhitelisted: to }, changes: change });
+        env.log.event("directory_key_updated", { requestId: op.requestId, operator: op.actor ?? op.credentialId, keyId });
+      }
+    }
+    await env.directory.changed({ kind: "credential", id: keyId });
+    return { status: 200, body: { key: keyView(doc, env.now()) } };
   });
 }
 
