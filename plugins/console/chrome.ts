@@ -37,7 +37,7 @@ export function screen(env: ConsoleEnv, ctx: RequestContext, session: Session, o
   const flash = env.cookies.unseal(ctx.req.headers.get("cookie"), FLASH_COOKIE) as Flash | null;
   const signOut = postForm({ action: env.paths.href("/sign-out"), csrf: env.cookies.csrfToken(session), submit: "Sign out", layout: "inline", button: "secondary" });
   const search = html`<form method="get" action="${env.paths.href("/search")}" class="inline" role="search">
-<label for="top-q">Search by request, operation or invoice ID</label><input id="top-q" name="q" type="search" maxlength="200"><button type="submit">Search</button></form>`;
+<label for="top-q">Search by request, operation or invoice ID, or IRN</label><input id="top-q" name="q" type="search" maxlength="200"><button type="submit">Search</button></form>`;
   const body = layout({
     app: APP_NAME,
     paths: env.paths,

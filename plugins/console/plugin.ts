@@ -21,6 +21,7 @@ import { approveDomainAction, createKeyAction, modeChangeAction, revokeKeyAction
 import { businessScreen, businessesScreen } from "./screens/businesses.ts";
 import { creditAction, suspensionAction } from "./screens/wallet.ts";
 import { frozenDetailScreen, frozenListScreen, resolveAction } from "./screens/frozen.ts";
+import { invoiceScreen } from "./screens/invoice.ts";
 import { overviewScreen } from "./screens/overview.ts";
 import { searchScreen } from "./screens/search.ts";
 import { createTrafficHistory } from "./traffic.ts";
@@ -63,6 +64,7 @@ export function consoleRoutes(env: ConsoleEnv): RouteDeclaration[] {
     get("/alerts", "Console: alerts and dead letters", viewing(env, (ctx, s) => alertsScreen(env, ctx, s))),
     post("/alerts/:alertId/replay", "Console: replay a dead-lettered alert (admin)", acting(env, "admin", (ctx, s) => replayAction(env, ctx, s))),
     get("/search", "Console: search by request, operation or invoice ID", viewing(env, (ctx, s) => searchScreen(env, ctx, s))),
+    get("/invoices/:invoiceId", "Console: one Stored invoice, its timeline and regulator answers", viewing(env, (ctx, s) => invoiceScreen(env, ctx, s))),
     get("/businesses", "Console: businesses", viewing(env, (ctx, s) => businessesScreen(env, ctx, s))),
     get("/businesses/:businessId", "Console: one business, its domains and keys", viewing(env, (ctx, s) => businessScreen(env, ctx, s))),
     post("/businesses/:businessId/keys", "Console: create a key, shown once (admin)", acting(env, "admin", (ctx, s, f) => createKeyAction(env, ctx, s, f))),

@@ -152,6 +152,9 @@ export function openStoredInvoices(store: DocumentStore): Collection<InvoiceDoc>
       // them SQLite sorts every frozen invoice for each page.
       { fields: ["status", "updatedAt", "operationId"] },
       { fields: ["businessId", "status", "updatedAt", "operationId"] },
+      // The console's search box: an invoice by its IRN or its operation ID.
+      { fields: ["irn"] },
+      { fields: ["operationId"] },
     ],
   });
 }

@@ -1,17 +1,17 @@
 /**
- * The one search box: a request ID, an operation ID or a Stored invoice ID finds the records it
- * names, each linked to its page. Every lookup uses an index of its collection: operation IDs
- * (sign attempts, transmission claims), invoice IDs (`_id`), and request IDs among the operations
+ * The one search box: a request ID, an operation ID, a Stored invoice ID or an IRN finds the records
+ * it names, each linked to its page. Every lookup uses an index of its collection: operation IDs
+ * (sign attempts, transmission claims, Stored invoices), invoice IDs (`_id`), IRNs, and request IDs among the operations
  * that are frozen (held sign fees, unknown transmissions: the money/claim-state indexes narrow the
  * scan) — what an on-call engineer has from a merchant's complaint.
  */
 import type { RequestContext } from "../../../core/context.ts";
 import { html, segment, type Session } from "../../../core/ui/index.ts";
 import { openSignAttempts } from "../../invoice/sign-attempts.ts";
-import { openStoredInvoices } from "../../invoice/stored-invoices.ts";
 import { openTransmissionClaims } from "../../invoice/transmission-claims.ts";
 import { EMPTY, screen } from "../chrome.ts";
 import type { ConsoleEnv } from "../env.ts";
+import { findInvoices, invoiceHref } from "./invoice.ts";
 
 const IDENTIFIER = /^[A-Za-z0-9._:-]{1,200}$/;
 
@@ -19,6 +19,8 @@ interface Hit {
   what: string;
   matched: string;
   kind: "passthrough-sign" | "passthrough-transmit" | "stored-invoice";
+  /** The hit's page: the frozen-operation page, or a Stored invoice's own page. */
+  href?: string;
   id: string;
   businessId: string;
   status: string;
@@ -28,10 +30,10 @@ export async function searchScreen(env: ConsoleEnv, ctx: RequestContext, session
   const q = (new URLSearchParams(ctx.search).get("q") ?? "").trim();
   const valid = IDENTIFIER.test(q);
   const hits = valid ? await findIdentifier(env, q) : [];
-  const body = html`<p>Searches request IDs (of frozen operations), operation IDs and Stored invoice IDs.</p>
+  const body = html`<p>Searches request IDs (of frozen operations), operation IDs, Stored invoice IDs and IRNs.</p>
 ${q === "" ? EMPTY : !valid ? html`<p class="flash error" role="alert">An ID has only letters, digits and . _ : - (at most 200).</p>` : hits.length === 0 ? html`<p>Nothing found for <code>${q}</code>.</p>` : html`<h2>${hits.length} found for <code>${q}</code></h2>
 <div class="table-wrap"><table><thead><tr><th scope="col">What</th><th scope="col">Matched by</th><th scope="col">Business</th><th scope="col">Status</th><th scope="col">Open</th></tr></thead><tbody>${hits.map(
-        (h) => html`<tr><td>${h.what}</td><td>${h.matched}</td><td>${h.businessId}</td><td>${h.status}</td><td><a href="${env.paths.href(`/frozen/${segment(h.kind)}/${segment(h.id)}`)}">${h.id}</a></td></tr>`,
+        (h) => html`<tr><td>${h.what}</td><td>${h.matched}</td><td>${h.businessId}</td><td>${h.status}</td><td><a href="${h.href ?? env.paths.href(`/frozen/${segment(h.kind)}/${segment(h.id)}`)}">${h.id}</a></td></tr>`,
       )}</tbody></table></div>`}`;
   return screen(env, ctx, session, { title: "Search", current: "/search", body });
 }
@@ -40,12 +42,12 @@ ${q === "" ? EMPTY : !valid ? html`<p class="flash error" role="alert">An ID has
 export async function findIdentifier(env: ConsoleEnv, q: string): Promise<Hit[]> {
   const signs = openSignAttempts(env.store);
   const claims = openTransmissionClaims(env.store);
-  const [signByOp, signByReq, claimByOp, claimByReq, invoice] = await Promise.all([
+  const [signByOp, signByReq, claimByOp, claimByReq, invoices] = await Promise.all([
     signs.find({ operationId: q }, { limit: 5 }),
     signs.find({ money: "held", owner: q }, { limit: 10 }),
     claims.find({ operationId: q }, { limit: 5 }),
     claims.find({ claimState: "unknown", owner: q }, { limit: 10 }),
-    openStoredInvoices(env.store).get(q),
+    findInvoices(env.store, q),
   ]);
   const hits: Hit[] = [];
   const sign = (matched: string) => (r: (typeof signByOp.items)[number]) =>
@@ -56,6 +58,7 @@ export async function findIdentifier(env: ConsoleEnv, q: string): Promise<Hit[]>
   signByReq.items.forEach(sign("request ID"));
   claimByOp.items.forEach(claim("operation ID"));
   claimByReq.items.forEach(claim("request ID"));
-  if (invoice) hits.push({ what: "Stored invoice", matched: "invoice ID", kind: "stored-invoice", id: invoice._id, businessId: invoice.businessId, status: invoice.status });
+  for (const { matched, invoice } of invoices)
+    hits.push({ what: "Stored invoice", matched, kind: "stored-invoice", id: invoice._id, businessId: invoice.businessId, status: invoice.status, href: invoiceHref(env, invoice._id) });
   return hits;
 }

