@@ -10,6 +10,7 @@
 export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
   "POST /admin/sign-attempts/:operationId/resolution": "POST /console/frozen/:kind/:id/resolution",
   "POST /admin/transmissions/:operationId/resolution": "POST /console/frozen/:kind/:id/resolution",
+  "POST /admin/invoices/:invoiceId/resolution": "POST /console/frozen/:kind/:id/resolution",
   "POST /admin/alerts/dead-letters/:alertId/replay": "POST /console/alerts/:alertId/replay",
   "POST /admin/keys/:keyId/revoke": "POST /console/businesses/:businessId/keys/:keyId/revoke",
   "POST /admin/keys/:keyId/roll": "POST /console/businesses/:businessId/keys/:keyId/roll",
@@ -22,7 +23,6 @@ export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
 
 /** Admin API mutations the console does not offer yet (docs/operator-console.md "Not built yet"). */
 export const NOT_IN_CONSOLE_YET: Readonly<Record<string, string>> = {
-  "POST /admin/invoices/:invoiceId/resolution": "the Stored plugin appends its audit entry in the route, not in the service it offers",
   "PATCH /admin/domains/:host": "Businesses screen (sign fee, autoTransmit)",
   "PATCH /admin/keys/:keyId": "console action comes next",
   "POST /admin/demo/reset": "demo configs only: resetting the demo stays an API call on purpose",

@@ -9,7 +9,7 @@ import type { PluginKit } from "../../core/plugin.ts";
 import { deriveKey } from "../../core/keyed-hash.ts";
 import { createPagePaths, createSessionCookies, type PagePaths, type SessionCookies } from "../../core/ui/index.ts";
 import { frozenSources, type FrozenSource } from "../invoice/frozen-operations.ts";
-import type { DirectoryOperations, FrozenOperationResolver, WalletOperations } from "../invoice/offers.ts";
+import type { DirectoryOperations, FrozenInvoiceResolver, FrozenOperationResolver, WalletOperations } from "../invoice/offers.ts";
 import type { TrafficHistory } from "./traffic.ts";
 
 export const SESSION_COOKIE = "gh_console";
@@ -30,13 +30,28 @@ export interface ConsoleEnv {
   /** The admin plugin's wallet reads and changes. */
   wallet: WalletOperations;
   traffic: TrafficHistory;
+  /** The Stored plugin's resolution of a frozen Stored invoice (the Admin API route's service). */
+  storedResolver: FrozenInvoiceResolver | null;
   /** Hosts that serve the console, or "any". */
   hosts: "any" | readonly string[];
   allowedOrigins: readonly string[];
   now: () => number;
 }
 
-export function createConsoleEnv(kit: PluginKit, resolver: FrozenOperationResolver, directory: DirectoryOperations, wallet: WalletOperations, traffic: TrafficHistory, now: () => number): ConsoleEnv {
+/** Services offered by other plugins that some screens use (absent in a gateway built without them). */
+export interface ConsoleServices {
+  storedResolver?: FrozenInvoiceResolver;
+}
+
+export function createConsoleEnv(
+  kit: PluginKit,
+  resolver: FrozenOperationResolver,
+  directory: DirectoryOperations,
+  wallet: WalletOperations,
+  traffic: TrafficHistory,
+  now: () => number,
+  services: ConsoleServices = {},
+): ConsoleEnv {
   const c = kit.config.console;
   const paths = createPagePaths(c.basePath, c.publicPath ?? c.basePath);
   return {
@@ -57,6 +72,7 @@ export function createConsoleEnv(kit: PluginKit, resolver: FrozenOperationResolv
     directory,
     wallet,
     traffic,
+    storedResolver: services.storedResolver ?? null,
     hosts: c.hosts,
     allowedOrigins: c.allowedOrigins,
     now,

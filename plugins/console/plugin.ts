@@ -12,7 +12,7 @@
 import { definePlugin, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { STYLESHEET_PATH, stylesheet } from "../../core/ui/index.ts";
-import { DIRECTORY_OPERATIONS, FROZEN_OPERATION_RESOLVER, WALLET_OPERATIONS } from "../invoice/offers.ts";
+import { DIRECTORY_OPERATIONS, FROZEN_INVOICE_RESOLVER, FROZEN_OPERATION_RESOLVER, WALLET_OPERATIONS } from "../invoice/offers.ts";
 import { acting, signIn, signInForm, signOut, viewing } from "./auth.ts";
 import { createConsoleEnv, type ConsoleEnv } from "./env.ts";
 import { alertsScreen, replayAction } from "./screens/alerts.ts";
@@ -35,12 +35,14 @@ export function createConsolePlugin(options: ConsoleOptions = {}): GatewayPlugin
   return definePlugin({
     name: "console",
     needs: ["documentStore", "coordination"],
-    uses: [FROZEN_OPERATION_RESOLVER, DIRECTORY_OPERATIONS, WALLET_OPERATIONS],
+    uses: [FROZEN_OPERATION_RESOLVER, DIRECTORY_OPERATIONS, WALLET_OPERATIONS, FROZEN_INVOICE_RESOLVER],
     setup(kit) {
       if (!kit.config.console.enabled) return { routes: [] };
       const now = options.now ?? Date.now;
       const traffic = createTrafficHistory(kit.metrics, now);
-      const env = createConsoleEnv(kit, kit.offers.get(FROZEN_OPERATION_RESOLVER), kit.offers.get(DIRECTORY_OPERATIONS), kit.offers.get(WALLET_OPERATIONS), traffic, now);
+      const env = createConsoleEnv(kit, kit.offers.get(FROZEN_OPERATION_RESOLVER), kit.offers.get(DIRECTORY_OPERATIONS), kit.offers.get(WALLET_OPERATIONS), traffic, now, {
+        storedResolver: kit.offers.get(FROZEN_INVOICE_RESOLVER),
+      });
       return { routes: consoleRoutes(env), workers: [traffic.worker] };
     },
   });

@@ -10,13 +10,16 @@ export type FrozenInvoiceOutcome = "signed" | "not_signed" | "transmitted" | "no
 export interface FrozenInvoiceResolver {
   /**
    * Resolves a frozen Stored invoice after checking the regulator; wakes the processor when the
-   * invoice has work again. Throws the catalog's errors (not found, state conflict), or the store's
+   * invoice has work again. An operator's decision (`actor` "operator:<credential>" or none) is
+   * appended to the audit log (`invoice.resolve`) by the call that records it; the same decision
+   * again returns the invoice as recorded and appends nothing. Throws the catalog's errors (not
+   * found, state conflict, an outcome that does not fit how it froze), or the store's
    * DependencyUnavailableError when it cannot answer.
    */
   resolve(operator: { requestId: string; credentialId: string; actor?: string }, invoiceId: string, outcome: FrozenInvoiceOutcome): Promise<unknown>;
 }
 
-/** Offered by stored-processing; used by recovery to settle frozen Stored signs it can prove. */
+/** Offered by stored-processing; used by recovery to settle frozen Stored signs it can prove, and by the operator console. */
 export const FROZEN_INVOICE_RESOLVER = defineOffer<FrozenInvoiceResolver>("frozenInvoiceResolver");
 
 /** Who records a decision on a frozen operation: `operator:<credentialId>`, and the request. */

@@ -18,10 +18,8 @@ export const STORED_ADMIN_PATHS = {
 
 const OPERATOR = { service: "gateway", hosts: "any", auth: "admin", quota: "management", skip: ["mode"], unavailable: INVOICE_STORE_UNAVAILABLE } as const;
 
-/** Appends the operator's decision to the audit log (GET /admin/audit). */
-export type ResolutionAudit = (entry: { actor: string; requestId: string; invoiceId: string; operationId: string; outcome: string }) => Promise<void>;
-
-export function storedAdminRoutes(service: StoredService, audit?: ResolutionAudit): RouteDeclaration[] {
+/** The decision's audit entry is appended by the service (resolve.ts), which the operator console calls too. */
+export function storedAdminRoutes(service: StoredService): RouteDeclaration[] {
   return [
     {
       ...OPERATOR,
@@ -48,11 +46,8 @@ export function storedAdminRoutes(service: StoredService, audit?: ResolutionAudi
       responses: { 200: "The invoice record (with businessId)" },
       async handler(ctx) {
         const outcome = (ctx.body as ResolutionInput).outcome;
-        const started = new Date().toISOString();
+        // The same decision again answers what an earlier request recorded (audited once, by that request).
         const doc = await service.resolve(_operator(ctx), ctx.params.invoiceId!, outcome);
-        // The same decision again answers what an earlier request recorded: audited once, by that request.
-        if (doc.resolution && doc.resolution.at < started) return json(ctx, 200, { businessId: doc.businessId, ...invoiceView(doc, false), resolution: doc.resolution });
-        await audit?.({ actor: `operator:${ctx.principal!.credentialId}`, requestId: ctx.requestId, invoiceId: doc._id, operationId: doc.operationId, outcome }).catch(() => undefined);
         return json(ctx, 200, { businessId: doc.businessId, ...invoiceView(doc, false), resolution: doc.resolution ?? null });
       },
     },

@@ -9,10 +9,9 @@
  * webhooks (the durable outbox). Workers: the processor (unless `stored.processor.enabled` is false),
  * whose heartbeat and backlog appear in /health/dependencies.
  */
-import { appendAudit, openDirectoryStore } from "../../core/directory-store.ts";
 import { definePlugin, offer, requirePort, type GatewayPlugin, type PluginKit } from "../../core/plugin.ts";
 import { FROZEN_INVOICE_RESOLVER } from "../invoice/offers.ts";
-import { storedAdminRoutes, type ResolutionAudit } from "./admin-routes.ts";
+import { storedAdminRoutes } from "./admin-routes.ts";
 import { createInvoiceWebhooks } from "./events.ts";
 import { createInboundReceiver, type InboundReceiver } from "./inbound.ts";
 import { createStoredProcessor, type ProcessorHooks, type StoredProcessor } from "./processor.ts";
@@ -45,7 +44,7 @@ export function createStoredProcessingPlugin(options: StoredProcessingOptions = 
       const b = _build(kit, options);
       kit.reports.register("storedProcessor", () => _report(b.store));
       return {
-        routes: [...storedRoutes(b.service, b.inbound), ...storedAdminRoutes(b.service, resolutionAudit(kit))],
+        routes: [...storedRoutes(b.service, b.inbound), ...storedAdminRoutes(b.service)],
         workers: b.processor ? [b.processor] : [],
         offers: [offer(FROZEN_INVOICE_RESOLVER, b.service)],
       };
@@ -56,13 +55,6 @@ export function createStoredProcessingPlugin(options: StoredProcessingOptions = 
 export const storedProcessing = createStoredProcessingPlugin();
 
 // --- Internal helpers ---
-
-/** An operator's resolution of a frozen invoice, in the directory's audit log. */
-function resolutionAudit(kit: PluginKit): ResolutionAudit {
-  const audit = openDirectoryStore(kit.ports.documentStore).audit;
-  return (e) =>
-    appendAudit(audit, { actor: e.actor, requestId: e.requestId, action: "invoice.resolve", target: { type: "operation", id: e.operationId }, changes: { invoiceId: e.invoiceId, outcome: e.outcome } }, Date.now());
-}
 
 /** A processor on the gateway's ports with the config's `stored.processor` settings (the bench builds one too). */
 export function createProcessorFor(kit: PluginKit, options: StoredProcessingOptions = {}): StoredProcessor {

@@ -7,7 +7,14 @@
  *   frozen transmission transmitted → transmitted; not_transmitted → signed (it may be transmitted again)
  * The processor is woken: the invoice has work again. The same decision again answers the invoice as
  * recorded; an unknown invoice is GW_OPERATION_NOT_FOUND, as on every operator resolution route.
+ *
+ * An operator's decision (actor `operator:<credential>`, or none given) is appended to the audit log
+ * here, once, by the call that recorded it: the Admin API route and the operator console call this
+ * same service, so both write the same `invoice.resolve` entry. The recovery jobs write their own
+ * entry (with the regulator's answer as its basis) and pass their own actor.
  */
+import { appendAudit } from "../../core/directory-store.ts";
+import { describeError } from "../../core/log.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import type { FrozenInvoiceOutcome } from "../invoice/offers.ts";
 import type { InvoiceDoc } from "../invoice/stored-invoices.ts";
@@ -25,15 +32,24 @@ export async function resolveFrozen(o: StoredDeps, operator: StoredOperator, inv
     }
     const at = new Date().toISOString();
     _checkOutcome(doc, outcome);
-    const updated = await casInvoice(o, doc, { ..._resolution(o, doc, outcome, at), resolution: { outcome, by: operator.actor ?? `operator:${operator.credentialId}`, at } });
+    const by = operator.actor ?? `operator:${operator.credentialId}`;
+    const updated = await casInvoice(o, doc, { ..._resolution(o, doc, outcome, at), resolution: { outcome, by, at } });
     if (!updated) continue;
     o.log.event("stored_invoice_resolved", { requestId: operator.requestId, credentialId: operator.credentialId, invoiceId, operationId: doc.operationId, outcome });
+    if (by.startsWith("operator:")) await _audit(o, by, operator.requestId, updated, outcome);
     o.onDue();
     return updated;
   }
 }
 
 // --- Internal helpers ---
+
+/** The operator's decision in the directory's audit log (GET /admin/audit); best effort: the decision stands. */
+async function _audit(o: StoredDeps, actor: string, requestId: string, doc: InvoiceDoc, outcome: FrozenInvoiceOutcome): Promise<void> {
+  await appendAudit(o.audit, { actor, requestId, action: "invoice.resolve", target: { type: "operation", id: doc.operationId }, changes: { invoiceId: doc._id, outcome } }, Date.now()).catch((e) =>
+    o.log.warn("stored_resolution_audit_failed", { requestId, invoiceId: doc._id, error: describeError(e) }),
+  );
+}
 
 /** A frozen sign takes signed / not_signed; a frozen transmission transmitted / not_transmitted. */
 function _checkOutcome(doc: InvoiceDoc, outcome: FrozenInvoiceOutcome): void {

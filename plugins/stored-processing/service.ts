@@ -4,6 +4,7 @@
  * resolution of a frozen invoice (resolve.ts). The processor (processor/) does the rest. A store
  * that cannot answer throws its DependencyUnavailableError: each route declares what that answers.
  */
+import { openDirectoryStore } from "../../core/directory-store.ts";
 import { openIdentityReviews, openRepresentedBusinesses } from "../invoice/represented-businesses.ts";
 import { cancelInvoice } from "./cancel.ts";
 import { intake } from "./intake.ts";
@@ -15,7 +16,7 @@ import type { StoredService, StoredServiceOptions } from "./types.ts";
 export type { IntakeRequest, InvoicePage, StoredCaller, StoredOperator, StoredService, StoredServiceOptions } from "./types.ts";
 
 export function createStoredService(o: StoredServiceOptions): StoredService {
-  const deps = { ...o, invoices: o.store.invoices, subs: openRepresentedBusinesses(o.documentStore), reviews: openIdentityReviews(o.documentStore) };
+  const deps = { ...o, invoices: o.store.invoices, subs: openRepresentedBusinesses(o.documentStore), reviews: openIdentityReviews(o.documentStore), audit: openDirectoryStore(o.documentStore).audit };
   return {
     intake: (caller, r) => intake(deps, caller, r),
     get: (businessId, invoiceId, state) => getInvoice(deps, businessId, invoiceId, state),

@@ -5,6 +5,7 @@
 import type { Collection, DocumentStore } from "../../adapters/ports.ts";
 import type { RegulatorState } from "../../adapters/regulator/port.ts";
 import type { Logger } from "../../core/log.ts";
+import type { AuditDoc } from "../../core/directory-store.ts";
 import type { FrozenInvoiceOutcome, FrozenInvoiceResolver } from "../invoice/offers.ts";
 import type { PendingReviewDoc, SubBusinessDoc } from "../invoice/represented-businesses.ts";
 import type { InvoiceDoc } from "../invoice/stored-invoices.ts";
@@ -80,4 +81,6 @@ export interface StoredDeps extends StoredServiceOptions {
   subs: Collection<SubBusinessDoc>;
   /** Onboarding's identity reviews (read only: a pending protected migration stops intake). */
   reviews: Collection<PendingReviewDoc>;
+  /** The directory's audit log: an operator's resolution is appended by the service (resolve.ts). */
+  audit: Collection<AuditDoc>;
 }

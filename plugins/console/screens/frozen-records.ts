@@ -25,6 +25,8 @@ export interface FrozenRecord {
   businessId: string;
   /** Whether a decision may still be recorded. */
   open: boolean;
+  /** The outcomes an operator may record for this one (a frozen Stored invoice: by the step it froze in). */
+  outcomes: readonly string[];
   facts: Array<[string, unknown]>;
 }
 
@@ -43,6 +45,7 @@ export async function readFrozenRecord(store: DocumentStore, kind: FrozenKind, i
       operationId: r.operationId,
       businessId: r.businessId,
       open: r.money === "held",
+      outcomes: OUTCOMES[kind],
       facts: [
         ["Operation ID", r.operationId],
         ["Request ID (first caller)", r.owner],
@@ -70,6 +73,7 @@ export async function readFrozenRecord(store: DocumentStore, kind: FrozenKind, i
       operationId: c.operationId,
       businessId: c.businessId,
       open: c.claimState === "unknown",
+      outcomes: OUTCOMES[kind],
       facts: [
         ["Operation ID", c.operationId],
         ["Request ID (first caller)", c.owner],
@@ -92,6 +96,7 @@ export async function readFrozenRecord(store: DocumentStore, kind: FrozenKind, i
     operationId: d.operationId,
     businessId: d.businessId,
     open: d.status === "frozen",
+    outcomes: d.lastError?.code === "GW_SIGN_OUTCOME_UNCONFIRMED" ? ["signed", "not_signed"] : ["transmitted", "not_transmitted"],
     facts: [
       ["Invoice ID", d._id],
       ["Operation ID", d.operationId],

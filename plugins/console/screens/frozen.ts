@@ -3,16 +3,19 @@
  * one cursor), one operation's facts, and the resolve action with a confirmation, a reason and an
  * idempotency key in the form. A decision goes through the same service as the Admin API route
  * that records it (the recovery plugin's resolver, offered through the plugin kit): same
- * settlement, same record, same audit entry. Stored invoices are listed and shown; their decision is
- * still recorded through `POST /admin/invoices/{invoiceId}/resolution` (docs/operator-console.md).
+ * settlement, same record, same audit entry: the recovery plugin's resolver for Pass-through
+ * operations, the Stored plugin's for frozen Stored invoices (both offered through the plugin kit).
  */
 import { isBillingError } from "../../../adapters/ports.ts";
 import type { RequestContext } from "../../../core/context.ts";
+import { isGatewayError } from "../../../core/errors/gateway-error.ts";
 import { IDEMPOTENCY_FIELD, html, postForm, radioGroup, seeOther, segment, type Flash, type SafeHtml, type Session } from "../../../core/ui/index.ts";
 import { decodeFrozenCursor, listFrozen, type FrozenOperation } from "../../invoice/frozen-operations.ts";
+import type { FrozenInvoiceOutcome } from "../../invoice/offers.ts";
+import { openStoredInvoices } from "../../invoice/stored-invoices.ts";
 import { EMPTY, facts, screen } from "../chrome.ts";
 import { FLASH_COOKIE, type ConsoleEnv } from "../env.ts";
-import { OUTCOMES, isFrozenKind, readFrozenRecord, type FrozenKind } from "./frozen-records.ts";
+import { OUTCOMES, isFrozenKind, readFrozenRecord, type FrozenRecord } from "./frozen-records.ts";
 
 const PAGE_SIZE = 50;
 const BUSINESS_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -38,13 +41,14 @@ export async function frozenDetailScreen(env: ConsoleEnv, ctx: RequestContext, s
   const record = isFrozenKind(kind) && id && OPERATION_ID.test(id) ? await readFrozenRecord(env.store, kind, id) : null;
   if (!record) return screen(env, ctx, session, { title: "Not found", current: "/frozen", status: 404, body: html`<p>No such frozen operation.</p>` });
   const title = `${record.kind} ${record.operationId}`;
-  return screen(env, ctx, session, { title, current: "/frozen", body: html`<section class="panel">${facts(record.facts)}</section>${_decision(env, session, record.kind, id!, record.open)}` });
+  const invoiceLink = record.kind === "stored-invoice" ? html`<p><a href="${env.paths.href(`/invoices/${segment(id!)}`)}">The invoice's timeline and regulator answers</a></p>` : EMPTY;
+  return screen(env, ctx, session, { title, current: "/frozen", body: html`<section class="panel">${facts(record.facts)}${invoiceLink}</section>${_decision(env, session, record, id!)}` });
 }
 
 /** POST …/resolution: validate, record the decision through the Admin API's service, redirect back with the answer. */
 export async function resolveAction(env: ConsoleEnv, ctx: RequestContext, session: Session, form: Record<string, string>): Promise<Response> {
   const { kind, id } = ctx.params;
-  if (!isFrozenKind(kind) || kind === "stored-invoice" || !id || !OPERATION_ID.test(id)) return _back(env, ctx, env.paths.href("/frozen"), { kind: "error", text: "Nothing to resolve there." });
+  if (!isFrozenKind(kind) || !id || !OPERATION_ID.test(id)) return _back(env, ctx, env.paths.href("/frozen"), { kind: "error", text: "Nothing to resolve there." });
   const back = env.paths.href(`/frozen/${segment(kind)}/${segment(id)}`);
   const outcome = form.outcome ?? "";
   const reason = (form.reason ?? "").trim();
@@ -58,11 +62,13 @@ export async function resolveAction(env: ConsoleEnv, ctx: RequestContext, sessio
   const by = { actor: `operator:${session.sub}`, requestId: ctx.requestId };
   let text: Flash;
   try {
-    const r = kind === "passthrough-sign" ? await env.resolver.resolveSignAttempt(id, outcome as "signed" | "not_signed", by) : await env.resolver.resolveTransmission(id, outcome as "transmitted" | "not_transmitted", by);
+    const r = kind === "stored-invoice" ? await _resolveStored(env, id, outcome, { ...by, credentialId: session.sub }) : kind === "passthrough-sign" ? await env.resolver.resolveSignAttempt(id, outcome as "signed" | "not_signed", by) : await env.resolver.resolveTransmission(id, outcome as "transmitted" | "not_transmitted", by);
     text =
       r === "not_found"
         ? { kind: "error", text: "No such operation." }
-        : typeof r === "string"
+        : typeof r === "object" && "refused" in r
+          ? { kind: "error", text: `Not resolved: ${r.refused}` }
+          : typeof r === "string"
           ? { kind: "warn", text: "Nothing to resolve: this operation is no longer frozen (already resolved, perhaps by a double submit or another operator)." }
           : { kind: "ok", text: `Resolved as ${outcome}.` };
   } catch (e) {
@@ -82,12 +88,11 @@ function _table(env: ConsoleEnv, ops: readonly FrozenOperation[]): SafeHtml {
   )}</tbody></table></div>`;
 }
 
-function _decision(env: ConsoleEnv, session: Session, kind: FrozenKind, id: string, open: boolean): SafeHtml {
-  if (!open) return html`<p class="muted">This operation is not frozen any more: nothing to resolve.</p>`;
-  if (kind === "stored-invoice")
-    return html`<p class="muted">Stored invoices are resolved with the Admin API for now: <code>POST /admin/invoices/${id}/resolution</code>.</p>`;
+function _decision(env: ConsoleEnv, session: Session, record: FrozenRecord, id: string): SafeHtml {
+  const { kind } = record;
+  if (!record.open) return html`<p class="muted">This operation is not frozen any more: nothing to resolve.</p>`;
   if (session.role !== "admin") return html`<p class="muted">Your role is viewer: resolving needs an operator key.</p>`;
-  const choices = OUTCOMES[kind].map((o) => ({ value: o, label: o.replace("_", " ") }));
+  const choices = record.outcomes.map((o) => ({ value: o, label: o.replace("_", " ") }));
   return html`<section class="panel" aria-labelledby="resolve-h"><h2 id="resolve-h">Resolve</h2>
 <p>Check at the regulator what happened first: this records the decision and settles the money; it cannot be undone.</p>
 ${postForm({
@@ -100,6 +105,31 @@ ${postForm({
 <div><label for="f-reason">Reason</label><textarea id="f-reason" name="reason" required maxlength="${REASON_MAX}" rows="3"></textarea></div>
 <div><input type="checkbox" id="f-confirm" name="confirm" value="yes" required> <label for="f-confirm" class="inline-label">I checked at the regulator and confirm this decision</label></div>`,
 })}</section>`;
+}
+
+/**
+ * A frozen Stored invoice through the Stored plugin's service (the Admin API route's: same record,
+ * same audit entry). The same decision again (a double submit) records nothing more.
+ */
+async function _resolveStored(
+  env: ConsoleEnv,
+  invoiceId: string,
+  outcome: string,
+  by: { actor: string; requestId: string; credentialId: string },
+): Promise<"not_found" | "not_frozen" | { resolved: true } | { refused: string }> {
+  if (!env.storedResolver) return "not_found";
+  const before = await openStoredInvoices(env.store).get(invoiceId);
+  if (!before) return "not_found";
+  if (before.status !== "frozen") return "not_frozen";
+  try {
+    await env.storedResolver.resolve(by, invoiceId, outcome as FrozenInvoiceOutcome);
+    return { resolved: true };
+  } catch (e) {
+    if (!isGatewayError(e)) throw e;
+    if (e.code === "GW_OPERATION_NOT_FOUND") return "not_found";
+    if (e.code === "GW_INVOICE_STATE_CONFLICT") return "not_frozen";
+    return { refused: e.message };
+  }
 }
 
 function _back(env: ConsoleEnv, ctx: RequestContext, location: string, flash: Flash): Response {

@@ -73,4 +73,60 @@ test("store outage: the invoice page answers 503 naming the document store", asy
   }
 });
 
+/** A Stored invoice frozen while signing (the regulator's answer lost). */
+function frozenSign(id: string): InvoiceDoc {
+  return stored(id, {
+    status: "frozen",
+    statusHistory: [{ status: "pending", at: "2026-11-28T10:00:00.000Z" }, { status: "validated", at: "2026-11-28T10:00:01.000Z" }, { status: "signing", at: "2026-11-28T10:00:02.000Z" }, { status: "frozen", at: "2026-11-28T10:00:03.000Z" }],
+    lastError: { code: "GW_SIGN_OUTCOME_UNCONFIRMED", at: "2026-11-28T10:00:03.000Z" },
+  });
+}
+
+const resolutionEntries = async (operationId: string) => (await audit().find({ "target.id": operationId, action: "invoice.resolve" }, { limit: 10 })).items;
+
+test("resolve a frozen Stored invoice: viewer 403 and nothing changes; no CSRF 403; the operator's decision goes through the Stored service with its audit entry; a double submit has one effect", async () => {
+  await invoices().insert(frozenSign("inv-frozen-1"));
+  const at = "/console/frozen/stored-invoice/inv-frozen-1";
+  const viewerPage = await viewer.html(at);
+  assert.match(viewerPage, /Your role is viewer/);
+  const page = await admin.html(at);
+  assert.match(page, /value="signed"/);
+  assert.not.match(page, /value="transmitted"/, "a frozen sign offers the sign outcomes only");
+  assert.ok(page.includes('href="/console/invoices/inv-frozen-1"'));
+  const form = { _csrf: hiddenField(page, "_csrf"), _idempotency: hiddenField(page, "_idempotency"), outcome: "signed", reason: `checked ${HOSTILE}`, confirm: "yes" };
+  const refused = await viewer.post(`${at}/resolution`, { ...form, _csrf: hiddenField(viewerPage, "_csrf") });
+  assert.is(refused.status, 403);
+  const noCsrf = await admin.post(`${at}/resolution`, { ...form, _csrf: "" });
+  assert.is(noCsrf.status, 403);
+  assert.is((await invoices().get("inv-frozen-1"))?.status, "frozen", "nothing changed");
+
+  const first = await admin.post(`${at}/resolution`, form);
+  assert.is(first.status, 303);
+  assert.match(await admin.html(at), /Resolved as signed/);
+  const again = await admin.post(`${at}/resolution`, form);
+  assert.is(again.status, 303);
+  assert.match(await admin.html(at), /no longer frozen/);
+  const doc = await invoices().get("inv-frozen-1");
+  assert.equal([doc?.status, doc?.resolution?.outcome, doc?.resolution?.by], ["signed", "signed", "operator:demo-operator"]);
+  const entries = await resolutionEntries("op-inv-frozen-1");
+  assert.is(entries.length, 1, "one audit entry");
+  assert.equal([entries[0]!.actor, entries[0]!.changes], ["operator:demo-operator", { invoiceId: "inv-frozen-1", outcome: "signed" }]);
+  assert.ok(h.tg.logs.some((l) => l.event === "console_action" && l.action === "stored-invoice.resolve" && l.result === "ok"));
+});
+
+test("resolve a frozen Stored invoice: an outcome that does not fit how it froze comes back as a message; the Admin API route writes the same audit entry", async () => {
+  await invoices().insert(frozenSign("6f1c2a8e-0000-4000-8000-000000000002"));
+  const at = "/console/frozen/stored-invoice/6f1c2a8e-0000-4000-8000-000000000002";
+  const page = await admin.html(at);
+  const form = { _csrf: hiddenField(page, "_csrf"), _idempotency: hiddenField(page, "_idempotency"), outcome: "transmitted", reason: "checked", confirm: "yes" };
+  assert.is((await admin.post(`${at}/resolution`, form)).status, 303);
+  assert.match(await admin.html(at), /Not resolved: This invoice froze during signing/);
+  assert.is((await invoices().get("6f1c2a8e-0000-4000-8000-000000000002"))?.status, "frozen");
+  const api = await h.tg.call("/admin/invoices/6f1c2a8e-0000-4000-8000-000000000002/resolution", { method: "POST", host: STORED, headers: { "x-admin-api-key": ADMIN_KEY, "x-idempotency-key": "resolve-6f1c2a8e-0000-4000-8000-000000000002" }, body: { outcome: "not_signed" } });
+  assert.is(api.status, 200, await api.clone().text());
+  const entries = await resolutionEntries("op-6f1c2a8e-0000-4000-8000-000000000002");
+  assert.is(entries.length, 1);
+  assert.equal([entries[0]!.actor, entries[0]!.changes], ["operator:demo-operator", { invoiceId: "6f1c2a8e-0000-4000-8000-000000000002", outcome: "not_signed" }]);
+});
+
 test.run();
