@@ -189,6 +189,7 @@ function _guardCollection<T extends Doc>(inner: Collection<T>, call: _Call, now:
   const op = (method: string): _OperationCall => call(`${inner.name}.${method}`);
   const countNow = now && inner.countNow ? now(`${inner.name}.count`) : null;
   const insert = op("insert");
+  const insertMany = op("insertMany");
   const get = op("get");
   const findOne = op("findOne");
   const find = op("find");
@@ -202,6 +203,7 @@ function _guardCollection<T extends Doc>(inner: Collection<T>, call: _Call, now:
   return {
     name: inner.name,
     insert: (doc) => insert(() => inner.insert(doc)),
+    insertMany: (docs) => insertMany(() => inner.insertMany(docs)),
     get: (id) => get(() => inner.get(id)),
     findOne: (filter) => findOne(() => inner.findOne(filter)),
     find: (filter, options) => find(() => inner.find(filter, options)),

@@ -81,6 +81,13 @@ export interface Collection<T extends Doc> {
   readonly name: string;
   /** Inserts a new document; throws DuplicateKeyError on `_id` or a unique index clash. */
   insert(doc: T): Promise<T>;
+  /**
+   * Inserts many new documents in one call to the engine (one transaction of the embedded store, one
+   * `insertMany` command of MongoDB): for batched append-only writes (the request log). Resolves with
+   * the number inserted (all of them). Throws DuplicateKeyError on a clash: the embedded store then
+   * keeps none of the batch, MongoDB the documents before the clashing one (ordered insert).
+   */
+  insertMany(docs: readonly T[]): Promise<number>;
   get(id: string): Promise<T | null>;
   findOne(filter: Filter): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Promise<FindPage<T>>;

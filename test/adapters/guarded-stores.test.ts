@@ -48,6 +48,11 @@ function tinyStore(): { store: DocumentStore; fault: { error: unknown; hang: boo
         docs.set(doc._id, structuredClone(doc));
         return doc;
       },
+      async insertMany(many) {
+        await enter();
+        for (const doc of many) docs.set(doc._id, structuredClone(doc));
+        return many.length;
+      },
       async get(id) {
         await enter();
         return docs.get(id) ?? null;

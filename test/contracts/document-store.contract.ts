@@ -220,6 +220,22 @@ const CASES: Case[] = [
     },
   ],
   [
+    "insertMany inserts a batch in one call (count back, each readable, in a TTL collection); an empty batch is 0; a clash is DuplicateKeyError",
+    async ({ store }) => {
+      const c = store.collection<Doc>("batched", { indexes: [{ fields: ["tenant", "at"] }], ttlField: "expiresAt" });
+      const far = Date.now() + 3_600_000;
+      const docs = Array.from({ length: 50 }, (_, i) => ({ _id: `b${String(i).padStart(2, "0")}`, tenant: i % 2 ? "t1" : "t2", at: i, expiresAt: far }));
+      assert.is(await c.insertMany(docs), 50);
+      assert.is(await c.insertMany([]), 0);
+      assert.is(await c.count({ tenant: "t1" }), 25);
+      assert.equal(await c.get("b07"), docs[7]);
+      const page = await c.find({ tenant: "t2" }, { sort: [{ field: "at", direction: -1 }], limit: 2 });
+      assert.equal(page.items.map((d) => d._id), ["b48", "b46"]);
+      await _rejectsWith(c.insertMany([{ _id: "b01", tenant: "t1", at: 1, expiresAt: far }]), isDuplicateKeyError, "DuplicateKeyError");
+      assert.is(await c.count({ tenant: "t1" }), 25, "the clashing batch added nothing");
+    },
+  ],
+  [
     "duplicate _id → DuplicateKeyError (typed, index _id_)",
     async ({ store }) => {
       const c = store.collection<Person>("people");

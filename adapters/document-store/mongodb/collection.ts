@@ -22,6 +22,7 @@ export function createMongoCollection(s: MongoCollectionState): Collection<Doc> 
   return {
     name: s.name,
     insert: (doc) => _insert(s, doc),
+    insertMany: (docs) => _insertMany(s, docs),
     get: (id) => runOp(s, async () => stripOrNull(await s.coll.findOne(merge({ _id: id }, visibleQuery(s, s.clock()))))),
     findOne: (filter) => _findOne(s, filter),
     find: (filter, options) => _find(s, filter, options),
@@ -51,6 +52,18 @@ async function _insert(s: MongoCollectionState, doc: Doc): Promise<Doc> {
     }
     return out;
   });
+}
+
+/** One ordered insertMany command (no expired-blocker retry: batched documents carry fresh ids). */
+async function _insertMany(s: MongoCollectionState, docs: readonly Doc[]): Promise<number> {
+  if (docs.length === 0) return 0;
+  const stored = docs.map((doc) => {
+    assertDocument(doc);
+    const out = cloneJson(doc);
+    assertNoHiddenFields(out);
+    return toStored(out, s.ttlField);
+  });
+  return runOp(s, async () => (await s.coll.insertMany(stored, { ordered: true })).insertedCount);
 }
 
 async function _findOne(s: MongoCollectionState, filter: Filter): Promise<Doc | null> {

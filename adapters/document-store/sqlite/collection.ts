@@ -87,6 +87,14 @@ function _handle(st: _State): Collection<Doc> {
       await _write(st, { kind: "insert", collection: name, id: doc._id, text, now: now() });
       return JSON.parse(text) as Doc;
     },
+    async insertMany(docs) {
+      if (docs.length === 0) return 0;
+      const rows = docs.map((doc) => {
+        assertDocument(doc);
+        return { id: doc._id, text: JSON.stringify(doc) };
+      });
+      return (await _write(st, { kind: "insertMany", collection: name, docs: rows, now: now() })) as number;
+    },
     get: async (id) => _parse(_read(st, (s) => getText(st.ctx.reader, s, id, now()))),
     findOne: async (filter) => _findOne(st, filter),
     find: async (filter, options = {}) => _find(st, filter, options),

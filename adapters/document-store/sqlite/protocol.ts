@@ -9,6 +9,8 @@ import { DependencyUnavailableError, DuplicateKeyError, InvalidQueryError } from
 export type WriteOp =
   | { kind: "ensure"; collection: string; spec: CollectionSpec }
   | { kind: "insert"; collection: string; id: string; text: string; now: number }
+  /** Every document in the operation's one savepoint: all kept, or none on a clash. */
+  | { kind: "insertMany"; collection: string; docs: Array<{ id: string; text: string }>; now: number }
   /** findOneAndUpdate (`returnDoc`) and updateOne. */
   | { kind: "update"; collection: string; filter: Filter; update: Update; upsert: boolean; returnDoc: boolean; now: number }
   | { kind: "claim"; collection: string; filter: Filter; owner: string; leaseMs: number; sort: SortSpec[]; now: number }

@@ -41,6 +41,11 @@ export function applyOp(state: WriterState, op: WriteOp): WriteValue {
       _insert(state.conn, schema, op.id, op.text, () => JSON.parse(op.text), op.now);
       return null;
     }
+    case "insertMany": {
+      const schema = _schema(state, op.collection);
+      for (const d of op.docs) _insert(state.conn, schema, d.id, d.text, () => JSON.parse(d.text), op.now);
+      return op.docs.length;
+    }
     case "update":
       return _update(state, op);
     case "claim":
