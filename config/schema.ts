@@ -6,6 +6,7 @@ import * as v from "valibot";
 import { AttestationSchema } from "./attestation.ts";
 import { consoleSchema } from "./console.ts";
 import { dashboardSchema } from "./dashboard.ts";
+import { RequestLogSchema } from "./request-log.ts";
 
 const HOST = v.pipe(
   v.string(),
@@ -388,6 +389,8 @@ export const ConfigSchema = v.strictObject({
   console: v.optional(consoleSchema(HOST, CredentialSchema), {}),
   /** The merchant dashboard (config/dashboard.ts, docs/dashboard.md). */
   dashboard: v.optional(dashboardSchema(), {}),
+  /** The request log (config/request-log.ts, docs/dashboard.md "Request log"). */
+  requestLog: v.optional(RequestLogSchema, {}),
   /** Prometheus metrics (docs/operations.md "Metrics"). */
   metrics: v.optional(
     v.strictObject({

@@ -17,6 +17,7 @@ import { openApiRoute } from "./openapi-route.ts";
 import type { GatewayPlugin, PluginKit, Ports, Worker } from "./plugin.ts";
 import { NO_OFFERS, setUpPlugins } from "./plugin-setup.ts";
 import { createRequestFlow, dispatch, fail, logCompletion } from "./request-flow.ts";
+import { createRequestLogWriter, type RequestLogWriter } from "./request-log/writer.ts";
 import { builtSize } from "./respond.ts";
 import { BootError, buildRouteTable, type RouteTable } from "./route-table.ts";
 import { Runtime, createStatusReports } from "./runtime.ts";
@@ -50,6 +51,8 @@ export interface Gateway {
   readonly pipeline: CompiledPipeline;
   readonly runtime: Runtime;
   readonly kit: PluginKit;
+  /** The request log's writer (core/request-log/writer.ts); null when config turns it off. */
+  readonly requestLog: RequestLogWriter | null;
   startWorkers(): Promise<void>;
   /** Stops workers and closes the ports. */
   close(): Promise<void>;
@@ -65,7 +68,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Boot checks: every problem of every plugin is collected, then reported at once.
   const problems: string[] = stageListProblems(options.stages);
   const { entries, workers: pluginWorkers } = setUpPlugins(plugins, kit, disabled, problems);
-  const workers: Worker[] = [...(options.workers ?? []), ...pluginWorkers];
+  const requestLog = config.requestLog.enabled ? createRequestLogWriter({ store: ports.documentStore, config: config.requestLog, metrics, log }) : null;
+  // First to start, last to stop: its final flush sees every request the other workers' stop let finish.
+  const workers: Worker[] = [...(requestLog ? [requestLog.worker] : []), ...(options.workers ?? []), ...pluginWorkers];
   entries.push({ plugin: CORE_PLUGIN, routes: [openApiRoute(() => routes)] });
   let routes: RouteTable;
   try {
@@ -87,6 +92,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     runtime,
     log,
     metrics,
+    requestLog,
     bodyTimeoutMs: config.server.bodyReadTimeoutMs,
     checkJson: createJsonLimitCheck(config.limits.json),
   });
@@ -107,6 +113,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     pipeline,
     runtime,
     kit,
+    requestLog,
     async startWorkers() {
       for (const w of workers) await w.start();
       runtime.markReady();

@@ -17,6 +17,7 @@ import { renderError } from "./errors/render.ts";
 import { describeError, type Logger } from "./log.ts";
 import type { GatewayMetrics, HistogramSeries } from "./metrics.ts";
 import { prepareInput } from "./request-input.ts";
+import type { RequestLogSink } from "./request-log/writer.ts";
 import { builtSize } from "./respond.ts";
 import type { CompiledRoute, RouteTable } from "./route-table.ts";
 import type { Runtime } from "./runtime.ts";
@@ -29,6 +30,8 @@ export interface RequestFlowOptions {
   runtime: Runtime;
   log: Logger;
   metrics: GatewayMetrics;
+  /** The request log's buffer (null: off); fed once per request, after the completion record. */
+  requestLog: RequestLogSink | null;
   bodyTimeoutMs: number;
   checkJson: (text: string) => void;
 }
@@ -86,6 +89,7 @@ export function logCompletion(flow: RequestFlow, ctx: RequestContext, res: Respo
     Math.round(durationMs * 1000) / 1000,
     size ?? Number(res.headers.get("content-length") ?? 0),
   ]);
+  if (flow.requestLog !== null) flow.requestLog.record(ctx, res.status, durationMs, endedAt);
 }
 
 // --- Internal helpers ---

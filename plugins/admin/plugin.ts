@@ -5,6 +5,7 @@
  * - the invoice-gateway wallet (wallet-routes.ts, DECISIONS.md "Wallet (operator)");
  * - frozen operations (frozen.ts): what support must resolve by hand;
  * - the alert channel's dead letters (alert-routes.ts): list and replay;
+ * - the request log (request-log-routes.ts): a request ID across businesses, a business's requests;
  * - on a demo config, the demo's reset (demo-reset.ts).
  * Needs the billing port (the composition root builds the document ledger when none is given).
  */
@@ -14,6 +15,7 @@ import { gwError } from "../../core/errors/gateway-error.ts";
 import { deriveKey } from "../../core/keyed-hash.ts";
 import { definePlugin, offer, requirePort, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
 import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
+import { createRequestLog } from "../../core/request-log/query.ts";
 import { json } from "../../core/respond.ts";
 import { DIRECTORY_OPERATIONS, WALLET_OPERATIONS } from "../invoice/offers.ts";
 import { alertRoutes } from "./alert-routes.ts";
@@ -22,6 +24,7 @@ import { demoResetRoutes } from "./demo-reset.ts";
 import { directoryRoutes } from "./directory-routes.ts";
 import { createDirectoryAdmin } from "./directory-service.ts";
 import { decodeFrozenCursor, frozenSources, listFrozen, type FrozenSource } from "./frozen.ts";
+import { requestLogRoutes } from "./request-log-routes.ts";
 import { walletRoutes } from "./wallet-routes.ts";
 
 export interface AdminOptions {
@@ -52,6 +55,7 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
           frozenRoute(frozenSources(kit.ports.documentStore)),
           ...(kit.ports.alerts ? alertRoutes(kit.ports.alerts) : []),
           ...demoResetRoutes(kit),
+          ...requestLogRoutes(createRequestLog(kit.ports.documentStore)),
         ],
         offers: [offer(DIRECTORY_OPERATIONS, directoryOperations(admin)), offer(WALLET_OPERATIONS, walletOperations(kit, ledger))],
       };
