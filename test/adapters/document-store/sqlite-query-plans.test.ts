@@ -23,6 +23,7 @@ import { promisify } from "node:util";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
+import { createRequestLog } from "../../../core/request-log/query.ts";
 import { ADMIN_KEY, BEARER_DEMO, DEMO_KEY, PASSTHROUGH, STORED, gatewayTracker, type TestGateway } from "../../support/gateway.ts";
 import { startDemoSimulator } from "../regulator/simulator/simulator-helpers.ts";
 
@@ -52,6 +53,7 @@ const GROWING = [
   "collections_payment_links",
   "collections_wallet_entries",
   "webhook_outbox",
+  "request_log",
 ];
 
 /** The identifier the console's search box and pages look up (an IRN, operation ID and invoice ID at once). */
@@ -83,6 +85,7 @@ test("every statement of a representative run finds its rows through an index (s
     const calls = await _everyGetRoute(tg);
     assert.ok(calls > 50, `the GET routes were called (${calls})`);
     await _consolePages(tg);
+    await _requestLogQueries(tg);
     await new Promise((r) => setTimeout(r, 200)); // a few sweeps and worker polls
   } finally {
     restore();
@@ -182,6 +185,25 @@ async function _consolePages(tg: TestGateway): Promise<void> {
     assert.is(res.status === 200 || res.status === 404, true, `${path} answered ${res.status}`);
     await res.arrayBuffer();
   }
+}
+
+/**
+ * The request log's reads with every filter (the list, each filter alone and together, a next page,
+ * a request ID within a business and across them), after a flush so the pages are not empty. Through
+ * the service /admin/requests and the dashboard call (the route itself is reached by _everyGetRoute
+ * until the operator's management quota runs out).
+ */
+async function _requestLogQueries(tg: TestGateway): Promise<void> {
+  await tg.gateway.requestLog!.flush();
+  const log = createRequestLog(tg.gateway.kit.ports.documentStore);
+  const first = await log.list("demo", {}, { limit: 2 });
+  assert.ok(first.items.length === 2 && first.nextCursor, "the run's requests are in the request log");
+  const id = first.items[0]!._id;
+  await log.list("demo", {}, { limit: 2, cursor: first.nextCursor });
+  for (const f of [{ status: "200" }, { status: "4xx" }, { code: "GW_ROUTE_NOT_FOUND" }, { code: "none" }, { route: "/invoices/:irn" }, { route: "unmatched" }, { status: "4xx", code: "GW_API_KEY_INVALID", route: "unmatched" }])
+    await log.list("demo", f, { limit: 50 });
+  assert.is((await log.find("demo", id))?._id, id);
+  assert.is((await log.findAny(id))?._id, id);
 }
 
 interface _Operation {
