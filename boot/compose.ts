@@ -61,10 +61,22 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
   // Store calls and circuit changes feed the gateway's own engine (a channel given by a test does not see them).
   if (alerts) observed.bindAlerts(alerts);
   const { documentStore, coordination } = stores;
-  const directory = await openDirectory({ config, store: documentStore, coordination, log, now: options.now, sync: options.syncDirectory });
+  const email = options.ports?.email ?? (await openEmail(config));
+  const directory = await openDirectory({ config, store: documentStore, coordination, log, now: options.now, sync: options.syncDirectory, email });
   const outbox = options.ports?.webhooks
     ? null
-    : createWebhookOutbox({ store: documentStore, log, timeoutMs: config.webhooks.timeoutMs, pollMs: config.webhooks.pollMs, concurrency: config.webhooks.concurrency, hopMarker });
+    : createWebhookOutbox({
+        store: documentStore,
+        log,
+        timeoutMs: config.webhooks.timeoutMs,
+        pollMs: config.webhooks.pollMs,
+        concurrency: config.webhooks.concurrency,
+        hopMarker,
+        // Attempts read the directory endpoint's current URL and secrets, and report outcomes (auto-disable).
+        endpoints: directory.webhooks,
+      });
+  // An outbox given by a test reads the directory's endpoints too.
+  options.ports?.webhooks?.useEndpoints?.(directory.webhooks);
   const gateway = createGateway({
     config,
     stages: STAGES,
@@ -73,7 +85,7 @@ export async function composeGateway(config: Config, options: ComposeOptions): P
       coordination,
       regulator: options.ports?.regulator ?? _createRegulator(config, options, observed, alertChannel, hopMarker),
       webhooks: options.ports?.webhooks ?? outbox!,
-      email: options.ports?.email ?? (await openEmail(config)),
+      email,
       payments: options.ports?.payments ?? createSandboxPaymentProcessor({ redeliverAfterMs: PROCESSOR_REDELIVERY_MS, store: documentStore }),
       billing: instrumentLedger(options.ports?.billing ?? _createLedger(config, documentStore), metrics),
       alerts: alertChannel,

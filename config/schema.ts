@@ -63,6 +63,8 @@ export const BusinessSchema = v.strictObject({
   id: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)),
   name: v.pipe(v.string(), v.minLength(1)),
   state: v.picklist(["TEST", "LIVE"]),
+  /** Where notices about the business's integration go (an auto-disabled webhook endpoint). */
+  contactEmail: v.optional(v.pipe(v.string(), v.email())),
   gateway: v.optional(
     v.strictObject({
       apiKeys: v.array(CredentialSchema),
@@ -280,6 +282,10 @@ export const ConfigSchema = v.strictObject({
       pollMs: v.optional(POSITIVE_INT, 1_000),
       /** Parallel deliveries per process. */
       concurrency: v.optional(POSITIVE_INT, 4),
+      /** After a secret rotation, how long deliveries carry the old secret's signature too (default 24 h). */
+      rotationOverlapMs: v.optional(NON_NEGATIVE_INT, 86_400_000),
+      /** An endpoint whose attempts have all failed for this long is disabled, with a notice (default 5 days). */
+      autoDisableAfterMs: v.optional(POSITIVE_INT, 432_000_000),
     }),
     {},
   ),

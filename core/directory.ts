@@ -13,6 +13,9 @@
  *   (core/directory/domains.ts).
  * - Businesses (name, state, collections settings) are a snapshot loaded at boot and reloaded on
  *   change notifications: they only change through the config file (core/directory/businesses.ts).
+ * - Webhook endpoints (`webhooks`): a per-process snapshot of where each business's events go,
+ *   reloaded on change notifications; attempts read an endpoint's current secrets from the store
+ *   (core/directory/webhook-service.ts).
  * - `isCurrent(record)` tells whether the domain's `modeVersion` moved since `record` was read (a
  *   mode change was approved): the dispatcher asks it right before the handler
  *   (GW_DOMAIN_APPROVAL_STATE_CHANGED).
@@ -34,6 +37,17 @@ export type {
   Principal,
   TenantDirectory,
 } from "./directory/types.ts";
+export type {
+  WebhookActor,
+  WebhookDisabled,
+  WebhookEndpointInput,
+  WebhookEndpointPatch,
+  WebhookEndpoints,
+  WebhookEndpointView,
+  WebhookService,
+  WebhookTarget,
+} from "./directory/webhook-types.ts";
+export { WEBHOOK_SERVICES } from "./directory/webhook-types.ts";
 export { DIRECTORY_CHANNEL, announceChange } from "./directory/changes.ts";
 export { hashSecret } from "./directory/secrets.ts";
 export { openDirectory } from "./directory/open.ts";

@@ -29,6 +29,7 @@
 import type { Filter, WebhookEndpoint, WebhookMessage } from "../ports.ts";
 import { deliveryPass } from "./outbox/delivery.ts";
 import { enqueueWebhook } from "./outbox/enqueue.ts";
+import { createDeliveryLog } from "./outbox/log.ts";
 import { createOutboxState, toRecord, type OutboxState } from "./outbox/state.ts";
 import type { DocumentStoreWebhookOutbox, WebhookListFilter, WebhookOutboxOptions, WebhookRecord } from "./outbox/types.ts";
 import { createDeliveryWorker } from "./outbox/worker.ts";
@@ -52,6 +53,10 @@ export function createWebhookOutbox(options: WebhookOutboxOptions): DocumentStor
     worker: createDeliveryWorker(s),
     list: (filter?: WebhookListFilter) => _list(s, filter),
     get: (webhookId: string) => _get(s, webhookId),
+    deliveries: createDeliveryLog(s),
+    useEndpoints(source) {
+      s.endpoints = source;
+    },
   };
 }
 

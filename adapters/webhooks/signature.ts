@@ -21,9 +21,12 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
   return `v1,${_hmac(secret, id, timestampSeconds, body).toString("base64")}`;
 }
 
-/** The three Standard Webhooks headers of one delivery attempt. */
+/**
+ * The three Standard Webhooks headers of one delivery attempt. With several secrets (a rotation's
+ * overlap) `webhook-signature` holds one space-separated signature per secret.
+ */
 export function webhookHeaders(
-  secret: string,
+  secret: string | readonly string[],
   id: string,
   timestampSeconds: number,
   body: string | Uint8Array,
@@ -31,7 +34,7 @@ export function webhookHeaders(
   return {
     [WEBHOOK_ID_HEADER]: id,
     [WEBHOOK_TIMESTAMP_HEADER]: String(timestampSeconds),
-    [WEBHOOK_SIGNATURE_HEADER]: signWebhook(secret, id, timestampSeconds, body),
+    [WEBHOOK_SIGNATURE_HEADER]: (typeof secret === "string" ? [secret] : secret).map((k) => signWebhook(k, id, timestampSeconds, body)).join(" "),
   };
 }
 

@@ -20,7 +20,7 @@ export function announceChange(coordination: CoordinationStore, change: Director
 export function parseChange(text: string): ReceivedChange | null {
   try {
     const c = JSON.parse(text) as ReceivedChange;
-    return (c.kind === "domain" || c.kind === "business" || c.kind === "credential") && typeof c.id === "string" ? c : null;
+    return (c.kind === "domain" || c.kind === "business" || c.kind === "credential" || c.kind === "webhook") && typeof c.id === "string" ? c : null;
   } catch {
     return null;
   }

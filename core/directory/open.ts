@@ -12,8 +12,12 @@ import { DIRECTORY_CHANNEL, announceChange, parseChange } from "./changes.ts";
 import { createKeyChecker } from "./credentials.ts";
 import { createDomainCache, type DomainCache } from "./domains.ts";
 import { seedDirectory } from "./seed.ts";
-import { openDirectoryStore } from "./store.ts";
+import { openDirectoryStore, type DirectoryStore } from "./store.ts";
 import type { DirectoryChange, DirectoryOptions, TenantDirectory } from "./types.ts";
+import { webhookNotice } from "./webhook-notice.ts";
+import { createWebhookEndpoints } from "./webhook-service.ts";
+import { createWebhookSnapshot, type WebhookSnapshot } from "./webhook-snapshot.ts";
+import type { WebhookEndpoints } from "./webhook-types.ts";
 
 /** Seeds (or syncs) the store from the config, loads the businesses and subscribes to changes. */
 export async function openDirectory(o: DirectoryOptions): Promise<TenantDirectory> {
@@ -37,15 +41,21 @@ export async function openDirectory(o: DirectoryOptions): Promise<TenantDirector
   const businesses = createBusinessSnapshot(ds);
   const domains = createDomainCache({ ds, businesses, ttlMs: o.config.directory.domainCacheTtlMs, now, log });
   const keys = createKeyChecker(ds, now);
-  const apply = (change: DirectoryChange) => _apply(domains, businesses, log, change);
+  const hooks = createWebhookSnapshot(ds.webhookEndpoints);
+  const apply = (change: DirectoryChange) => _apply(domains, businesses, hooks, log, change);
+  const webhooks = _webhooks(o, ds, hooks, now, async (businessId) => {
+    await hooks.load(businessId);
+    await publish({ kind: "webhook", id: businessId });
+  });
 
   await businesses.loadAll();
+  await hooks.loadAll();
   const subscription: Subscription = await o.coordination.subscribe(DIRECTORY_CHANNEL, {
     message(text) {
       const change = parseChange(text);
       if (change !== null && change.origin !== origin) apply(change);
     },
-    gap: () => _gap(domains, businesses, log),
+    gap: () => _gap(domains, businesses, hooks, log),
   });
 
   return {
@@ -61,14 +71,36 @@ export async function openDirectory(o: DirectoryOptions): Promise<TenantDirector
       apply(change);
       await publish(change);
     },
+    webhooks,
     close: () => subscription.close(),
   };
 }
 
 // --- Internal helpers ---
 
+/** The webhook endpoint service over the directory's store, its changes announced like the others. */
+function _webhooks(o: DirectoryOptions, ds: DirectoryStore, snapshot: WebhookSnapshot, now: () => number, changed: (businessId: string) => Promise<void>): WebhookEndpoints {
+  return createWebhookEndpoints(
+    {
+      coll: ds.webhookEndpoints,
+      audit: ds.audit,
+      now,
+      log: o.log,
+      overlapMs: o.config.webhooks.rotationOverlapMs,
+      autoDisableAfterMs: o.config.webhooks.autoDisableAfterMs,
+      changed,
+      notice: webhookNotice(o.config, o.email, o.log),
+    },
+    snapshot,
+  );
+}
+
 /** Brings this process's view up to a change (its own, or one announced by another process). */
-function _apply(domains: DomainCache, businesses: BusinessSnapshot, log: Logger, change: DirectoryChange): void {
+function _apply(domains: DomainCache, businesses: BusinessSnapshot, hooks: WebhookSnapshot, log: Logger, change: DirectoryChange): void {
+  if (change.kind === "webhook") {
+    hooks.load(change.id).catch((e) => log.warn("directory_webhooks_reload_failed", { businessId: change.id, error: describeError(e) }));
+    return;
+  }
   domains.newEpoch();
   if (change.kind === "domain") domains.domainChanged(change);
   else if (change.kind === "business") {
@@ -79,9 +111,10 @@ function _apply(domains: DomainCache, businesses: BusinessSnapshot, log: Logger,
 }
 
 /** Notifications may have been lost: nothing cached is trusted until read again. */
-function _gap(domains: DomainCache, businesses: BusinessSnapshot, log: Logger): void {
+function _gap(domains: DomainCache, businesses: BusinessSnapshot, hooks: WebhookSnapshot, log: Logger): void {
   domains.newEpoch();
   domains.staleAll();
   businesses.loadAll().catch((e) => log.warn("directory_business_reload_failed", { error: describeError(e) }));
+  hooks.loadAll().catch((e) => log.warn("directory_webhooks_reload_failed", { error: describeError(e) }));
   log.warn("directory_notifications_interrupted", { detail: "cached domain records are read again" });
 }

@@ -16,7 +16,8 @@
  * in that mode: `modeVersion` + 1. Every write is a compare-and-set on `rev` (two processes seeding
  * at once converge: the loser re-reads), is audited (actor "config" or "config-sync") and is
  * announced to running processes. One file per record kind: seed-businesses.ts, seed-domains.ts,
- * seed-credentials.ts; their shared steps are in seed-run.ts.
+ * seed-credentials.ts, webhook-seed.ts (webhook endpoints: what a config change does to an endpoint
+ * edited at run time); their shared steps are in seed-run.ts.
  */
 import type { Collection, Doc } from "../../adapters/ports.ts";
 import type { Config } from "../../config/schema.ts";
@@ -24,6 +25,7 @@ import { seedBusinesses } from "./seed-businesses.ts";
 import { seedCredentials } from "./seed-credentials.ts";
 import { seedDomains } from "./seed-domains.ts";
 import { createSeedRun, seedAudit, type SeedOptions, type SeedReport, type SeedRun } from "./seed-run.ts";
+import { seedWebhookEndpoints } from "./webhook-seed.ts";
 import type { AuditTargetType, DirectoryStore } from "./store.ts";
 import type { DirectoryChange } from "./types.ts";
 
@@ -34,6 +36,7 @@ export async function seedDirectory(ds: DirectoryStore, config: Config, o: SeedO
   const fileBusinesses = await seedBusinesses(run, config);
   const fileDomains = await seedDomains(run, config);
   const fileKeys = await seedCredentials(run, config);
+  await seedWebhookEndpoints(run, config);
   if (o.sync) await _removeUnlisted(run, fileDomains, fileKeys, fileBusinesses);
   const { report } = run;
   o.log.event("directory_seeded", { mode: o.sync ? "sync" : "seed", created: report.created, updated: report.updated, removed: report.removed, kept: report.kept.length });

@@ -1,6 +1,6 @@
 /**
  * What the tenant directory keeps in the document store (docs/operations.md "Directory"), and the
- * one reading of each document. Five collections:
+ * one reading of each document. Six collections:
  *
  *   directory_businesses    `_id` = business id; name, state, collections settings. File-owned:
  *                           only the config file (seed / --sync) writes them.
@@ -11,6 +11,8 @@
  *   directory_audit         append-only: who (operator credential id or the config file), what,
  *                           when, the changed fields; never a key, a hash or a secret.
  *   directory_operations    idempotency records of the Admin API's mutations (core/idempotency.ts).
+ *   directory_webhook_endpoints  a business's webhook endpoints and their signing secrets
+ *                           (core/directory/webhook-store.ts).
  *
  * Every record carries `rev`, incremented by every write: writers compare-and-set on it, and the
  * runtime directory reuses what it derived from a credential while its `rev` is unchanged.
@@ -20,6 +22,7 @@
 import { randomUUID } from "node:crypto";
 import type { Collection, Doc, DocumentStore } from "../../adapters/ports.ts";
 import type { IdempotencyDoc } from "../idempotency.ts";
+import { openWebhookEndpoints, WEBHOOK_ENDPOINTS_COLLECTION, type WebhookEndpointDoc } from "./webhook-store.ts";
 
 export type Mode = "passthrough" | "stored";
 export type BusinessState = "TEST" | "LIVE";
@@ -36,6 +39,7 @@ export const DIRECTORY_COLLECTIONS = {
   credentials: "directory_credentials",
   audit: "directory_audit",
   operations: "directory_operations",
+  webhookEndpoints: WEBHOOK_ENDPOINTS_COLLECTION,
 } as const;
 
 export interface WebhookSettings {
@@ -115,7 +119,7 @@ export interface CredentialDoc extends Doc {
   updatedAt: string;
 }
 
-export type AuditTargetType = "business" | "domain" | "key" | "operation";
+export type AuditTargetType = "business" | "domain" | "key" | "operation" | "webhook_endpoint" | "webhook_delivery";
 
 export interface AuditEntry {
   /** Given when a retried write must not append twice (the Admin API: derived from its idempotency record). */
@@ -147,6 +151,8 @@ export interface DirectoryStore {
   credentials: Collection<CredentialDoc>;
   audit: Collection<AuditDoc>;
   operations: Collection<IdempotencyDoc>;
+  /** Webhook endpoints (core/directory/webhook-store.ts). */
+  webhookEndpoints: Collection<WebhookEndpointDoc>;
 }
 
 export function openDirectoryStore(store: DocumentStore): DirectoryStore {
@@ -162,6 +168,7 @@ export function openDirectoryStore(store: DocumentStore): DirectoryStore {
     }),
     audit: store.collection<AuditDoc>(DIRECTORY_COLLECTIONS.audit, { indexes: [{ fields: ["atMs"] }, { fields: ["target.id", "atMs"] }] }),
     operations: store.collection<IdempotencyDoc>(DIRECTORY_COLLECTIONS.operations, { ttlField: "expiresAtMs" }),
+    webhookEndpoints: openWebhookEndpoints(store),
   };
 }
 

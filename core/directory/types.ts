@@ -2,10 +2,11 @@
  * What the tenant directory answers (records derived from the stored documents of
  * core/directory/store.ts) and the interface every other part of the gateway uses.
  */
-import type { CoordinationStore, DocumentStore } from "../../adapters/ports.ts";
+import type { CoordinationStore, DocumentStore, EmailSender } from "../../adapters/ports.ts";
 import type { Config } from "../../config/schema.ts";
 import type { Logger } from "../log.ts";
 import type { Approval, BusinessState, CredentialScheme, Mode, WebhookSettings } from "./store.ts";
+import type { WebhookEndpoints } from "./webhook-types.ts";
 
 export type { Approval, BusinessState, CredentialScheme, Mode } from "./store.ts";
 
@@ -50,7 +51,8 @@ export interface BusinessRecord {
 
 /** A change written to the store, announced to every process. */
 export interface DirectoryChange {
-  kind: "domain" | "business" | "credential";
+  /** "webhook": the business `id`'s webhook endpoints changed. */
+  kind: "domain" | "business" | "credential" | "webhook";
   id: string;
   /** Domains: the modeVersion after the change (in-flight requests of an older one are refused). */
   modeVersion?: number;
@@ -77,6 +79,8 @@ export interface TenantDirectory {
   businesses(): readonly BusinessRecord[];
   /** After a write to the directory's store: updates this process at once and tells the others. */
   changed(change: DirectoryChange): Promise<void>;
+  /** The businesses' webhook endpoints: where events go, and their management (core/directory/webhook-service.ts). */
+  readonly webhooks: WebhookEndpoints;
   close(): Promise<void>;
 }
 
@@ -88,4 +92,6 @@ export interface DirectoryOptions {
   now?: () => number;
   /** Make the store match the config file exactly (`--sync`) instead of seeding it. */
   sync?: boolean;
+  /** Sends the notice of a webhook endpoint disabled for failing (else only a log line). */
+  email?: EmailSender;
 }

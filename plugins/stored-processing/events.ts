@@ -1,6 +1,7 @@
 /**
  * Invoice webhooks (DECISIONS.md "Webhooks"): body `{ type, data }`, through the durable outbox, to
- * the top-level business's `gateway.webhook` endpoint. A transition records its event on the invoice
+ * every enabled endpoint of the top-level business receiving invoice events (the directory's
+ * webhook endpoints; the config's `gateway.webhook` is one of them). A transition records its event on the invoice
  * in the same compare-and-set (`events`); enqueueing follows, idempotent per invoice and event type,
  * so a crash between the two only delays the webhook (the processor enqueues what is recorded).
  * A business without an endpoint gets no events recorded: the invoice's status history is the record.
@@ -17,24 +18,21 @@ export interface InvoiceWebhooks {
 }
 
 export function createInvoiceWebhooks(directory: TenantDirectory, outbox: WebhookOutbox): InvoiceWebhooks {
-  const endpointOf = (businessId: string): WebhookEndpoint | null => {
-    const hook = directory.business(businessId)?.gateway?.webhook;
-    return hook ? { url: hook.url, secret: hook.secret } : null;
-  };
+  const endpointsOf = (businessId: string): WebhookEndpoint[] => directory.webhooks.targets(businessId, "invoice").map((t) => ({ id: t.id, url: t.url }));
   return {
     event(doc, type, status, at, lastError = null) {
-      if (!endpointOf(doc.businessId)) return [];
+      if (endpointsOf(doc.businessId).length === 0) return [];
       return [{ type, data: eventData(doc, status, at, lastError) }];
     },
     async enqueue(doc, events) {
       if (events.length === 0) return;
-      const endpoint = endpointOf(doc.businessId);
-      if (!endpoint) return;
-      for (const e of events)
-        await outbox.enqueue(
-          { businessId: doc.businessId, eventType: e.type, payload: { type: e.type, data: e.data }, idempotencyKey: `${doc._id}:${e.type}` },
-          endpoint,
-        );
+      const endpoints = endpointsOf(doc.businessId);
+      for (const endpoint of endpoints)
+        for (const e of events)
+          await outbox.enqueue(
+            { businessId: doc.businessId, eventType: e.type, payload: { type: e.type, data: e.data }, idempotencyKey: `${doc._id}:${e.type}` },
+            endpoint,
+          );
     },
   };
 }

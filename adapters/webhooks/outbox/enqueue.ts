@@ -1,7 +1,8 @@
 /**
- * Enqueue: one document per message, unique on (businessId, idempotencyKey), so a duplicate enqueue
- * answers the stored message's webhookId with created=false. The body is serialised once here; a
- * message without an endpoint is stored `no_endpoint`, one with an unusable endpoint dead at once.
+ * Enqueue: one document per message and endpoint, unique on (businessId, idempotencyKey, endpointId),
+ * so a duplicate enqueue answers the stored message's webhookId with created=false. The body is
+ * serialised once here; a message without an endpoint is stored `no_endpoint`, one with an unusable
+ * endpoint dead at once. A directory endpoint (with an id) is stored by id, never with its secret.
  */
 import { randomBytes } from "node:crypto";
 import { isDuplicateKeyError, type WebhookEndpoint, type WebhookMessage } from "../../ports.ts";
@@ -18,7 +19,7 @@ export async function enqueueWebhook(s: OutboxState, message: WebhookMessage, en
       await s.coll.insert({ _id: webhookId, ...base });
     } catch (e) {
       if (!isDuplicateKeyError(e)) throw e;
-      const existing = await s.coll.findOne({ businessId: message.businessId, idempotencyKey: message.idempotencyKey });
+      const existing = await s.coll.findOne({ businessId: message.businessId, idempotencyKey: message.idempotencyKey, endpointId: base.endpointId });
       if (existing) return { webhookId: existing._id, created: false };
       continue; // an _id clash, or the holder of the key vanished: a fresh id
     }
@@ -37,13 +38,15 @@ function _fields(message: WebhookMessage, endpoint: WebhookEndpoint | null, now:
   const body = JSON.stringify(message.payload);
   const usable = endpoint === null || _usableEndpoint(endpoint);
   const status: WebhookStatus = endpoint === null ? "no_endpoint" : usable ? "pending" : "dead";
+  const endpointId = endpoint && typeof endpoint.id === "string" ? endpoint.id : "";
   return {
     businessId: message.businessId,
     eventType: message.eventType,
     idempotencyKey: message.idempotencyKey,
     status,
+    endpointId,
     endpointUrl: endpoint && typeof endpoint.url === "string" ? endpoint.url : null,
-    secret: endpoint && usable ? endpoint.secret : null,
+    secret: endpoint && usable && endpointId === "" ? (endpoint.secret ?? null) : null,
     body,
     attempts: 0,
     createdAt: now,
@@ -53,6 +56,10 @@ function _fields(message: WebhookMessage, endpoint: WebhookEndpoint | null, now:
     lastError: status === "dead" ? "invalid_endpoint" : null,
     deliveredAt: null,
     deadAt: status === "dead" ? now : null,
+    attemptLog: [],
+    rank: status === "dead" ? 0 : 1,
+    manual: false,
+    resendKey: null,
   };
 }
 
@@ -70,7 +77,10 @@ function _validateMessage(m: WebhookMessage): void {
 }
 
 function _usableEndpoint(e: WebhookEndpoint): boolean {
-  if (typeof e !== "object" || e === null || typeof e.secret !== "string" || e.secret === "" || typeof e.url !== "string") return false;
+  if (typeof e !== "object" || e === null || typeof e.url !== "string") return false;
+  // A directory endpoint's secrets are read at attempt time; a bare one must bring its own.
+  const byId = typeof e.id === "string" && e.id !== "";
+  if (!byId && (typeof e.secret !== "string" || e.secret === "")) return false;
   try {
     const u = new URL(e.url);
     return u.protocol === "https:" || u.protocol === "http:";

@@ -1,6 +1,7 @@
 /**
- * One HTTP attempt: POST the stored body with fresh Standard Webhooks headers (and the deployment's
- * hop marker for the endpoint's host, when given), bounded by the deadline. The answer's body is never kept; an error is reduced to a class ("timeout",
+ * One HTTP attempt: POST the stored body with fresh Standard Webhooks headers (one signature per
+ * secret) and the deployment's hop marker for the endpoint's host, when given, bounded by the
+ * deadline. The answer's body is never kept; an error is reduced to a class ("timeout",
  * "ECONNREFUSED"), never a message.
  */
 import { request, type Agent } from "undici";
@@ -16,7 +17,7 @@ export interface AttemptResult {
 export async function postWebhook(
   dispatcher: Agent,
   url: string,
-  secret: string,
+  secrets: readonly string[],
   webhookId: string,
   body: string,
   clock: () => number,
@@ -33,7 +34,7 @@ export async function postWebhook(
       headers: {
         "content-type": "application/json",
         "user-agent": USER_AGENT,
-        ...webhookHeaders(secret, webhookId, timestamp, body),
+        ...webhookHeaders(secrets, webhookId, timestamp, body),
         ...(hop === undefined ? {} : { [HOP_HEADER]: hop }),
       },
       body,

@@ -7,7 +7,7 @@ import { hostname } from "node:os";
 import { Agent } from "undici";
 import type { HopMarker } from "../../../core/http/hop.ts";
 import { createLogger, type Logger } from "../../../core/log.ts";
-import type { Collection, Doc, Lease } from "../../ports.ts";
+import type { Collection, Doc, Lease, WebhookAttempt, WebhookEndpointSource } from "../../ports.ts";
 import { DEFAULT_WEBHOOK_SCHEDULE, validSchedule } from "./schedule.ts";
 import { OUTBOX_COLLECTION, type WebhookOutboxOptions, type WebhookRecord, type WebhookStatus } from "./types.ts";
 
@@ -16,8 +16,13 @@ export interface OutboxFields {
   eventType: string;
   idempotencyKey: string;
   status: WebhookStatus;
+  /** The directory endpoint ("" when the message names none: a bare endpoint, or no endpoint). */
+  endpointId: string;
   endpointUrl: string | null;
-  /** The endpoint's signing secret; never leaves the outbox. */
+  /**
+   * A bare endpoint's signing secret (never leaves the outbox); null for a directory endpoint, whose
+   * current secrets are read at every attempt.
+   */
   secret: string | null;
   body: string;
   attempts: number;
@@ -28,6 +33,14 @@ export interface OutboxFields {
   lastError: string | null;
   deliveredAt: number | null;
   deadAt: number | null;
+  /** The most recent attempts, oldest first (at most `maxAttemptsKept`). */
+  attemptLog?: WebhookAttempt[];
+  /** 0: failed (dead, or waiting after a failed attempt); 1: otherwise. Sorts failed ones first. */
+  rank?: number;
+  /** The next attempt is a resend or a test event: one attempt, no retry schedule after it. */
+  manual?: boolean;
+  /** The idempotency key of the last resend (a double submit resends once). */
+  resendKey?: string | null;
 }
 
 export interface OutboxDoc extends Doc, OutboxFields {
@@ -48,6 +61,9 @@ export interface OutboxState {
   readonly coll: Collection<OutboxDoc>;
   /** The deployment's hop markers (none: attempts carry no X-Service-Gateway-Hop). */
   readonly hop: HopMarker | null;
+  /** The directory's endpoints (current URL and secrets at attempt time; outcomes for auto-disable). */
+  endpoints: WebhookEndpointSource | null;
+  readonly maxAttemptsKept: number;
   agent: Agent | null;
   running: boolean;
   timer: NodeJS.Timeout | null;
@@ -70,13 +86,11 @@ export function createOutboxState(options: WebhookOutboxOptions): OutboxState {
     jitter: Math.min(0.5, Math.max(0, options.jitter ?? 0.1)),
     leaseMs: Math.max(options.leaseMs ?? timeoutMs + 30_000, timeoutMs + 1000),
     coll: options.store.collection<OutboxDoc>(options.collection ?? OUTBOX_COLLECTION, {
-      indexes: [
-        { fields: ["businessId", "idempotencyKey"], unique: true },
-        { fields: ["status", "nextAttemptAt"] },
-        { fields: ["businessId", "status", "createdAt"] },
-      ],
+      indexes: OUTBOX_INDEXES,
     }),
     hop: options.hopMarker ?? null,
+    endpoints: options.endpoints ?? null,
+    maxAttemptsKept: Math.max(1, Math.floor(options.maxAttemptsKept ?? 20)),
     agent: null,
     running: false,
     timer: null,
@@ -94,6 +108,25 @@ export function dispatcher(s: OutboxState): Agent {
   }));
 }
 
+/**
+ * The outbox's indexes: one message per (business, key, endpoint); the worker's due scan; and one
+ * for each delivery-log query (per business or across them; failed first or newest first; by
+ * status, event type or endpoint).
+ */
+const OUTBOX_INDEXES = [
+  { fields: ["businessId", "idempotencyKey", "endpointId"], unique: true },
+  { fields: ["status", "nextAttemptAt"] },
+  { fields: ["businessId", "status", "createdAt"] },
+  { fields: ["businessId", "rank", "createdAt"] },
+  { fields: ["businessId", "eventType", "createdAt"] },
+  { fields: ["businessId", "endpointId", "createdAt"] },
+  { fields: ["businessId", "createdAt"] },
+  { fields: ["rank", "createdAt"] },
+  { fields: ["status", "createdAt"] },
+  { fields: ["eventType", "createdAt"] },
+  { fields: ["createdAt"] },
+];
+
 /** What operators see of a stored message (never the secret). */
 export function toRecord(doc: OutboxDoc): WebhookRecord {
   return {
@@ -101,6 +134,7 @@ export function toRecord(doc: OutboxDoc): WebhookRecord {
     businessId: doc.businessId,
     eventType: doc.eventType,
     idempotencyKey: doc.idempotencyKey,
+    endpointId: doc.endpointId ? doc.endpointId : null,
     status: doc.status,
     endpointUrl: doc.endpointUrl,
     body: doc.body,
@@ -112,7 +146,14 @@ export function toRecord(doc: OutboxDoc): WebhookRecord {
     lastError: doc.lastError,
     deliveredAt: doc.deliveredAt,
     deadAt: doc.deadAt,
+    attemptLog: doc.attemptLog ?? [],
+    failed: isFailed(doc),
   };
+}
+
+/** Dead, or waiting after a failed attempt. */
+export function isFailed(doc: Pick<OutboxFields, "status" | "lastError">): boolean {
+  return doc.status === "dead" || (doc.status === "pending" && doc.lastError !== null);
 }
 
 // --- Internal helpers ---

@@ -1,36 +1,15 @@
 /** The webhook outbox's public types: options, the operator's view of a message, and the outbox with its worker. */
 import type { HopMarker } from "../../../core/http/hop.ts";
 import type { Logger } from "../../../core/log.ts";
-import type { DocumentStore, WebhookOutbox } from "../../ports.ts";
+import type { DocumentStore, WebhookDelivery, WebhookDeliveryLog, WebhookDeliveryStatus, WebhookEndpointSource, WebhookOutbox } from "../../ports.ts";
 
 /** The outbox's default collection. */
 export const OUTBOX_COLLECTION = "webhook_outbox";
 
-export type WebhookStatus = "pending" | "delivered" | "dead" | "no_endpoint";
+export type WebhookStatus = WebhookDeliveryStatus;
 
-/** What operators see of one message (never the endpoint secret). Times are epoch milliseconds. */
-export interface WebhookRecord {
-  webhookId: string;
-  businessId: string;
-  eventType: string;
-  idempotencyKey: string;
-  status: WebhookStatus;
-  endpointUrl: string | null;
-  /** The exact JSON body sent on every attempt. */
-  body: string;
-  /** Attempts made so far. */
-  attempts: number;
-  createdAt: number;
-  /** When the next attempt is due (pending only). */
-  nextAttemptAt: number | null;
-  lastAttemptAt: number | null;
-  /** HTTP status of the last attempt, null when it got no answer. */
-  lastStatusCode: number | null;
-  /** "http_<status>", "timeout" or an error class ("ECONNREFUSED"); null after success. */
-  lastError: string | null;
-  deliveredAt: number | null;
-  deadAt: number | null;
-}
+/** What operators see of one message (never the endpoint secret): the port's delivery record. */
+export type WebhookRecord = WebhookDelivery;
 
 export interface WebhookListFilter {
   businessId?: string;
@@ -63,6 +42,10 @@ export interface WebhookOutboxOptions {
   collection?: string;
   /** The deployment's hop markers: each attempt carries the one for its endpoint's host (X-Service-Gateway-Hop). */
   hopMarker?: HopMarker;
+  /** The directory's endpoints: messages naming an endpoint id are sent with its current URL and secrets. */
+  endpoints?: WebhookEndpointSource;
+  /** Attempts kept in each message's log (the most recent). Default 20. */
+  maxAttemptsKept?: number;
 }
 
 export interface WebhookDeliveryWorker {
@@ -78,4 +61,5 @@ export interface DocumentStoreWebhookOutbox extends WebhookOutbox {
   worker: WebhookDeliveryWorker;
   list(filter?: WebhookListFilter): Promise<WebhookRecord[]>;
   get(webhookId: string): Promise<WebhookRecord | null>;
+  readonly deliveries: WebhookDeliveryLog;
 }

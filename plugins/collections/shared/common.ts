@@ -16,10 +16,13 @@ export function newReference(prefix: string): string {
   return out;
 }
 
-/** Where the business's collections webhooks go, or null when it has none configured. */
+/**
+ * The first of the business's enabled endpoints for collections events, or null when it has none.
+ * Events go to every such endpoint through core/webhook-events.ts `enqueueWebhookEvent`.
+ */
 export function webhookEndpointOf(directory: TenantDirectory, businessId: string): WebhookEndpoint | null {
-  const hook = directory.business(businessId)?.collections?.webhook;
-  return hook ? { url: hook.url, secret: hook.secret } : null;
+  const target = directory.webhooks.targets(businessId, "collections")[0];
+  return target ? { id: target.id, url: target.url } : null;
 }
 
 /** One page (`page` from 1, `limit` per page) of the documents matching `filter`, and their total. */

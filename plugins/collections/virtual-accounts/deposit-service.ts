@@ -19,7 +19,8 @@
 import { isDuplicateKeyError, type Collection, type DocumentStore, type WebhookOutbox } from "../../../adapters/ports.ts";
 import type { TenantDirectory } from "../../../core/directory.ts";
 import { describeError, type Logger } from "../../../core/log.ts";
-import { newReference, webhookEndpointOf } from "../shared/common.ts";
+import { enqueueWebhookEvent } from "../../../core/webhook-events.ts";
+import { newReference } from "../shared/common.ts";
 import { CURRENCY } from "../shared/money.ts";
 import type { CollectionWallet } from "../wallet/wallet.ts";
 import type { VirtualAccount } from "./account.ts";
@@ -196,10 +197,12 @@ async function _effects(deps: _Deps, d: Deposit): Promise<Deposit> {
     description: `Transfer into virtual account ${d.accountNumber} (${d.accountName})`,
   });
   if (created) deps.log.event("collections_wallet_credited", { businessId: d.businessId, sessionId: d._id, amountKobo: d.amountKobo });
-  await deps.webhooks.enqueue(
-    { businessId: d.businessId, eventType: IN_FLOW_SUCCESS_EVENT, payload: inFlowEventBody(d), idempotencyKey: `${IN_FLOW_SUCCESS_EVENT}:${d._id}` },
-    webhookEndpointOf(deps.directory, d.businessId),
-  );
+  await enqueueWebhookEvent(deps.webhooks, deps.directory, "collections", {
+    businessId: d.businessId,
+    eventType: IN_FLOW_SUCCESS_EVENT,
+    payload: inFlowEventBody(d),
+    idempotencyKey: `${IN_FLOW_SUCCESS_EVENT}:${d._id}`,
+  });
   return _effectsDone(deps, d);
 }
 

@@ -9,7 +9,7 @@
  *   enqueue is idempotent on `${eventType}:${sessionId}`; the payer's receipt of a successful
  *   session is claimed once on the session (receipt.ts).
  */
-import { webhookEndpointOf } from "../../shared/common.ts";
+import { enqueueWebhookEvent } from "../../../../core/webhook-events.ts";
 import type { CheckoutDeps } from "./deps.ts";
 import { sendReceipt } from "./receipt.ts";
 import { CHECKOUT_EVENTS, CHECKOUT_SOURCE, transactionView, type CheckoutSession, type FinalStatus, type SessionChange } from "./session.ts";
@@ -38,15 +38,12 @@ export async function runEffects(deps: CheckoutDeps, s: CheckoutSession): Promis
   if (s.status === "successful") await _credit(deps, s);
   const current = await _refund(deps, s);
   const eventType = CHECKOUT_EVENTS[current.status as FinalStatus];
-  await deps.webhooks.enqueue(
-    {
-      businessId: current.businessId,
-      eventType,
-      payload: { event_type: eventType, data: transactionView(current) },
-      idempotencyKey: `${eventType}:${current._id}`,
-    },
-    webhookEndpointOf(deps.directory, current.businessId),
-  );
+  await enqueueWebhookEvent(deps.webhooks, deps.directory, "collections", {
+    businessId: current.businessId,
+    eventType,
+    payload: { event_type: eventType, data: transactionView(current) },
+    idempotencyKey: `${eventType}:${current._id}`,
+  });
   await sendReceipt(deps, current);
   if (current.effectsPending)
     await deps.sessions.findOneAndUpdate({ _id: current._id, status: current.status, effectsPending: true }, { $set: { effectsPending: false } });
