@@ -25,16 +25,28 @@ export function webhookEndpointOf(directory: TenantDirectory, businessId: string
   return target ? { id: target.id, url: target.url } : null;
 }
 
-/** One page (`page` from 1, `limit` per page) of the documents matching `filter`, and their total. */
+/**
+ * One page (`page` from 1, `limit` per page) of the documents matching `filter`, and their total.
+ * `knownTotal`, when the caller keeps the total apart (a counter), saves the count; a page past the
+ * middle is then read from the other end (the same documents, fewer skipped), in the order asked.
+ */
 export async function findPage<T extends Doc>(
   collection: Collection<T>,
   filter: Filter,
   sort: SortSpec,
   page: number,
   limit: number,
+  knownTotal: number | null = null,
 ): Promise<{ items: T[]; total: number }> {
+  const skip = (page - 1) * limit;
+  if (knownTotal !== null) {
+    if (skip >= knownTotal) return { items: [], total: knownTotal };
+    if (skip > knownTotal / 2) return { items: await _pageFromEnd(collection, filter, sort, skip, limit, knownTotal), total: knownTotal };
+    const found = await collection.find(filter, { sort: [sort, { field: "_id", direction: 1 }], skip, limit });
+    return { items: found.items, total: knownTotal };
+  }
   const [found, total] = await Promise.all([
-    collection.find(filter, { sort: [sort], skip: (page - 1) * limit, limit }),
+    collection.find(filter, { sort: [sort], skip, limit }),
     collection.count(filter),
   ]);
   return { items: found.items, total };
@@ -59,4 +71,17 @@ export function intervalWorker(name: string, intervalMs: number, run: () => Prom
       await running;
     },
   };
+}
+
+// --- Internal helpers ---
+
+/** Rows `skip`..`skip + limit` of `total` in `sort` (then `_id` ascending), read in the reverse order. */
+async function _pageFromEnd<T extends Doc>(collection: Collection<T>, filter: Filter, sort: SortSpec, skip: number, limit: number, total: number): Promise<T[]> {
+  const end = Math.min(total, skip + limit);
+  const reversed: SortSpec[] = [
+    { field: sort.field, direction: sort.direction === 1 ? -1 : 1 },
+    { field: "_id", direction: -1 },
+  ];
+  const found = await collection.find(filter, { sort: reversed, skip: total - end, limit: end - skip });
+  return found.items.reverse();
 }

@@ -9,6 +9,7 @@ import { isDuplicateKeyError, type Collection, type DocumentStore } from "../../
 import type { TenantDirectory } from "../../../core/directory.ts";
 import { CollectionsError } from "../../../core/errors/gateway-error.ts";
 import { findPage, newReference } from "../shared/common.ts";
+import { createVirtualAccountCounter, type VirtualAccountCounter } from "./account-counts.ts";
 import { CURRENCY } from "../shared/money.ts";
 import { NEVER, listFilter, openVirtualAccounts, virtualAccountView, type VirtualAccount, type VirtualAccountView } from "./account.ts";
 import { dedicatedSourceReference, newAccountNumber } from "./identifiers.ts";
@@ -44,6 +45,8 @@ export interface VirtualAccountList {
 
 export interface VirtualAccountService {
   readonly collection: Collection<VirtualAccount>;
+  /** The per-business totals of the list (account-counts.ts). */
+  readonly counter: VirtualAccountCounter;
   create(businessId: string, input: NewVirtualAccount): Promise<VirtualAccount>;
   /** 404 CollectionsError when absent from this business. */
   findByReference(businessId: string, reference: string): Promise<VirtualAccount>;
@@ -66,9 +69,15 @@ export function createVirtualAccountService(options: VirtualAccountServiceOption
   const { clock, directory } = options;
   const accounts = openVirtualAccounts(options.store);
   const drawNumber = options.newAccountNumber ?? newAccountNumber;
+  const counter = createVirtualAccountCounter(options.store, accounts);
   return {
     collection: accounts,
-    create: (businessId, input) => _create(accounts, drawNumber, businessId, input, clock()),
+    counter,
+    async create(businessId, input) {
+      const account = await _create(accounts, drawNumber, businessId, input, clock());
+      await counter.added(account);
+      return account;
+    },
     findByReference: (businessId, reference) => _found(accounts.findOne({ businessId, reference })),
     findBySourceReference: (businessId, sourceReference) => _found(accounts.findOne({ businessId, sourceReference })),
     findByAccountNumber: (businessId, accountNumber) => accounts.findOne({ accountNumber, businessId }),
@@ -77,10 +86,12 @@ export function createVirtualAccountService(options: VirtualAccountServiceOption
     async list(businessId, query) {
       const now = clock();
       const filter = listFilter(businessId, query, now);
-      const { items, total } = await findPage(accounts, filter, { field: "createdAt", direction: query.sort === "ASC" ? 1 : -1 }, query.page, query.limit);
+      const known = await counter.total(businessId, query, now);
+      const sort = { field: "createdAt", direction: query.sort === "ASC" ? 1 : -1 } as const;
+      const { items, total } = await findPage(accounts, filter, sort, query.page, query.limit, known);
       return { items, total, now };
     },
-    toggle: (businessId, reference, activate) => _toggle(accounts, businessId, reference, activate, clock()),
+    toggle: (businessId, reference, activate) => _toggle(accounts, counter, businessId, reference, activate, clock()),
     consume: (accountId, sessionId, at) =>
       accounts.findOneAndUpdate(
         { _id: accountId, accountType: "single_use", consumed: false, enabled: true, openUntil: { $gt: at } },
@@ -152,8 +163,22 @@ function _newAccount(businessId: string, input: NewVirtualAccount, sourceReferen
   };
 }
 
-async function _toggle(accounts: Collection<VirtualAccount>, businessId: string, reference: string, activate: boolean, now: number): Promise<VirtualAccount> {
-  const updated = await accounts.findOneAndUpdate({ businessId, reference, openUntil: { $gt: now } }, { $set: { enabled: activate, updatedAt: now } });
+/** Sets `enabled` on an open account; the counter moves only when the state changed. */
+async function _toggle(
+  accounts: Collection<VirtualAccount>,
+  counter: VirtualAccountCounter,
+  businessId: string,
+  reference: string,
+  activate: boolean,
+  now: number,
+): Promise<VirtualAccount> {
+  const set = { $set: { enabled: activate, updatedAt: now } };
+  const changed = await accounts.findOneAndUpdate({ businessId, reference, enabled: !activate, openUntil: { $gt: now } }, set);
+  if (changed) {
+    await counter.toggled(changed, activate);
+    return changed;
+  }
+  const updated = await accounts.findOneAndUpdate({ businessId, reference, openUntil: { $gt: now } }, set);
   if (updated) return updated;
   if (!(await accounts.findOne({ businessId, reference }))) throw new CollectionsError(404, "Virtual account not found.");
   throw new CollectionsError(409, "The virtual account has expired: its status can no longer change.", [

@@ -92,9 +92,13 @@ export function openVirtualAccounts(store: DocumentStore): Collection<VirtualAcc
       { fields: ["businessId", "sourceReference"], unique: true },
       { fields: ["customerId"], unique: true, sparse: true },
       // Lists: newest first within a business; the status fields follow the equality-sort-range rule.
-      { fields: ["businessId", "createdAt"] },
+      // `_id` (the pages' tie-break) and `openUntil` (the expired filter) in the index let a page
+      // skip and filter on index entries alone, without reading the accounts it passes.
+      { fields: ["businessId", "createdAt", "_id", "openUntil"] },
       { fields: ["businessId", "enabled", "createdAt", "openUntil"] },
       { fields: ["businessId", "accountType", "createdAt"] },
+      // The totals: open single_use accounts per business and `enabled` (account-counts.ts).
+      { fields: ["businessId", "accountType", "enabled", "openUntil"] },
     ],
   });
 }
