@@ -8,6 +8,10 @@ import type { RouteDeclaration } from "../../core/plugin.ts";
 import type { DashboardEnv } from "./env.ts";
 import { accountSection } from "./screens/account.ts";
 import { homeSection } from "./screens/home.ts";
+import { keysSection } from "./screens/keys.ts";
+import { linksSection } from "./screens/links.ts";
+import { teamSection } from "./screens/team.ts";
+import { twoFactorSection } from "./screens/two-factor.ts";
 
 export interface DashboardSection {
   /** The navigation entry: its label and the path under the base ("" for home). */
@@ -15,4 +19,4 @@ export interface DashboardSection {
   routes(env: DashboardEnv): RouteDeclaration[];
 }
 
-export const SECTIONS: readonly DashboardSection[] = [homeSection, accountSection];
+export const SECTIONS: readonly DashboardSection[] = [homeSection, keysSection, teamSection, accountSection, twoFactorSection, linksSection];

@@ -10,9 +10,9 @@
  */
 import type { RequestContext } from "../../core/context.ts";
 import { formFields, html, isSameOrigin, seeOther, textField, type Flash } from "../../core/ui/index.ts";
-import { hostScope, markTotpFresh, notHere, safeNext, type HostScope } from "./auth.ts";
+import { currentViewer, hostScope, markTotpFresh, notHere, safeNext, type HostScope } from "./auth.ts";
 import { bare, forbidden, guarded, isSecure } from "./chrome.ts";
-import { PENDING_COOKIE, TOTP_COOKIE, type DashboardEnv } from "./env.ts";
+import { FLASH_COOKIE, PENDING_COOKIE, TOTP_COOKIE, type DashboardEnv } from "./env.ts";
 import { attemptGate, recordFailure } from "./lockout.ts";
 import { verifyPassword } from "./passwords.ts";
 import { codeStep, isRecoveryCodeShape, recoveryHash } from "./totp.ts";
@@ -25,10 +25,13 @@ const WRONG = "The e-mail or password is wrong, or the account is locked for a w
 
 /** GET /sign-in: the form (or straight home when already signed in). */
 export function signInForm(env: DashboardEnv): Handler {
-  return _page(env, async (ctx) => {
+  return _page(env, async (ctx, scope) => {
     const next = safeNext(env, new URLSearchParams(ctx.search).get("next"));
-    if (env.cookies.read(ctx.req.headers.get("cookie"))) return seeOther(ctx, next);
-    return passwordPage(env, ctx, 200, next, null);
+    if (await currentViewer(env, ctx, scope)) return seeOther(ctx, next);
+    // A message left by a redirect (a password changed, an invitation accepted), shown once.
+    const flash = env.cookies.unseal(ctx.req.headers.get("cookie"), FLASH_COOKIE) as Flash | null;
+    const clear = `${FLASH_COOKIE}=; Path=${env.paths.public || "/"}; Max-Age=0; HttpOnly; SameSite=Strict`;
+    return passwordPage(env, ctx, 200, next, flash && typeof flash.text === "string" ? flash : null, flash ? { "set-cookie": clear } : {});
   });
 }
 

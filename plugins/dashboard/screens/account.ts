@@ -29,6 +29,6 @@ export async function accountScreen(env: DashboardEnv, ctx: RequestContext, who:
     ["E-mail", who.user.email],
     ["Role", who.role],
     ["Two-factor", who.user.totp ? badge("on", "ok") : badge("off", "warn")],
-  ])}</section>`;
+  ])}<p><a href="${env.paths.href("/account/two-factor")}">${who.user.totp ? "Two-factor and recovery codes" : "Set up two-factor authentication"}</a></p></section>`;
   return screen(env, ctx, who, { title: "Account", current: "/account", body });
 }

@@ -88,3 +88,36 @@ export function mailbox(tg: TestGateway): string[] {
   }
   return names.map((n) => readFileSync(join(e.dir, n), "utf8"));
 }
+
+/** The body of a raw .eml with quoted-printable soft breaks and escapes decoded. */
+export function decodeMail(raw: string): string {
+  return raw.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+}
+
+/** The path (from /dashboard) of the newest link to `kind` e-mailed to `to`; throws when there is none. */
+export function mailedLink(tg: TestGateway, to: string, kind: "invitations" | "password-reset"): string {
+  const mails = mailbox(tg).map(decodeMail).filter((m) => m.toLowerCase().includes(to.toLowerCase()));
+  for (const m of mails.reverse()) {
+    const match = new RegExp(`https?://[^\\s/]+(/dashboard/${kind}/[A-Za-z0-9_-]+)`).exec(m);
+    if (match) return match[1]!;
+  }
+  throw new Error(`no ${kind} link e-mailed to ${to}`);
+}
+
+export const MEMBER_PASSWORD = "member-password-0001";
+
+/** The owner invites `email` as `role`; the member accepts from the e-mailed link and is signed in (no two-factor yet). */
+export async function inviteMember(tg: TestGateway, owner: DashboardClient, email: string, role: "viewer" | "developer" | "owner", name = "A Member"): Promise<DashboardClient> {
+  const team = await owner.html("/dashboard/team");
+  const res = await owner.post("/dashboard/team/invitations", { _csrf: hiddenField(team, "_csrf"), email, role });
+  if (res.status !== 303) throw new Error(`invite answered ${res.status}`);
+  const member = dashboardClient(tg, owner.host);
+  const accepted = await member.post(mailedLink(tg, email, "invitations"), { name, password: MEMBER_PASSWORD, password2: MEMBER_PASSWORD });
+  if (accepted.status !== 303) throw new Error(`accept answered ${accepted.status}: ${await accepted.text()}`);
+  return member;
+}
+
+/** The CSRF token of the page at `path` (for forms posted by hand). */
+export async function csrfOf(c: DashboardClient, path: string): Promise<string> {
+  return hiddenField(await c.html(path), "_csrf");
+}
