@@ -9,6 +9,7 @@ import type { DocumentStore } from "../adapters/ports.ts";
 import type { Config } from "../config/schema.ts";
 import { hashSecret } from "../core/directory/secrets.ts";
 import { openDirectoryStore, type Mode } from "../core/directory/store.ts";
+import { DEMO_OWNER, demoOwnerBusiness } from "../plugins/dashboard/demo-owner.ts";
 
 /** What the banner needs of the tenant directory. */
 export interface BannerDirectory {
@@ -54,8 +55,21 @@ export function startupBanner(config: Config, url: string, simulatorUrl: string 
     lines.push(`  collections      ${config.collections.hosts.map((h) => `http://${h}:${port}`).join("  ")}`);
     for (const b of config.businesses)
       for (const k of b.collections?.apiKeys ?? []) if (k.key && held.accepts(k.key)) lines.push(`    Authorization: Bearer ${k.key}  (${b.id})`);
+    lines.push(...dashboardLines(config, port));
     for (const k of config.operators.apiKeys) if (k.key && held.accepts(k.key)) lines.push(`  operator         x-admin-api-key: ${k.key}`);
     if (simulatorUrl) lines.push(`  regulator simulator ${simulatorUrl}  (fixtures: ${config.regulator.simulator.fixtures})`);
   }
   return lines.join("\n") + "\n";
+}
+
+/** The merchant dashboard and its demo owner (demo configs only: the owner is seeded there alone). */
+export function dashboardLines(config: Config, port: string): string[] {
+  const businessId = demoOwnerBusiness(config);
+  if (!config.dashboard.enabled || !businessId) return [];
+  const host = config.businesses.find((b) => b.id === businessId)?.gateway?.domains[0]?.host ?? "localhost";
+  const path = config.dashboard.publicPath ?? config.dashboard.basePath;
+  return [
+    `  merchant dashboard  http://${host}:${port}${path}  (${businessId}; also on the collections hosts)`,
+    `    demo owner: ${DEMO_OWNER.email}  password ${DEMO_OWNER.password}  TOTP secret ${DEMO_OWNER.totpSecret}`,
+  ];
 }

@@ -7,7 +7,7 @@
 import type { Config } from "../../config/schema.ts";
 import { describeError, type Logger } from "../../core/log.ts";
 import type { Worker } from "../../core/plugin.ts";
-import { hashPassword, verifyPassword } from "./passwords.ts";
+import type { PasswordHash } from "./passwords.ts";
 import type { UserStore } from "./users.ts";
 
 export const DEMO_OWNER = {
@@ -18,6 +18,19 @@ export const DEMO_OWNER = {
   totpSecret: "GATEHOUSEDEMOOWNERTOTPSECRET2345",
   name: "Demo Owner",
 } as const;
+
+/**
+ * The demo password's scrypt hash, computed once (salt: the first 16 bytes of sha256("gatehouse-demo-owner")),
+ * so starting a demo gateway costs no scrypt work; test/plugins/dashboard/skeleton.test.ts checks it.
+ */
+export const DEMO_OWNER_PASSWORD_HASH: PasswordHash = {
+  alg: "scrypt",
+  N: 16384,
+  r: 8,
+  p: 1,
+  salt: "di0X6uI6FM5jgDc/2c9gEA==",
+  hash: "Fc85CJNxPYSjThZl8gnYAGH06uRP4NliHq9ag8gZVTU=",
+};
 
 /** The business the demo owner belongs to: the first with both invoice domains and collections keys. */
 export function demoOwnerBusiness(config: Config): string | null {
@@ -47,18 +60,19 @@ export async function seedDemoOwner(users: UserStore, businessId: string): Promi
   const d = DEMO_OWNER;
   const existing = await users.get(d.id);
   if (!existing) {
-    await users.create({ id: d.id, businessId, email: d.email, name: d.name, role: "owner", status: "active", password: await hashPassword(d.password), invitedBy: null, totpSecret: d.totpSecret });
+    await users.create({ id: d.id, businessId, email: d.email, name: d.name, role: "owner", status: "active", password: DEMO_OWNER_PASSWORD_HASH, invitedBy: null, totpSecret: d.totpSecret });
     return;
   }
   // Keep what the banner advertises true after a demo user changed it.
-  const same = existing.status === "active" && existing.role === "owner" && existing.totp?.secret === d.totpSecret && (await verifyPassword(d.password, existing.password));
+  const same =
+    existing.status === "active" && existing.role === "owner" && existing.totp?.secret === d.totpSecret && existing.password?.hash === DEMO_OWNER_PASSWORD_HASH.hash && existing.password.salt === DEMO_OWNER_PASSWORD_HASH.salt;
   if (same) return;
   await users.update(d.id, {
     businessId,
     email: d.email,
     role: "owner",
     status: "active",
-    password: await hashPassword(d.password),
+    password: DEMO_OWNER_PASSWORD_HASH,
     totp: { secret: d.totpSecret, enabledAt: new Date().toISOString(), lastStep: existing.totp?.lastStep ?? 0 },
     lockedUntil: null,
   });

@@ -68,6 +68,8 @@ test("a demo key revoked through the Admin API is not advertised at the next sta
   assert.match(banner, /x-api-key: gw_other_key_0001/);
   assert.match(banner, /Authorization: Bearer sk_test_demo_0001/);
   assert.match(banner, /x-admin-api-key: admin_demo_key_0001/);
+  assert.match(banner, /merchant dashboard {2}http:\/\/passthrough\.demo\.localhost:\d+\/dashboard/);
+  assert.match(banner, /demo owner: owner@demo\.gatehouse\.test {2}password demo-owner-password {2}TOTP secret GATEHOUSEDEMOOWNERTOTPSECRET2345/);
   assert.match(banner, /passthrough\.demo\.localhost:\d+ {2}\(demo, passthrough\)/);
 });
 

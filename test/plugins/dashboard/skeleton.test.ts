@@ -6,9 +6,10 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { DEMO_OWNER } from "../../../plugins/dashboard/demo-owner.ts";
+import { DEMO_OWNER, DEMO_OWNER_PASSWORD_HASH, demoOwnerBusiness } from "../../../plugins/dashboard/demo-owner.ts";
+import { verifyPassword } from "../../../plugins/dashboard/passwords.ts";
 import { SECTIONS } from "../../../plugins/dashboard/sections.ts";
-import { gatewayTracker } from "../../support/gateway.ts";
+import { DEMO_RAW, gatewayTracker, testConfig } from "../../support/gateway.ts";
 import { BUSINESS_HOST, COLLECTIONS_HOST, dashboardClient, demoOwner } from "./dashboard-helpers.ts";
 
 const { start, closeAll } = gatewayTracker();
@@ -52,4 +53,22 @@ test("a session works on a collections host for any business, never on another b
   assert.is(nowhere.status, 404);
   assert.ok(BUSINESS_HOST);
 });
+test("the demo owner's precomputed hash is the demo password's; a non-demo config seeds no owner", async () => {
+  assert.ok(await verifyPassword(DEMO_OWNER.password, DEMO_OWNER_PASSWORD_HASH));
+  assert.not.ok(await verifyPassword("another-password", DEMO_OWNER_PASSWORD_HASH));
+  const config = testConfig();
+  assert.is(demoOwnerBusiness(config), "demo", "the business that owns the demo's invoice host and has collections keys");
+  assert.is(demoOwnerBusiness({ ...config, demo: false }), null);
+});
+
+test("a hostile business name is escaped on every page", async () => {
+  const tg = await start({ patch: { businesses: [{ ...(DEMO_RAW.businesses as any[])[0], name: `<img src=x onerror=alert(1)>"Ventures'` }, ...(DEMO_RAW.businesses as any[]).slice(1)] } });
+  const owner = await demoOwner(tg);
+  for (const path of ["/dashboard", "/dashboard/keys", "/dashboard/team", "/dashboard/account"]) {
+    const page = await owner.html(path);
+    assert.not.match(page, /<img src=x/, path);
+    assert.match(page, /&lt;img src=x onerror=alert\(1\)&gt;&quot;Ventures&#39;/, path);
+  }
+});
+
 test.run();
