@@ -116,6 +116,8 @@ export interface WebhookResend {
   resent: boolean;
   /** Why nothing was resent: this key already resent it, or the message has no endpoint. */
   reason?: "already_resent" | "no_endpoint";
+  /** The message's status before this resend (when resent). */
+  previousStatus?: WebhookDeliveryStatus;
 }
 
 export interface WebhookDeliveryLog {

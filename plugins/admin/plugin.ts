@@ -6,6 +6,7 @@
  * - frozen operations (frozen.ts): what support must resolve by hand;
  * - the alert channel's dead letters (alert-routes.ts): list and replay;
  * - the request log (request-log-routes.ts): a request ID across businesses, a business's requests;
+ * - the webhook delivery log (webhook-routes.ts): list, one delivery, resend; a business's endpoints;
  * - on a demo config, the demo's reset (demo-reset.ts).
  * Needs the billing port (the composition root builds the document ledger when none is given).
  */
@@ -26,6 +27,7 @@ import { createDirectoryAdmin } from "./directory-service.ts";
 import { decodeFrozenCursor, frozenSources, listFrozen, type FrozenSource } from "./frozen.ts";
 import { requestLogRoutes } from "./request-log-routes.ts";
 import { walletRoutes } from "./wallet-routes.ts";
+import { webhookRoutes } from "./webhook-routes.ts";
 
 export interface AdminOptions {
   /** Epoch milliseconds (tests). Default Date.now. */
@@ -54,6 +56,7 @@ export function createAdminPlugin(options: AdminOptions = {}): GatewayPlugin {
           ...walletRoutes(kit, ledger),
           frozenRoute(frozenSources(kit.ports.documentStore)),
           ...(kit.ports.alerts ? alertRoutes(kit.ports.alerts) : []),
+          ...(kit.ports.webhooks?.deliveries ? webhookRoutes(kit, kit.ports.webhooks.deliveries) : []),
           ...demoResetRoutes(kit),
           ...requestLogRoutes(createRequestLog(kit.ports.documentStore)),
         ],

@@ -53,7 +53,7 @@ async function _resend(s: OutboxState, webhookId: string, key: string, businessI
     );
     if (updated) {
       s.log.event("webhook_resend", { webhookId: doc._id, eventType: doc.eventType, businessId: doc.businessId, previousStatus: doc.status });
-      return { delivery: toRecord(updated), resent: true };
+      return { delivery: toRecord(updated), resent: true, previousStatus: doc.status };
     }
   }
   throw new Error("the webhook message kept changing; resend again with the same key");
