@@ -19,6 +19,7 @@ export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
   "POST /admin/domains/:host/mode-change": "POST /console/businesses/:businessId/domains/:host/mode-change",
   "POST /admin/wallets/:businessId/credits": "POST /console/businesses/:businessId/wallet/credits",
   "POST /admin/wallets/:businessId/suspension": "POST /console/businesses/:businessId/wallet/suspension",
+  "POST /admin/webhooks/deliveries/:webhookId/resend": "POST /console/webhooks/:webhookId/resend",
 };
 
 /** Admin API mutations the console does not offer yet (docs/operator-console.md "Not built yet"). */

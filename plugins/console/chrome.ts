@@ -18,6 +18,7 @@ export const NAV: readonly NavItem[] = [
   { label: "Frozen operations", path: "/frozen" },
   { label: "Alerts", path: "/alerts" },
   { label: "Businesses", path: "/businesses" },
+  { label: "Webhooks", path: "/webhooks" },
   { label: "Search", path: "/search" },
   { label: "Audit log", path: "/audit" },
 ];

@@ -24,6 +24,7 @@ import { frozenDetailScreen, frozenListScreen, resolveAction } from "./screens/f
 import { invoiceScreen } from "./screens/invoice.ts";
 import { overviewScreen } from "./screens/overview.ts";
 import { searchScreen } from "./screens/search.ts";
+import { resendWebhookAction, webhookDetailScreen, webhooksScreen } from "./screens/webhooks.ts";
 import { createTrafficHistory } from "./traffic.ts";
 
 export interface ConsoleOptions {
@@ -77,6 +78,9 @@ export function consoleRoutes(env: ConsoleEnv): RouteDeclaration[] {
     post("/businesses/:businessId/wallet/credits", "Console: credit a wallet with a reason (admin)", acting(env, "admin", (ctx, s, f) => creditAction(env, ctx, s, f))),
     post("/businesses/:businessId/wallet/suspension", "Console: suspend a wallet or lift it (admin)", acting(env, "admin", (ctx, s, f) => suspensionAction(env, ctx, s, f))),
     get("/audit", "Console: the audit log", viewing(env, (ctx, s) => auditScreen(env, ctx, s))),
+    get("/webhooks", "Console: webhook deliveries, failed first", viewing(env, (ctx, s) => webhooksScreen(env, ctx, s))),
+    get("/webhooks/:webhookId", "Console: one webhook delivery and its attempts", viewing(env, (ctx, s) => webhookDetailScreen(env, ctx, s))),
+    post("/webhooks/:webhookId/resend", "Console: resend a webhook delivery (admin)", acting(env, "admin", (ctx, s, f) => resendWebhookAction(env, ctx, s, f))),
   ];
 }
 
