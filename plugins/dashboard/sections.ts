@@ -12,6 +12,7 @@ import { keysSection } from "./screens/keys.ts";
 import { linksSection } from "./screens/links.ts";
 import { teamSection } from "./screens/team.ts";
 import { twoFactorSection } from "./screens/two-factor.ts";
+import { webhooksSection } from "./screens/webhooks.ts";
 
 export interface DashboardSection {
   /** The navigation entry: its label and the path under the base ("" for home). */
@@ -19,4 +20,12 @@ export interface DashboardSection {
   routes(env: DashboardEnv): RouteDeclaration[];
 }
 
-export const SECTIONS: readonly DashboardSection[] = [homeSection, keysSection, teamSection, accountSection, twoFactorSection, linksSection];
+export const SECTIONS: readonly DashboardSection[] = [
+  homeSection,
+  keysSection,
+  webhooksSection,
+  teamSection,
+  accountSection,
+  twoFactorSection,
+  linksSection,
+];
