@@ -124,6 +124,7 @@ const OUTBOX_INDEXES = [
   { fields: ["rank", "createdAt"] },
   { fields: ["status", "createdAt"] },
   { fields: ["eventType", "createdAt"] },
+  { fields: ["endpointId", "createdAt"] },
   { fields: ["createdAt"] },
 ];
 

@@ -86,6 +86,7 @@ test("every statement of a representative run finds its rows through an index (s
     assert.ok(calls > 50, `the GET routes were called (${calls})`);
     await _consolePages(tg);
     await _requestLogQueries(tg);
+    await _webhookLogQueries(tg);
     await new Promise((r) => setTimeout(r, 200)); // a few sweeps and worker polls
   } finally {
     restore();
@@ -185,6 +186,28 @@ async function _consolePages(tg: TestGateway): Promise<void> {
     assert.is(res.status === 200 || res.status === 404, true, `${path} answered ${res.status}`);
     await res.arrayBuffer();
   }
+}
+
+/**
+ * The webhook delivery log's reads (the Admin API, the console and the dashboard list through the
+ * same service): every filter alone and with a business, failed first and newest first, a next
+ * page, one delivery of a business; and a business's webhook endpoints.
+ */
+async function _webhookLogQueries(tg: TestGateway): Promise<void> {
+  const log = tg.gateway.kit.ports.webhooks!.deliveries!;
+  const hooks = tg.gateway.kit.directory.webhooks;
+  const ep = await hooks.create({ actor: "user:plans", requestId: null }, "demo", { url: "http://127.0.0.1:9/unreachable", services: ["collections"] });
+  const all = await log.list({ limit: 1, failedFirst: true });
+  assert.ok(all.items.length === 1, "the run's events are in the delivery log");
+  const filters = [{}, { status: "dead" as const }, { eventType: all.items[0]!.eventType }, { endpointId: ep.id }];
+  for (const f of filters)
+    for (const scope of [{}, { businessId: all.items[0]!.businessId }])
+      for (const failedFirst of [true, false]) {
+        const page = await log.list({ ...f, ...scope, failedFirst, limit: 1 });
+        if (page.nextCursor) await log.list({ ...f, ...scope, failedFirst, limit: 1, cursor: page.nextCursor });
+      }
+  await log.get(all.items[0]!.webhookId, all.items[0]!.businessId);
+  await hooks.list("demo");
 }
 
 /**
