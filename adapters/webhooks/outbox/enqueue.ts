@@ -19,7 +19,11 @@ export async function enqueueWebhook(s: OutboxState, message: WebhookMessage, en
       await s.coll.insert({ _id: webhookId, ...base });
     } catch (e) {
       if (!isDuplicateKeyError(e)) throw e;
-      const existing = await s.coll.findOne({ businessId: message.businessId, idempotencyKey: message.idempotencyKey, endpointId: base.endpointId });
+      const existing =
+        (await s.coll.findOne({ businessId: message.businessId, idempotencyKey: message.idempotencyKey, endpointId: base.endpointId })) ??
+        // A store created before endpoints had ids keeps its unique index on (businessId, idempotencyKey)
+        // (docs/webhooks.md "Upgrading"): the event's message to another endpoint answers.
+        (await s.coll.findOne({ businessId: message.businessId, idempotencyKey: message.idempotencyKey }));
       if (existing) return { webhookId: existing._id, created: false };
       continue; // an _id clash, or the holder of the key vanished: a fresh id
     }
