@@ -15,7 +15,7 @@ import { sendTestEvent } from "../../../core/webhook-events.ts";
 import { requireFreshTotp } from "../auth.ts";
 import { back } from "../chrome.ts";
 import type { DashboardEnv, Viewer } from "../env.ts";
-import { endpointScreen } from "./webhooks.ts";
+import { endpointScreen } from "./webhook-pages.ts";
 
 export async function createEndpointAction(env: DashboardEnv, ctx: RequestContext, who: Viewer, form: Record<string, string>): Promise<Response> {
   const input = { url: (form.url ?? "").trim(), services: _services(form), description: (form.description ?? "").trim() };
