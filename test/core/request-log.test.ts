@@ -15,6 +15,7 @@ import { plugins } from "../../plugins/index.ts";
 import { withStoreFaults } from "../support/store-faults.ts";
 import { ADMIN_KEY, BEARER_DEMO, DEMO_KEY, OTHER_KEY, STORED, gatewayTracker, type CallInit, type TestGateway } from "../support/gateway.ts";
 import { callOverHttp } from "../support/over-http.ts";
+import { OPERATOR_KEY, consoleClient } from "../plugins/console/console-helpers.ts";
 import { probePlugin } from "../support/probe-plugin.ts";
 
 const { start, closeAll } = gatewayTracker();
@@ -127,6 +128,18 @@ test("operators find a request by ID and list a business's requests newest first
   assert.is((await tg.call("/admin/requests", { headers: ADMIN })).status, 400, "a business or a request ID is required");
   assert.is((await tg.call("/admin/requests?businessId=demo&status=abc", { headers: ADMIN })).status, 400);
   assert.is((await tg.call("/admin/requests?businessId=demo", { headers: { "x-api-key": DEMO_KEY } })).status, 401, "operators only");
+});
+
+test("the operator console's search box finds a request ID in the request log (its route, status and code, escaped)", async () => {
+  const tg = await start({ plugins: [...plugins, probePlugin], patch: { requestLog: { flushMs: 3_600_000 } } });
+  const res = await tg.call("/nope", { headers: { "x-api-key": DEMO_KEY } });
+  const id = res.headers.get("x-request-id")!;
+  await tg.gateway.requestLog!.flush();
+  const c = consoleClient(tg);
+  assert.is((await c.signIn(OPERATOR_KEY)).status, 303);
+  const page = await c.html(`/console/search?q=${id}`);
+  for (const s of ["In the request log", id, "GW_ROUTE_NOT_FOUND", "business demo", "status 404"]) assert.ok(page.includes(s), s);
+  assert.match(await c.html("/console/search?q=nothing-here"), /Nothing found for <code>nothing-here<\/code>/);
 });
 
 test("store down: requests are still served, the lost batch is counted and logged once", async () => {

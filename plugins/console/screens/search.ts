@@ -1,11 +1,14 @@
 /**
  * The one search box: a request ID, an operation ID, a Stored invoice ID or an IRN finds the records
- * it names, each linked to its page. Every lookup uses an index of its collection: operation IDs
+ * it names, each linked to its page; a request ID is also looked up in the request log (any
+ * business, last 7 days), shown below them with its route, status and code. Every lookup uses an
+ * index of its collection: the request log's `_id`, operation IDs
  * (sign attempts, transmission claims, Stored invoices), invoice IDs (`_id`), IRNs, and request IDs among the operations
  * that are frozen (held sign fees, unknown transmissions: the money/claim-state indexes narrow the
  * scan) — what an on-call engineer has from a merchant's complaint.
  */
 import type { RequestContext } from "../../../core/context.ts";
+import { createRequestLog } from "../../../core/request-log/query.ts";
 import { html, segment, type Session } from "../../../core/ui/index.ts";
 import { openSignAttempts } from "../../invoice/sign-attempts.ts";
 import { openTransmissionClaims } from "../../invoice/transmission-claims.ts";
@@ -29,12 +32,14 @@ interface Hit {
 export async function searchScreen(env: ConsoleEnv, ctx: RequestContext, session: Session): Promise<Response> {
   const q = (new URLSearchParams(ctx.search).get("q") ?? "").trim();
   const valid = IDENTIFIER.test(q);
-  const hits = valid ? await findIdentifier(env, q) : [];
-  const body = html`<p>Searches request IDs (of frozen operations), operation IDs, Stored invoice IDs and IRNs.</p>
-${q === "" ? EMPTY : !valid ? html`<p class="flash error" role="alert">An ID has only letters, digits and . _ : - (at most 200).</p>` : hits.length === 0 ? html`<p>Nothing found for <code>${q}</code>.</p>` : html`<h2>${hits.length} found for <code>${q}</code></h2>
+  const [hits, request] = valid ? await Promise.all([findIdentifier(env, q), createRequestLog(env.store).findAny(q)]) : [[], null];
+  const logged = request === null ? EMPTY : html`<h2>In the request log</h2>
+<p><code>${request._id}</code>: ${request.method} <code>${request.path}</code> (route ${request.route ?? "none"}) of business ${request.businessId}, status ${request.status}${request.code ? ` ${request.code}` : ""}, ${request.durationMs} ms, at ${new Date(request.at).toISOString()}.</p>`;
+  const body = html`<p>Searches request IDs (the request log, and frozen operations), operation IDs, Stored invoice IDs and IRNs.</p>
+${q === "" ? EMPTY : !valid ? html`<p class="flash error" role="alert">An ID has only letters, digits and . _ : - (at most 200).</p>` : hits.length === 0 && request === null ? html`<p>Nothing found for <code>${q}</code>.</p>` : hits.length === 0 ? logged : html`<h2>${hits.length} found for <code>${q}</code></h2>
 <div class="table-wrap"><table><thead><tr><th scope="col">What</th><th scope="col">Matched by</th><th scope="col">Business</th><th scope="col">Status</th><th scope="col">Open</th></tr></thead><tbody>${hits.map(
         (h) => html`<tr><td>${h.what}</td><td>${h.matched}</td><td>${h.businessId}</td><td>${h.status}</td><td><a href="${h.href ?? env.paths.href(`/frozen/${segment(h.kind)}/${segment(h.id)}`)}">${h.id}</a></td></tr>`,
-      )}</tbody></table></div>`}`;
+      )}</tbody></table></div>${logged}`}`;
   return screen(env, ctx, session, { title: "Search", current: "/search", body });
 }
 
