@@ -3,7 +3,8 @@
  * sockets. Each request is an srvx NodeRequest over a stand-in for Node's IncomingMessage (the shape
  * the server hands the gateway), answered by `gateway.fetch` and consumed as srvx consumes it
  * (`_toNodeResponse`); the log lines are written to stdout as in production. Bare h3 answers the same
- * way for reference. Reported: the median of 9 rounds of `process.cpuUsage()` per request. CPU time
+ * way for reference; the gateway runs with the request log off and on (its flush worker running, so
+ * its batched writes count), alternated twice. Reported: the median of 9 rounds of `process.cpuUsage()` per request. CPU time
  * barely moves when other work shares the machine, so steps of docs/bench.md are compared with it;
  * `npm run bench` measures what a client sees.
  *
@@ -30,14 +31,21 @@ const concurrency = i >= 0 ? Number(process.argv[i + 1]) : 1;
 const path = relay ? RELAY_PATH : BENCH_PATH;
 
 const upstream = relay ? await startServer("upstream", []) : null;
-const config = benchGatewayConfig(upstream?.url ?? null);
-const gateway = await composeBenchGateway(config, createLogger({ level: "info", format: "json" }));
+const log = createLogger({ level: "info", format: "json" });
+const gateway = await composeBenchGateway(benchGatewayConfig(upstream?.url ?? null), log);
+const unlogged = await composeBenchGateway(benchGatewayConfig(upstream?.url ?? null, "info", { requestLog: false }), log);
+await Promise.all([gateway.startWorkers(), unlogged.startWorkers()]);
 const bare = new H3().get(BENCH_PATH, () => BENCH_BODY);
 
 try {
   if (!relay) await _report("bare h3", (r) => bare.fetch(r));
-  await _report("gateway", (r) => gateway.fetch(r));
+  // Alternated, so drifting load hits both alike.
+  for (let pass = 0; pass < 2; pass++) {
+    await _report("gateway, request log off", (r) => unlogged.fetch(r));
+    await _report("gateway, request log on", (r) => gateway.fetch(r));
+  }
 } finally {
+  await unlogged.close();
   await gateway.close();
   if (upstream) await stopProcess(upstream.child);
 }

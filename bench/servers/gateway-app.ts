@@ -38,8 +38,11 @@ export const benchPlugin = definePlugin({
   }),
 });
 
-/** config/demo.json for the bench: in-memory stores, `upstream` plays the regulator (TEST and LIVE), limits far above the load. */
-export function benchGatewayConfig(upstream: string | null, level: "info" | "silent" = "info"): Config {
+/**
+ * config/demo.json for the bench: in-memory stores, `upstream` plays the regulator (TEST and LIVE),
+ * limits far above the load; the request log on unless `requestLog: false` (the "off" rows).
+ */
+export function benchGatewayConfig(upstream: string | null, level: "info" | "silent" = "info", options: { requestLog?: boolean } = {}): Config {
   const raw = JSON.parse(readFileSync(resolve("config/demo.json"), "utf8")) as Record<string, any>;
   raw.server = { ...raw.server, port: 0 };
   raw.storage = { driver: "memory" };
@@ -47,6 +50,7 @@ export function benchGatewayConfig(upstream: string | null, level: "info" | "sil
   raw.regulator = { ...raw.regulator, simulator: { enabled: false }, ...(upstream ? { baseUrls: { TEST: upstream, LIVE: upstream } } : {}) };
   raw.log = { level, format: "json" };
   raw.limits = benchLimits();
+  raw.requestLog = { enabled: options.requestLog ?? true };
   return loadConfig({ raw, env: {} });
 }
 

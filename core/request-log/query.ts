@@ -46,8 +46,9 @@ export function createRequestLog(store: DocumentStore): RequestLog {
 export function listFilter(businessId: string, f: RequestLogFilters): Filter {
   const filter: Filter = { businessId };
   if (f.status !== undefined) {
-    if (f.status.endsWith("xx")) filter.statusClass = f.status;
-    else filter.status = Number(f.status);
+    // An exact status narrows by its class first (the index), then by itself.
+    filter.statusClass = `${f.status[0]}xx`;
+    if (!f.status.endsWith("xx")) filter.status = Number(f.status);
   }
   if (f.code !== undefined) filter.code = f.code === "none" ? null : f.code;
   if (f.route !== undefined) filter.route = f.route === "unmatched" ? null : f.route;

@@ -233,6 +233,12 @@ const CASES: Case[] = [
       assert.equal(page.items.map((d) => d._id), ["b48", "b46"]);
       await _rejectsWith(c.insertMany([{ _id: "b01", tenant: "t1", at: 1, expiresAt: far }]), isDuplicateKeyError, "DuplicateKeyError");
       assert.is(await c.count({ tenant: "t1" }), 25, "the clashing batch added nothing");
+      // An array along an indexed path, first written by a batch: still matched element by element.
+      const tagged = store.collection<Doc>("batched_tags", { indexes: [{ fields: ["tags"] }] });
+      await tagged.insertMany([{ _id: "s1", tags: "solo" }]);
+      assert.is(await tagged.count({ tags: "solo" }), 1);
+      await tagged.insertMany([{ _id: "m1", tags: ["a", "b"] }, { _id: "m2", tags: "a" }]);
+      assert.equal((await tagged.find({ tags: "a" })).items.map((d) => d._id), ["m1", "m2"]);
     },
   ],
   [

@@ -89,11 +89,12 @@ function _handle(st: _State): Collection<Doc> {
     },
     async insertMany(docs) {
       if (docs.length === 0) return 0;
-      const rows = docs.map((doc) => {
+      let arrays = false;
+      for (const doc of docs) {
         assertDocument(doc);
-        return { id: doc._id, text: JSON.stringify(doc) };
-      });
-      return (await _write(st, { kind: "insertMany", collection: name, docs: rows, now: now() })) as number;
+        arrays ||= _holdsArray(doc);
+      }
+      return (await _write(st, { kind: "insertMany", collection: name, text: JSON.stringify(docs), count: docs.length, arrays, now: now() })) as number;
     },
     get: async (id) => _parse(_read(st, (s) => getText(st.ctx.reader, s, id, now()))),
     findOne: async (filter) => _findOne(st, filter),
@@ -197,6 +198,14 @@ function _count(st: _State, filter: Filter): number {
 function _validate(filter: Filter, update: Update): void {
   validateFilter(filter);
   validateUpdate(update);
+}
+
+/** Any array anywhere in a document (then the writer checks its indexed paths' markers). */
+function _holdsArray(value: unknown): boolean {
+  if (Array.isArray(value)) return true;
+  if (typeof value !== "object" || value === null) return false;
+  for (const k in value) if (_holdsArray((value as Record<string, unknown>)[k])) return true;
+  return false;
 }
 
 function _parse(text: WriteValue): Doc | null {

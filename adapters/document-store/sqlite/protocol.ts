@@ -9,8 +9,11 @@ import { DependencyUnavailableError, DuplicateKeyError, InvalidQueryError } from
 export type WriteOp =
   | { kind: "ensure"; collection: string; spec: CollectionSpec }
   | { kind: "insert"; collection: string; id: string; text: string; now: number }
-  /** Every document in the operation's one savepoint: all kept, or none on a clash. */
-  | { kind: "insertMany"; collection: string; docs: Array<{ id: string; text: string }>; now: number }
+  /**
+   * `text`: the documents as one JSON array, inserted by one statement: all kept, or none on a
+   * clash. `arrays`: some document holds an array somewhere (the marker check then runs).
+   */
+  | { kind: "insertMany"; collection: string; text: string; count: number; arrays: boolean; now: number }
   /** findOneAndUpdate (`returnDoc`) and updateOne. */
   | { kind: "update"; collection: string; filter: Filter; update: Update; upsert: boolean; returnDoc: boolean; now: number }
   | { kind: "claim"; collection: string; filter: Filter; owner: string; leaseMs: number; sort: SortSpec[]; now: number }

@@ -41,11 +41,9 @@ export function applyOp(state: WriterState, op: WriteOp): WriteValue {
       _insert(state.conn, schema, op.id, op.text, () => JSON.parse(op.text), op.now);
       return null;
     }
-    case "insertMany": {
-      const schema = _schema(state, op.collection);
-      for (const d of op.docs) _insert(state.conn, schema, d.id, d.text, () => JSON.parse(d.text), op.now);
-      return op.docs.length;
-    }
+    case "insertMany":
+      _insertMany(state.conn, _schema(state, op.collection), op.text, op.arrays, op.now);
+      return op.count;
     case "update":
       return _update(state, op);
     case "claim":
@@ -159,6 +157,18 @@ function _deleteMany(state: WriterState, op: Extract<WriteOp, { kind: "deleteMan
 function _insert(conn: SqliteConnection, schema: CollectionSchema, id: string, text: string, doc: () => unknown, now: number): void {
   _dropMarkers(conn, schema, text, doc);
   _retryingClash(conn, schema, now, () => conn.run(`INSERT INTO ${schema.table} (_id, doc) VALUES (?, ?)`, [id, text]));
+}
+
+/**
+ * A batch of new documents in one statement: SQLite reads them from one JSON array (json_each), so
+ * a batch costs one call into the engine, not one per document.
+ */
+function _insertMany(conn: SqliteConnection, schema: CollectionSchema, text: string, arrays: boolean, now: number): void {
+  if (arrays && schema.scalar.size > 0) {
+    const docs = JSON.parse(text) as unknown[];
+    dropMarkersFor(conn, schema, (path) => docs.some((d) => hasArrayAlong(d, path)));
+  }
+  _retryingClash(conn, schema, now, () => conn.run(`INSERT INTO ${schema.table} (_id, doc) SELECT value ->> '$._id', value FROM json_each(?)`, [text]));
 }
 
 function _replace(conn: SqliteConnection, schema: CollectionSchema, rowid: number, text: string, doc: unknown, now: number): void {
