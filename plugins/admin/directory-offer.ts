@@ -10,7 +10,7 @@ import { gwError } from "../../core/errors/gateway-error.ts";
 import type { BillingLedger } from "../../adapters/ports.ts";
 import type { PluginKit } from "../../core/plugin.ts";
 import type { DirectoryOperations, WalletOperations } from "../invoice/offers.ts";
-import { DomainParams, EmptyBody, KeyCreateBody, KeyParams, KeyRollBody, KeyUpdateBody, ModeChangeBody } from "./directory-schemas.ts";
+import { DomainParams, DomainUpdateBody, EmptyBody, KeyCreateBody, KeyParams, KeyRollBody, KeyUpdateBody, ModeChangeBody } from "./directory-schemas.ts";
 import type { DirectoryAdmin } from "./directory-service.ts";
 import { CreditBody, SuspensionBody, WalletParams, creditWallet, suspendWallet, walletView } from "./wallet-routes.ts";
 
@@ -25,6 +25,7 @@ export function directoryOperations(admin: DirectoryAdmin): DirectoryOperations 
       _valid(EmptyBody, undefined, "body");
       return admin.approveDomain(op, _valid(DomainParams, { host }, "path").host);
     },
+    updateDomain: async (op, host, input) => admin.updateDomain(op, _valid(DomainParams, { host }, "path").host, _valid(DomainUpdateBody, input, "body")),
   };
 }
 

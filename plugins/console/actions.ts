@@ -17,6 +17,9 @@ export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
   "POST /admin/keys": "POST /console/businesses/:businessId/keys",
   "POST /admin/domains/:host/approval": "POST /console/businesses/:businessId/domains/:host/approval",
   "POST /admin/domains/:host/mode-change": "POST /console/businesses/:businessId/domains/:host/mode-change",
+  "PATCH /admin/domains/:host": "POST /console/businesses/:businessId/domains/:host/settings",
+  "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision": "POST /console/businesses/:businessId/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision",
+  "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-migrations": "POST /console/businesses/:businessId/sub-businesses/:gatewaySubBusinessId/identity-migrations",
   "POST /admin/wallets/:businessId/credits": "POST /console/businesses/:businessId/wallet/credits",
   "POST /admin/wallets/:businessId/suspension": "POST /console/businesses/:businessId/wallet/suspension",
   "POST /admin/webhooks/deliveries/:webhookId/resend": "POST /console/webhooks/:webhookId/resend",
@@ -24,11 +27,8 @@ export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
 
 /** Admin API mutations the console does not offer yet (docs/operator-console.md "Not built yet"). */
 export const NOT_IN_CONSOLE_YET: Readonly<Record<string, string>> = {
-  "PATCH /admin/domains/:host": "Businesses screen (sign fee, autoTransmit)",
-  "PATCH /admin/keys/:keyId": "console action comes next",
+  "PATCH /admin/keys/:keyId": "console action comes next (a key's IP allowlist edited in place)",
   "POST /admin/demo/reset": "demo configs only: resetting the demo stays an API call on purpose",
-  "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision": "Businesses screen (identity reviews)",
-  "POST /admin/sub-businesses/:gatewaySubBusinessId/identity-migrations": "Businesses screen (identity reviews)",
 };
 
 /** Console actions with no Admin API counterpart, on purpose. */

@@ -9,7 +9,7 @@ import type { PluginKit } from "../../core/plugin.ts";
 import { deriveKey } from "../../core/keyed-hash.ts";
 import { createPagePaths, createSessionCookies, type PagePaths, type SessionCookies } from "../../core/ui/index.ts";
 import { frozenSources, type FrozenSource } from "../invoice/frozen-operations.ts";
-import type { DirectoryOperations, FrozenInvoiceResolver, FrozenOperationResolver, WalletOperations } from "../invoice/offers.ts";
+import type { DirectoryOperations, FrozenInvoiceResolver, FrozenOperationResolver, IdentityReviewOperations, WalletOperations } from "../invoice/offers.ts";
 import type { TrafficHistory } from "./traffic.ts";
 
 export const SESSION_COOKIE = "gh_console";
@@ -32,6 +32,8 @@ export interface ConsoleEnv {
   traffic: TrafficHistory;
   /** The Stored plugin's resolution of a frozen Stored invoice (the Admin API route's service). */
   storedResolver: FrozenInvoiceResolver | null;
+  /** The onboarding plugin's identity reviews and decisions (the Admin API routes' service). */
+  identity: IdentityReviewOperations | null;
   /** Hosts that serve the console, or "any". */
   hosts: "any" | readonly string[];
   allowedOrigins: readonly string[];
@@ -41,6 +43,7 @@ export interface ConsoleEnv {
 /** Services offered by other plugins that some screens use (absent in a gateway built without them). */
 export interface ConsoleServices {
   storedResolver?: FrozenInvoiceResolver;
+  identity?: IdentityReviewOperations;
 }
 
 export function createConsoleEnv(
@@ -73,6 +76,7 @@ export function createConsoleEnv(
     wallet,
     traffic,
     storedResolver: services.storedResolver ?? null,
+    identity: services.identity ?? null,
     hosts: c.hosts,
     allowedOrigins: c.allowedOrigins,
     now,

@@ -2,7 +2,8 @@
  * The operator console (docs/operator-console.md): the Admin API as HTML pages an on-call engineer
  * can work from, served under `console.basePath` on the hosts `console.hosts` names, built on the UI
  * kit (core/ui/). Screens: overview, frozen operations (list, detail, resolve), alerts and dead
- * letters (replay), search by ID, businesses (key create / roll / revoke, mode change and approval), audit log. Every action calls the service its Admin API route calls: the
+ * letters (replay), search by ID, Stored invoices, businesses (key create / roll / revoke, mode change
+ * and approval, domain settings, represented businesses and identity reviews), audit log. Every action calls the service its Admin API route calls: the
  * invoice kit's frozen-operations listing, the recovery plugin's resolver (offered through the
  * kit: FROZEN_OPERATION_RESOLVER), the admin plugin's directory service (DIRECTORY_OPERATIONS), the alert channel port.
  *
@@ -12,12 +13,13 @@
 import { definePlugin, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { STYLESHEET_PATH, stylesheet } from "../../core/ui/index.ts";
-import { DIRECTORY_OPERATIONS, FROZEN_INVOICE_RESOLVER, FROZEN_OPERATION_RESOLVER, WALLET_OPERATIONS } from "../invoice/offers.ts";
+import { DIRECTORY_OPERATIONS, FROZEN_INVOICE_RESOLVER, FROZEN_OPERATION_RESOLVER, IDENTITY_REVIEW_OPERATIONS, WALLET_OPERATIONS } from "../invoice/offers.ts";
 import { acting, signIn, signInForm, signOut, viewing } from "./auth.ts";
 import { createConsoleEnv, type ConsoleEnv } from "./env.ts";
 import { alertsScreen, replayAction } from "./screens/alerts.ts";
 import { auditScreen } from "./screens/audit.ts";
-import { approveDomainAction, createKeyAction, modeChangeAction, revokeKeyAction, rollKeyAction } from "./screens/business-actions.ts";
+import { approveDomainAction, createKeyAction, domainSettingsAction, modeChangeAction, revokeKeyAction, rollKeyAction } from "./screens/business-actions.ts";
+import { decideReviewAction, migrateAction } from "./screens/represented.ts";
 import { businessScreen, businessesScreen } from "./screens/businesses.ts";
 import { creditAction, suspensionAction } from "./screens/wallet.ts";
 import { frozenDetailScreen, frozenListScreen, resolveAction } from "./screens/frozen.ts";
@@ -36,13 +38,14 @@ export function createConsolePlugin(options: ConsoleOptions = {}): GatewayPlugin
   return definePlugin({
     name: "console",
     needs: ["documentStore", "coordination"],
-    uses: [FROZEN_OPERATION_RESOLVER, DIRECTORY_OPERATIONS, WALLET_OPERATIONS, FROZEN_INVOICE_RESOLVER],
+    uses: [FROZEN_OPERATION_RESOLVER, DIRECTORY_OPERATIONS, WALLET_OPERATIONS, FROZEN_INVOICE_RESOLVER, IDENTITY_REVIEW_OPERATIONS],
     setup(kit) {
       if (!kit.config.console.enabled) return { routes: [] };
       const now = options.now ?? Date.now;
       const traffic = createTrafficHistory(kit.metrics, now);
       const env = createConsoleEnv(kit, kit.offers.get(FROZEN_OPERATION_RESOLVER), kit.offers.get(DIRECTORY_OPERATIONS), kit.offers.get(WALLET_OPERATIONS), traffic, now, {
         storedResolver: kit.offers.get(FROZEN_INVOICE_RESOLVER),
+        identity: kit.offers.get(IDENTITY_REVIEW_OPERATIONS),
       });
       return { routes: consoleRoutes(env), workers: [traffic.worker] };
     },
@@ -75,6 +78,9 @@ export function consoleRoutes(env: ConsoleEnv): RouteDeclaration[] {
     post("/businesses/:businessId/keys/:keyId/revoke", "Console: revoke a key (admin)", acting(env, "admin", (ctx, s, f) => revokeKeyAction(env, ctx, s, f))),
     post("/businesses/:businessId/domains/:host/mode-change", "Console: change a domain's mode; it drains (admin)", acting(env, "admin", (ctx, s, f) => modeChangeAction(env, ctx, s, f))),
     post("/businesses/:businessId/domains/:host/approval", "Console: approve a drained domain (admin)", acting(env, "admin", (ctx, s, f) => approveDomainAction(env, ctx, s, f))),
+    post("/businesses/:businessId/domains/:host/settings", "Console: a domain's sign fee and autoTransmit (admin)", acting(env, "admin", (ctx, s, f) => domainSettingsAction(env, ctx, s, f))),
+    post("/businesses/:businessId/sub-businesses/:gatewaySubBusinessId/identity-reviews/:reviewId/decision", "Console: approve or reject an identity review (admin)", acting(env, "admin", (ctx, s, f) => decideReviewAction(env, ctx, s, f))),
+    post("/businesses/:businessId/sub-businesses/:gatewaySubBusinessId/identity-migrations", "Console: apply a protected identity change (admin)", acting(env, "admin", (ctx, s, f) => migrateAction(env, ctx, s, f))),
     post("/businesses/:businessId/wallet/credits", "Console: credit a wallet with a reason (admin)", acting(env, "admin", (ctx, s, f) => creditAction(env, ctx, s, f))),
     post("/businesses/:businessId/wallet/suspension", "Console: suspend a wallet or lift it (admin)", acting(env, "admin", (ctx, s, f) => suspensionAction(env, ctx, s, f))),
     get("/audit", "Console: the audit log", viewing(env, (ctx, s) => auditScreen(env, ctx, s))),

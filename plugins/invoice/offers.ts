@@ -82,6 +82,8 @@ export interface DirectoryOperations {
   updateKey(op: DirectoryOperatorCall, keyId: string, input: unknown): Promise<DirectoryAnswer>;
   changeMode(op: DirectoryOperatorCall, host: string, input: unknown): Promise<DirectoryAnswer>;
   approveDomain(op: DirectoryOperatorCall, host: string): Promise<DirectoryAnswer>;
+  /** A domain's sign fee (NGN) and autoTransmit, as `PATCH /admin/domains/{host}` (`domain.update`). */
+  updateDomain(op: DirectoryOperatorCall, host: string, input: unknown): Promise<DirectoryAnswer>;
 }
 
 /** Offered by admin (which owns the directory routes); used by the operator console and the merchant dashboard. */
@@ -109,3 +111,21 @@ export interface WalletOperations {
 
 /** Offered by admin (which owns the wallet routes); used by the operator console. */
 export const WALLET_OPERATIONS = defineOffer<WalletOperations>("walletOperations");
+
+/**
+ * The operator's identity decisions (plugins/onboarding) as their Admin API routes make them: the
+ * review list of `GET /admin/identity-reviews`, a review's decision (`POST
+ * /admin/sub-businesses/{id}/identity-reviews/{reviewId}/decision`) and a protected migration (`POST
+ * /admin/sub-businesses/{id}/identity-migrations`). Inputs are validated with the routes' own schemas
+ * (path and body); each change is idempotent on the call's key, in the operator's scope. Throws the
+ * catalog's errors (GW_IDENTITY_REVIEW_CONFLICT, GW_IDENTITY_PROTECTED_MIGRATION_REQUIRED, ...).
+ */
+export interface IdentityReviewOperations {
+  /** `input` is the route's query (status, businessId, limit, cursor); reviews oldest first. */
+  reviews(input: unknown): Promise<{ data: Record<string, unknown>[]; nextCursor: string | null }>;
+  decideReview(op: DirectoryOperatorCall, gatewaySubBusinessId: string, reviewId: string, input: unknown): Promise<DirectoryAnswer>;
+  migrate(op: DirectoryOperatorCall, gatewaySubBusinessId: string, input: unknown): Promise<DirectoryAnswer>;
+}
+
+/** Offered by onboarding (which owns the identity review routes); used by the operator console. */
+export const IDENTITY_REVIEW_OPERATIONS = defineOffer<IdentityReviewOperations>("identityReviewOperations");

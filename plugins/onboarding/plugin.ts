@@ -1,11 +1,13 @@
 /**
  * Onboarding: represented businesses of a top-level business (spec §2.1), onboarded with transient
  * regulator credentials; identity reverification and review (§2.2, §3.1); QR-material rotation; and
- * the operator's review decision and protected migration. docs/onboarding.md explains it to
- * merchants and lists the stored documents.
+ * the operator's review decision and protected migration (also offered to the operator console:
+ * IDENTITY_REVIEW_OPERATIONS). docs/onboarding.md explains it to merchants and lists the stored documents.
  */
-import { definePlugin, requirePort, type GatewayPlugin } from "../../core/plugin.ts";
+import { definePlugin, offer, requirePort, type GatewayPlugin } from "../../core/plugin.ts";
+import { IDENTITY_REVIEW_OPERATIONS } from "../invoice/offers.ts";
 import { adminRoutes } from "./admin-routes.ts";
+import { identityReviewOperations } from "./operator-offer.ts";
 import { publicRoutes } from "./routes.ts";
 import { createOnboardingService } from "./service.ts";
 import { deriveIdempotencySecret, openOnboardingStore } from "./store.ts";
@@ -30,6 +32,7 @@ export function createOnboardingPlugin(options: OnboardingOptions = {}): Gateway
     name: "onboarding",
     needs: ["documentStore", "regulator"],
     stages: ["auth", "quota"],
+    provides: [IDENTITY_REVIEW_OPERATIONS],
     setup(kit) {
       const service = createOnboardingService({
         store: openOnboardingStore(kit.ports.documentStore),
@@ -43,7 +46,7 @@ export function createOnboardingPlugin(options: OnboardingOptions = {}): Gateway
         pollMs: options.pollMs ?? 50,
         retentionMs: options.retentionMs ?? 30 * DAY_MS,
       });
-      return { routes: [...publicRoutes(service), ...adminRoutes(service)] };
+      return { routes: [...publicRoutes(service), ...adminRoutes(service)], offers: [offer(IDENTITY_REVIEW_OPERATIONS, identityReviewOperations(service))] };
     },
   });
 }

@@ -1,6 +1,7 @@
 /**
  * Changes on the Businesses screen: key create (the key is shown once, on the answer page, never
- * stored or logged), roll, revoke; a domain's mode change (the domain drains) and its approval.
+ * stored or logged), roll, revoke; a domain's mode change (the domain drains) and its approval; a
+ * domain's sign fee and autoTransmit.
  * Each calls the admin plugin's directory service offered through the kit (DIRECTORY_OPERATIONS):
  * the Admin API routes' own validation, idempotency (the form's key) and audit entry.
  */
@@ -18,6 +19,9 @@ const DONE: Readonly<Record<string, string>> = {
   "key.revoke": "the key is revoked (key.revoke)",
   "domain.mode_change": "the domain is draining; approve it when the drain is done (domain.mode_change)",
   "domain.approve": "the domain serves in its new mode (domain.approve)",
+  "domain.update": "the domain's settings are saved; every process uses them at once (domain.update)",
+  "identity.review_decision": "the review is decided (an approval adds a new identity version)",
+  "identity.migration": "the protected change is applied as a new identity version, and audited",
 };
 
 /** POST /businesses/:businessId/keys: a new gateway or collections key, shown once. */
@@ -30,29 +34,54 @@ export async function createKeyAction(env: ConsoleEnv, ctx: RequestContext, sess
     ...(form.ipWhitelisted?.trim() ? { ipWhitelisted: form.ipWhitelisted.split(/[\s,]+/).filter(Boolean) } : {}),
     ...(form.expiresAt?.trim() ? { expiresAt: form.expiresAt.trim() } : {}),
   };
-  return _change(env, ctx, session, form, "key.create", (op) => env.directory.createKey(op, input));
+  return runOperatorChange(env, ctx, session, form, "key.create", (op) => env.directory.createKey(op, input));
 }
 
 /** POST /businesses/:businessId/keys/:keyId/roll: a new key; the old one works for `graceHours` more. */
 export async function rollKeyAction(env: ConsoleEnv, ctx: RequestContext, session: Session, form: Record<string, string>): Promise<Response> {
   const hours = Number(form.graceHours ?? "");
   const oldKeyExpiresAt = Number.isFinite(hours) && hours >= 0 ? new Date(env.now() + hours * 3_600_000).toISOString() : String(form.graceHours ?? "");
-  return _change(env, ctx, session, form, "key.roll", (op) => env.directory.rollKey(op, ctx.params.keyId ?? "", { oldKeyExpiresAt }));
+  return runOperatorChange(env, ctx, session, form, "key.roll", (op) => env.directory.rollKey(op, ctx.params.keyId ?? "", { oldKeyExpiresAt }));
 }
 
 /** POST /businesses/:businessId/keys/:keyId/revoke (confirmed). */
 export async function revokeKeyAction(env: ConsoleEnv, ctx: RequestContext, session: Session, form: Record<string, string>): Promise<Response> {
-  return _change(env, ctx, session, form, "key.revoke", (op) => env.directory.revokeKey(op, ctx.params.keyId ?? ""), true);
+  return runOperatorChange(env, ctx, session, form, "key.revoke", (op) => env.directory.revokeKey(op, ctx.params.keyId ?? ""), true);
 }
 
 /** POST /businesses/:businessId/domains/:host/mode-change (confirmed): the domain drains, then awaits approval. */
 export async function modeChangeAction(env: ConsoleEnv, ctx: RequestContext, session: Session, form: Record<string, string>): Promise<Response> {
-  return _change(env, ctx, session, form, "domain.mode_change", (op) => env.directory.changeMode(op, ctx.params.host ?? "", { mode: form.mode ?? "" }), true);
+  return runOperatorChange(env, ctx, session, form, "domain.mode_change", (op) => env.directory.changeMode(op, ctx.params.host ?? "", { mode: form.mode ?? "" }), true);
 }
 
 /** POST /businesses/:businessId/domains/:host/approval (confirmed): the drained domain serves in its new mode. */
 export async function approveDomainAction(env: ConsoleEnv, ctx: RequestContext, session: Session, form: Record<string, string>): Promise<Response> {
-  return _change(env, ctx, session, form, "domain.approve", (op) => env.directory.approveDomain(op, ctx.params.host ?? ""), true);
+  return runOperatorChange(env, ctx, session, form, "domain.approve", (op) => env.directory.approveDomain(op, ctx.params.host ?? ""), true);
+}
+
+/** POST /businesses/:businessId/domains/:host/settings: sign fee (NGN) and autoTransmit; an empty field is left as it is. */
+export async function domainSettingsAction(env: ConsoleEnv, ctx: RequestContext, session: Session, form: Record<string, string>): Promise<Response> {
+  const fee = (form.signFee ?? "").trim();
+  const input = {
+    ...(fee !== "" ? { signFee: /^[0-9]+(\.[0-9]+)?$/.test(fee) ? Number(fee) : fee } : {}),
+    ...(form.autoTransmit === "yes" || form.autoTransmit === "no" ? { autoTransmit: form.autoTransmit === "yes" } : {}),
+  };
+  return runOperatorChange(env, ctx, session, form, "domain.update", (op) => env.directory.updateDomain(op, ctx.params.host ?? "", input));
+}
+
+/** A domain's settings form (admin only): sign fee and autoTransmit. */
+export function domainSettingsForm(env: ConsoleEnv, session: Session, businessId: string, d: { _id: string; signFeeKobo: number; autoTransmit: boolean }): SafeHtml {
+  const id = `ds-${d._id}`;
+  return postForm({
+    action: env.paths.href(`/businesses/${segment(businessId)}/domains/${segment(d._id)}/settings`),
+    csrf: env.cookies.csrfToken(session),
+    idempotent: true,
+    layout: "inline",
+    button: "secondary",
+    submit: "Save",
+    fields: html`<label for="${id}-fee">Sign fee (NGN)</label><input id="${id}-fee" name="signFee" inputmode="decimal" size="8" maxlength="12" value="${(d.signFeeKobo / 100).toFixed(2)}">
+<label for="${id}-auto">Auto-transmit</label><select id="${id}-auto" name="autoTransmit"><option value="yes"${d.autoTransmit ? html` selected` : EMPTY}>yes</option><option value="no"${d.autoTransmit ? EMPTY : html` selected`}>no</option></select>`,
+  });
 }
 
 /** The create-key form (admin only). */
@@ -105,14 +134,11 @@ export function domainActions(env: ConsoleEnv, session: Session, businessId: str
   });
 }
 
-// --- Internal helpers ---
-
-function _confirm(id: string, label: string): SafeHtml {
-  return html`<input type="checkbox" id="${id}" name="confirm" value="yes" required> <label for="${id}" class="inline-label">${label}</label>`;
-}
-
-/** Checks the form, runs the change as the signed-in operator, and answers: the key page, or back with a message. */
-async function _change(
+/**
+ * Checks the form, runs the change as the signed-in operator (through a service its Admin API route
+ * calls, idempotent on the form's key), and answers: the key page, or back to the business with a message.
+ */
+export async function runOperatorChange(
   env: ConsoleEnv,
   ctx: RequestContext,
   session: Session,
@@ -140,6 +166,12 @@ async function _change(
   if (answer.plainKey) return _keyShownOnce(env, ctx, session, back, answer);
   const text = answer.replayed ? "Already done (this form was submitted before): nothing changed again." : `Done: ${DONE[action] ?? action}.`;
   return _back(env, ctx, back, { kind: "ok", text });
+}
+
+// --- Internal helpers ---
+
+function _confirm(id: string, label: string): SafeHtml {
+  return html`<input type="checkbox" id="${id}" name="confirm" value="yes" required> <label for="${id}" class="inline-label">${label}</label>`;
 }
 
 /** The new key, on this answer only (no redirect, not cached): it is never shown again. */

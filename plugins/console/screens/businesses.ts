@@ -2,15 +2,17 @@
  * Businesses, read-only: the list, and one business with its domains (mode, approval, a pending mode
  * change while draining, sign fee) and its keys (scheme, hint, revoked, expiry, IP allowlist; never
  * a key). Read from the directory's collections as the Admin API's reads do. An admin also gets the
- * forms of business-actions.ts (key create / roll / revoke, mode change and approval) and wallet.ts
- * (credit, suspension); identity reviews still go through the Admin API (plugins/console/actions.ts lists them).
+ * forms of business-actions.ts (key create / roll / revoke, mode change and approval, sign fee and
+ * autoTransmit), wallet.ts (credit, suspension) and represented.ts (the represented businesses, and
+ * their identity reviews with the decisions).
  */
 import type { RequestContext } from "../../../core/context.ts";
 import { openDirectoryStore } from "../../../core/directory-store.ts";
 import { formatNgn } from "../../../core/money.ts";
 import { html, segment, type Session } from "../../../core/ui/index.ts";
 import { EMPTY, badge, facts, screen } from "../chrome.ts";
-import { createKeyForm, domainActions, keyActions } from "./business-actions.ts";
+import { createKeyForm, domainActions, domainSettingsForm, keyActions } from "./business-actions.ts";
+import { representedPanel, reviewsPanel } from "./represented.ts";
 import { walletPanel } from "./wallet.ts";
 import type { ConsoleEnv } from "../env.ts";
 
@@ -32,7 +34,9 @@ export async function businessScreen(env: ConsoleEnv, ctx: RequestContext, sessi
   if (!business) return screen(env, ctx, session, { title: "Not found", current: "/businesses", status: 404, body: html`<p>No such business.</p>` });
   const [domains, keys] = await Promise.all([dir.domains.find({ businessId: id }, { limit: LIMIT }), dir.credentials.find({ businessId: id }, { limit: LIMIT })]);
   const now = env.now();
-  const wallet = business.gateway ? await walletPanel(env, session, id) : EMPTY;
+  const [wallet, represented, reviews] = business.gateway
+    ? await Promise.all([walletPanel(env, session, id), representedPanel(env, id), reviewsPanel(env, session, id)])
+    : [EMPTY, EMPTY, EMPTY];
   const admin = session.role === "admin";
   const actionHead = admin ? html`<th scope="col">Action</th>` : EMPTY;
   const body = html`<section class="panel">${facts([
@@ -49,7 +53,7 @@ export async function businessScreen(env: ConsoleEnv, ctx: RequestContext, sessi
       : html`<div class="table-wrap"><table><thead><tr><th scope="col">Host</th><th scope="col">Mode</th><th scope="col">Approval</th><th scope="col">Pending mode</th><th scope="col">Sign fee (NGN)</th><th scope="col">Auto-transmit</th>${actionHead}</tr></thead><tbody>${domains.items.map(
           (d) => html`<tr><td>${d._id}</td><td>${d.mode}</td><td>${badge(d.approval, d.approval === "approved" ? "ok" : "warn")}</td><td>${
             d.pendingMode ? `${d.pendingMode} (draining since ${d.drainingSince ?? "?"})` : "—"
-          }</td><td>${formatNgn(d.signFeeKobo)}</td><td>${d.autoTransmit ? "yes" : "no"}</td>${admin ? html`<td>${domainActions(env, session, id, d)}</td>` : EMPTY}</tr>`,
+          }</td><td>${formatNgn(d.signFeeKobo)}</td><td>${d.autoTransmit ? "yes" : "no"}</td>${admin ? html`<td>${domainActions(env, session, id, d)} ${domainSettingsForm(env, session, id, d)}</td>` : EMPTY}</tr>`,
         )}</tbody></table></div>`
   }
 <h2>Keys</h2>${
@@ -63,6 +67,7 @@ export async function businessScreen(env: ConsoleEnv, ctx: RequestContext, sessi
   }
 ${admin ? createKeyForm(env, session, id) : html`<p class="muted">Your role is viewer: the businesses are read-only for you.</p>`}
 ${wallet}
-<p class="muted">Identity reviews and protected migrations are decided through the Admin API for now (docs/operator-console.md).</p>`;
+${represented}
+${reviews}`;
   return screen(env, ctx, session, { title: business.name, current: "/businesses", body });
 }
