@@ -15,6 +15,8 @@ export interface BarChartOptions {
   endLabel?: string;
   width?: number;
   height?: number;
+  /** The text summary for screen readers, instead of "total, peak" (a level such as a backlog has no meaningful total). */
+  summary?: string;
 }
 
 export function barChart(o: BarChartOptions): SafeHtml {
@@ -32,7 +34,7 @@ export function barChart(o: BarChartOptions): SafeHtml {
     const h = Math.round((v / max) * plotH * 10) / 10;
     return html`<rect class="${cls}" x="${(i * barW).toFixed(1)}" y="${(plotH - h).toFixed(1)}" width="${Math.max(1, barW - 1).toFixed(1)}" height="${h}"></rect>`;
   };
-  const summary = `${o.title}: ${total} in total, peak ${Math.max(0, ...o.values)} per bar${o.overlay ? `, ${overlayTotal} errors` : ""}.`;
+  const summary = o.summary ?? `${o.title}: ${total} in total, peak ${Math.max(0, ...o.values)} per bar${o.overlay ? `, ${overlayTotal} errors` : ""}.`;
   return html`<svg class="chart" role="img" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" aria-label="${summary}">
 <title>${summary}</title>
 ${o.values.map((v, i) => bar(v, i, "bar"))}${(o.overlay ?? []).map((v, i) => bar(v, i, "err"))}

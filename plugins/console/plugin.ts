@@ -10,7 +10,7 @@
  * Pages are public entry points for the pipeline (no API key, no per-credential quota): the console
  * authenticates with its own session (auth.ts), and the admission and capacity stages still apply.
  */
-import { definePlugin, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
+import { definePlugin, type GatewayPlugin, type PluginKit, type RouteDeclaration } from "../../core/plugin.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { STYLESHEET_PATH, stylesheet } from "../../core/ui/index.ts";
 import { DIRECTORY_OPERATIONS, FROZEN_INVOICE_RESOLVER, FROZEN_OPERATION_RESOLVER, IDENTITY_REVIEW_OPERATIONS, WALLET_OPERATIONS } from "../invoice/offers.ts";
@@ -27,7 +27,8 @@ import { invoiceScreen } from "./screens/invoice.ts";
 import { overviewScreen } from "./screens/overview.ts";
 import { searchScreen } from "./screens/search.ts";
 import { resendWebhookAction, webhookDetailScreen, webhooksScreen } from "./screens/webhooks.ts";
-import { createTrafficHistory } from "./traffic.ts";
+import { createTrafficHistory, type BacklogReader } from "./traffic.ts";
+import { openStoredInvoices } from "../invoice/stored-invoices.ts";
 
 export interface ConsoleOptions {
   /** Epoch milliseconds (tests). Default Date.now. */
@@ -42,7 +43,7 @@ export function createConsolePlugin(options: ConsoleOptions = {}): GatewayPlugin
     setup(kit) {
       if (!kit.config.console.enabled) return { routes: [] };
       const now = options.now ?? Date.now;
-      const traffic = createTrafficHistory(kit.metrics, now);
+      const traffic = createTrafficHistory(kit.metrics, now, undefined, _storedBacklog(kit));
       const env = createConsoleEnv(kit, kit.offers.get(FROZEN_OPERATION_RESOLVER), kit.offers.get(DIRECTORY_OPERATIONS), kit.offers.get(WALLET_OPERATIONS), traffic, now, {
         storedResolver: kit.offers.get(FROZEN_INVOICE_RESOLVER),
         identity: kit.offers.get(IDENTITY_REVIEW_OPERATIONS),
@@ -91,6 +92,15 @@ export function consoleRoutes(env: ConsoleEnv): RouteDeclaration[] {
 }
 
 // --- Internal helpers ---
+
+/** The Stored backlog for the overview's chart: invoices with work due, and frozen ones (two indexed counts). */
+function _storedBacklog(kit: PluginKit): BacklogReader {
+  const invoices = openStoredInvoices(kit.ports.documentStore);
+  return async () => {
+    const [waiting, frozen] = await Promise.all([invoices.count({ dueAt: { $gte: 0 } }), invoices.count({ status: "frozen" })]);
+    return { waiting, frozen };
+  };
+}
 
 const FORM = "application/x-www-form-urlencoded";
 

@@ -4,7 +4,8 @@
  * - dependencies: every circuit (regulator TEST/LIVE, store, coordination, billing, …) from the
  *   resilience policies, in-flight requests (no dependency call: the page writes nothing, and an
  *   outage shows in the sections that read the store);
- * - traffic: requests and error answers per minute over the last hour (this process, in memory);
+ * - traffic: requests and error answers, and signs (billed sign attempts, reversals) per minute
+ *   over the last hour (this process, in memory), and the Stored backlog read once a minute;
  * - work waiting: the Stored backlog per status with the oldest pending age, the webhook outbox,
  *   open recovery work (the status reports plugins register for /health/dependencies);
  * - alerts: the alert channel's figures and the newest dead letters.
@@ -55,8 +56,30 @@ function _traffic(env: ConsoleEnv): SafeHtml {
   const minutes = env.traffic.minutes();
   const requests = minutes.map((m) => m.requests);
   const errors = minutes.map((m) => m.errors);
-  return html`${barChart({ title: "Requests per minute (errors in red)", values: requests, overlay: errors, startLabel: "-60 min", endLabel: "now" })}
-<p class="muted">This process: ${requests.reduce((a, b) => a + b, 0)} requests, ${errors.reduce((a, b) => a + b, 0)} answered with an error code in the last hour.</p>`;
+  const signs = minutes.map((m) => m.signs);
+  const reversals = minutes.map((m) => m.reversals);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  return html`<h3>Requests</h3>${barChart({ title: "Requests per minute (errors in red)", values: requests, overlay: errors, startLabel: "-60 min", endLabel: "now" })}
+<p class="muted">This process: ${sum(requests)} requests, ${sum(errors)} answered with an error code in the last hour.</p>
+<h3>Signs</h3>${barChart({ title: "Signs per minute (fees given back in red)", values: signs, overlay: reversals, startLabel: "-60 min", endLabel: "now" })}
+<p class="muted">This process: ${sum(signs)} billed sign attempts (Pass-through and Stored), ${sum(reversals)} fees given back in the last hour.</p>
+${_backlogChart(minutes)}`;
+}
+
+/** The Stored backlog, read once a minute: invoices with work due, frozen ones in red. */
+function _backlogChart(minutes: ReturnType<ConsoleEnv["traffic"]["minutes"]>): SafeHtml {
+  const read = minutes.filter((m) => m.backlog !== null);
+  const last = read.at(-1);
+  const peak = Math.max(0, ...read.map((m) => m.backlog ?? 0));
+  const summary = last ? `Stored backlog: ${last.backlog} with work due now (peak ${peak} in the last hour), ${last.frozen ?? 0} frozen.` : "Stored backlog: not read yet.";
+  return html`<h3>Stored backlog</h3>${barChart({
+    title: "Stored backlog",
+    values: minutes.map((m) => m.backlog ?? 0),
+    overlay: minutes.map((m) => m.frozen ?? 0),
+    startLabel: "-60 min",
+    endLabel: "now",
+    summary,
+  })}<p class="muted">${summary} Read once a minute${read.length < minutes.length ? `; ${minutes.length - read.length} minutes without a reading (the process was not running, or the store did not answer)` : ""}.</p>`;
 }
 
 function _work(env: ConsoleEnv, reports: Record<string, unknown>): SafeHtml {

@@ -62,6 +62,12 @@ test("search: a Stored invoice by its invoice ID, IRN and operation ID, each lin
   assert.match(await admin.html("/console/search?q=IRN-unknown"), /Nothing found/);
 });
 
+test("overview: signs per minute and the Stored backlog are drawn as SVG charts with text summaries", async () => {
+  const overview = await admin.html("/console");
+  for (const s of ["<h3>Signs</h3>", "Signs per minute (fees given back in red)", "<h3>Stored backlog</h3>", "Stored backlog: "]) assert.ok(overview.includes(s), s);
+  assert.is(overview.match(/<svg class="chart"/g)?.length, 3);
+});
+
 test("store outage: the invoice page answers 503 naming the document store", async () => {
   outage = true;
   try {
