@@ -166,7 +166,11 @@ export function openDirectoryStore(store: DocumentStore): DirectoryStore {
         { fields: ["businessId", "scheme"] },
       ],
     }),
-    audit: store.collection<AuditDoc>(DIRECTORY_COLLECTIONS.audit, { indexes: [{ fields: ["atMs"] }, { fields: ["target.id", "atMs"] }] }),
+    // The audit log's filters, newest first: by target, by actor and by action (the operator console;
+    // a time range rides on each, or on atMs alone).
+    audit: store.collection<AuditDoc>(DIRECTORY_COLLECTIONS.audit, {
+      indexes: [{ fields: ["atMs"] }, { fields: ["target.id", "atMs"] }, { fields: ["actor", "atMs"] }, { fields: ["action", "atMs"] }],
+    }),
     operations: store.collection<IdempotencyDoc>(DIRECTORY_COLLECTIONS.operations, { ttlField: "expiresAtMs" }),
     webhookEndpoints: openWebhookEndpoints(store),
   };

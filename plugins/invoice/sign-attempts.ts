@@ -52,8 +52,9 @@ export interface SignRecord extends Doc {
 /** The collection with its indexes. */
 export function openSignAttempts(store: DocumentStore): Collection<SignRecord> {
   return store.collection<SignRecord>(SIGN_ATTEMPTS_COLLECTION, {
-    // operationId: operator resolution; the other two: the recovery jobs (abandoned attempts, held fees).
-    indexes: [{ fields: ["attemptKey"], unique: true }, { fields: ["operationId"] }, { fields: ["status", "startedAtMs"] }, { fields: ["money", "completedAtMs"] }],
+    // operationId: operator resolution; the other two: the recovery jobs (abandoned attempts, held fees)
+    // and the frozen-operations list (held fees newest first, operationId the cursor's tie-break).
+    indexes: [{ fields: ["attemptKey"], unique: true }, { fields: ["operationId"] }, { fields: ["status", "startedAtMs"] }, { fields: ["money", "completedAtMs", "operationId"] }],
     ttlField: "expiresAtMs",
   });
 }

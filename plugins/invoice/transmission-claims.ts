@@ -35,7 +35,9 @@ export interface ClaimDoc extends Doc {
 /** The collection with its indexes. */
 export function openTransmissionClaims(store: DocumentStore): Collection<ClaimDoc> {
   return store.collection<ClaimDoc>(TRANSMISSION_CLAIMS_COLLECTION, {
-    indexes: [{ fields: ["businessId", "state", "subBusinessId"] }, { fields: ["operationId"] }, { fields: ["claimState", "startedAtMs"] }],
+    // The last one: the frozen-operations list (unknown outcomes newest first; without it every page
+    // sorts all of them).
+    indexes: [{ fields: ["businessId", "state", "subBusinessId"] }, { fields: ["operationId"] }, { fields: ["claimState", "startedAtMs"] }, { fields: ["claimState", "completedAtMs", "operationId"] }],
   });
 }
 

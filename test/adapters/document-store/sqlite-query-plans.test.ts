@@ -180,7 +180,15 @@ async function _consolePages(tg: TestGateway): Promise<void> {
   const signIn = await tg.call("/console/sign-in", { method: "POST", host: "localhost", headers: form, body: new URLSearchParams({ key: ADMIN_KEY, next: "/console" }).toString() });
   assert.is(signIn.status, 303, "signed in to the console");
   const cookie = signIn.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
-  const pages = [`/console/search?q=${CONSOLE_LOOKUP}`, `/console/invoices/${CONSOLE_LOOKUP}`];
+  const pages = [
+    `/console/search?q=${CONSOLE_LOOKUP}`,
+    `/console/invoices/${CONSOLE_LOOKUP}`,
+    "/console/frozen",
+    "/console/frozen?businessId=demo",
+    "/console/audit?actor=operator%3Ademo-operator",
+    "/console/audit?action=key.create&from=2020-01-01&to=2099-01-01",
+    "/console/audit?from=2020-01-01T00%3A00",
+  ];
   for (const path of pages) {
     const res = await tg.call(path, { host: "localhost", headers: { cookie } });
     assert.is(res.status === 200 || res.status === 404, true, `${path} answered ${res.status}`);

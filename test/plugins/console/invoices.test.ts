@@ -135,4 +135,17 @@ test("resolve a frozen Stored invoice: an outcome that does not fit how it froze
   assert.equal([entries[0]!.actor, entries[0]!.changes], ["operator:demo-operator", { invoiceId: "6f1c2a8e-0000-4000-8000-000000000002", outcome: "not_signed" }]);
 });
 
+test("audit log: filtered by actor and by time range (UTC); a bad time is refused with a message", async () => {
+  const byOperator = await admin.html("/console/audit?actor=operator%3Ademo-operator");
+  assert.ok(byOperator.includes("invoice.resolve"));
+  assert.match(await admin.html("/console/audit?actor=recovery"), /No entries/);
+  const today = new Date().toISOString().slice(0, 10);
+  assert.ok((await admin.html(`/console/audit?action=invoice.resolve&from=${today}`)).includes("invoice.resolve"));
+  assert.match(await admin.html("/console/audit?action=invoice.resolve&from=2099-01-01T00%3A00"), /No entries/);
+  assert.match(await admin.html("/console/audit?to=2020-01-01"), /No entries/);
+  const bad = await admin.html(`/console/audit?from=${encodeURIComponent(HOSTILE)}`);
+  assert.match(bad, /That filter or page link is not valid/);
+  assert.not.ok(bad.includes(HOSTILE), "escaped");
+});
+
 test.run();
