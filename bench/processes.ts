@@ -11,7 +11,7 @@
  *   /proc (Linux).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { WebSocket, type MessageEvent } from "undici";
 
@@ -96,6 +96,38 @@ export function processCpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14 and 15 of stat)
+}
+
+/**
+ * User + system CPU time of each thread of a process in ms, keyed by thread id, with its name
+ * (`comm`: Node's main thread is named after the process, worker threads and libuv's pool have names
+ * of their own). The main thread's id is the process id.
+ */
+export function threadCpuMs(pid: number): Map<number, { name: string; ms: number }> {
+  const out = new Map<number, { name: string; ms: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(Number(tid), { name, ms: (Number(fields[11]) + Number(fields[12])) * 10 });
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU ms per thread between two `threadCpuMs` readings, busiest first: "main", and every other
+ * thread as `<name>/<tid>` (Node names its worker threads and V8's helper threads all "node").
+ */
+export function threadCpuSplit(pid: number, before: Map<number, { name: string; ms: number }>, after: Map<number, { name: string; ms: number }>): Map<string, number> {
+  const split = new Map<string, number>();
+  for (const [tid, t] of after) {
+    split.set(tid === pid ? "main" : `${t.name}/${tid}`, t.ms - (before.get(tid)?.ms ?? 0));
+  }
+  return new Map([...split].sort((a, b) => b[1] - a[1]));
 }
 
 /**

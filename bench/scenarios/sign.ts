@@ -46,7 +46,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { collectGarbage, processCpuMs, processRss } from "../processes.ts";
+import { collectGarbage, processCpuMs, processRss, threadCpuMs, threadCpuSplit } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioOutcome, ScenarioResult } from "../run.ts";
 import { creditDemo, demoBalanceKobo, FEE_KOBO, gatewayHeap, loadSigns, onboardDemo, signInvoiceFactory, type SignLoadResult } from "./sign-gateway.ts";
@@ -106,6 +106,8 @@ export interface SignBenchResult {
   liveHeapMiB: number;
   /** CPU time (user + system, all threads) per measured sign: the gateway process and the simulator process, µs. */
   gatewayCpuUs: number;
+  /** The gateway's CPU per sign by thread: "main" (the HTTP thread), then each other thread name (the writer thread, libuv, V8). */
+  gatewayThreadCpuUs: Record<string, number>;
   simulatorCpuUs: number;
   /** Fees the measured signs took from the wallet. */
   feesTaken: number;
@@ -181,7 +183,9 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
     progress(`sign-${options.store}: measuring ${options.count} signs (-c ${options.connections})`);
     const rssBefore = processRss(gw.child.pid!).rssMiB;
     const cpuBefore = [processCpuMs(gw.child.pid!), processCpuMs(sim.child.pid!)] as const;
+    const threadsBefore = threadCpuMs(gw.child.pid!);
     const run = await loadSigns(gw.url, invoices, options.count, options.connections);
+    const threadSplit = threadCpuSplit(gw.child.pid!, threadsBefore, threadCpuMs(gw.child.pid!));
     const cpuUs = (before: number, pid: number) => ((processCpuMs(pid) - before) * 1000) / options.count;
     const gatewayCpuUs = cpuUs(cpuBefore[0], gw.child.pid!);
     const simulatorCpuUs = cpuUs(cpuBefore[1], sim.child.pid!);
@@ -228,6 +232,7 @@ export async function runSignBench(options: SignBenchOptions): Promise<SignBench
       gcRssMiB: collected,
       liveHeapMiB: collectedHeap.usedMiB,
       gatewayCpuUs,
+      gatewayThreadCpuUs: Object.fromEntries([...threadSplit].filter(([, ms]) => ms > 0).map(([k, ms]) => [k, (ms * 1000) / options.count])),
       simulatorCpuUs,
       walletExact,
       feesTaken,
@@ -247,7 +252,7 @@ export function formatSignResult(r: SignBenchResult): string {
     `first ${r.window.toLocaleString("en-US")} ${f(r.firstPerSec)}/s, last ${f(r.lastPerSec)}/s, last/first ${Number.isFinite(r.lastVsFirst) ? r.lastVsFirst.toFixed(2) : "n/a"}, ` +
     `gateway RSS ${r.rssBeforeMiB.toFixed(0)} → ${r.rssMiB.toFixed(0)} MiB (peak ${r.peakRssMiB.toFixed(0)} MiB; heap used ${f(r.heapUsedMiB)} of ${f(r.heapTotalMiB)} MiB), ` +
     `after a full GC ${r.gcRssMiB.toFixed(0)} MiB (live heap ${f(r.liveHeapMiB)} MiB), ` +
-    `CPU per sign: gateway ${r.gatewayCpuUs.toFixed(0)} µs, simulator ${r.simulatorCpuUs.toFixed(0)} µs, ` +
+    `CPU per sign: gateway ${r.gatewayCpuUs.toFixed(0)} µs (${Object.entries(r.gatewayThreadCpuUs).map(([k, us]) => `${k} ${us.toFixed(0)}`).join(", ")}), simulator ${r.simulatorCpuUs.toFixed(0)} µs, ` +
     `wallet ${r.walletExact ? (r.feesTaken === r.status2xx ? "exact" : `exact (${r.feesTaken - r.status2xx} fees held)`) : "WRONG"}`
   );
 }

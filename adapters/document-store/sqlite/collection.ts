@@ -5,8 +5,9 @@
  * never wait for the writer, and a write's promise settles after its commit, so a read that follows
  * an awaited write sees it. Writes go to the writer (./writer.ts) and settle after their commit.
  *
- * Inputs are validated here with filter.ts (an InvalidQueryError never costs a round trip) and
- * copied with JSON's meaning when the call is made (the writer takes them a turn later). The
+ * Inputs are validated here with filter.ts (an InvalidQueryError never costs a round trip); the
+ * writer copies them with JSON's meaning when the call is made (it writes each operation as JSON
+ * text at once, ./protocol.ts, and takes the batch a turn later). The
  * collection's schema (./schema.ts) is read once and again after this process declared indexes,
  * or when a statement names what the database no longer has (a dropped array marker).
  */
@@ -14,7 +15,6 @@ import type { Collection, CollectionSpec, Doc, Filter, FindOptions, FindPage, Le
 import { DependencyUnavailableError, isDuplicateKeyError, isInvalidQueryError } from "../../ports.ts";
 import {
   assertDocument,
-  cloneJson,
   decodeCursor,
   encodeCursor,
   normalizeSort,
@@ -103,23 +103,23 @@ function _handle(st: _State): Collection<Doc> {
     countNow: (filter) => _count(st, filter),
     async findOneAndUpdate(filter, update, options = {}) {
       _validate(filter, update);
-      const op: WriteOp = { kind: "update", collection: name, filter: cloneJson(filter), update: cloneJson(update), upsert: options.upsert === true, returnDoc: true, now: now() };
+      const op: WriteOp = { kind: "update", collection: name, filter, update, upsert: options.upsert === true, returnDoc: true, now: now() };
       return _parse(await _write(st, op));
     },
     async updateOne(filter: Filter, update: Update) {
       _validate(filter, update);
-      const op: WriteOp = { kind: "update", collection: name, filter: cloneJson(filter), update: cloneJson(update), upsert: false, returnDoc: false, now: now() };
+      const op: WriteOp = { kind: "update", collection: name, filter, update, upsert: false, returnDoc: false, now: now() };
       return (await _write(st, op)) === true;
     },
     delete: async (id) => (await _write(st, { kind: "delete", collection: name, id, now: now() })) === true,
     async deleteMany(filter) {
       validateFilter(filter);
-      return (await _write(st, { kind: "deleteMany", collection: name, filter: cloneJson(filter), now: now() })) as number;
+      return (await _write(st, { kind: "deleteMany", collection: name, filter, now: now() })) as number;
     },
     async claim(filter: Filter, owner: string, leaseMs: number, sort?: SortSpec[]) {
       validateFilter(filter);
       validateLease(owner, leaseMs);
-      const op: WriteOp = { kind: "claim", collection: name, filter: cloneJson(filter), owner, leaseMs, sort: normalizeSort(sort), now: now() };
+      const op: WriteOp = { kind: "claim", collection: name, filter, owner, leaseMs, sort: normalizeSort(sort), now: now() };
       return _parse(await _write(st, op)) as (Doc & { lease: Lease }) | null;
     },
     release: async (id, owner) => (await _write(st, { kind: "release", collection: name, id, owner })) === true,

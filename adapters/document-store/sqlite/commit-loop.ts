@@ -7,7 +7,7 @@
  */
 import { runBatch } from "./batch.ts";
 import { openConnection, type SqliteConnection } from "./connection.ts";
-import type { BatchMessage, BatchReply } from "./protocol.ts";
+import { decodeBatch, type BatchMessage, type BatchReply, type WriteOp } from "./protocol.ts";
 import { META_TABLE_SQL } from "./schema.ts";
 import { createWriterState, type WriterState } from "./writes.ts";
 
@@ -19,11 +19,11 @@ export interface CommitLoop {
 }
 
 export function createCommitLoop(state: WriterState, reply: (r: BatchReply) => void): CommitLoop {
-  const queue: BatchMessage[] = [];
+  const queue: Array<{ seq: number; ops: WriteOp[] }> = [];
   let scheduled = false;
   const flush = (): void => {
     scheduled = false;
-    const taken: BatchMessage[] = [];
+    const taken: typeof queue = [];
     let n = 0;
     while (queue.length > 0 && (taken.length === 0 || n + queue[0]!.ops.length <= MAX_OPERATIONS)) {
       const m = queue.shift()!;
@@ -47,7 +47,7 @@ export function createCommitLoop(state: WriterState, reply: (r: BatchReply) => v
   };
   return {
     enqueue(message) {
-      queue.push(message);
+      queue.push({ seq: message.seq, ops: decodeBatch(message.ops) });
       schedule();
     },
   };

@@ -77,22 +77,18 @@ export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, 
     return conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, q.limit ?? -1, q.skip]).map(toRow);
   }
   const matches = compileFilter(q.filter);
-  const out: MatchRow[] = [];
-  let toSkip = q.skip;
+  const scan = _scanner(q, matches, toRow);
+  // The first chunk alone, one statement (its own snapshot): enough whenever it holds every row or the page.
+  if (!conn.inTransaction) {
+    const rows = conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, CHUNK, 0]);
+    if (scan.take(rows) || rows.length < CHUNK) return scan.out;
+    scan.reset();
+  }
   return inSnapshot(conn, () => {
     // Chunks double in size, so reading n rows re-walks at most ~2n of them (OFFSET starts over).
     for (let offset = 0, size = CHUNK; ; offset += size, size = Math.min(size * 2, MAX_CHUNK)) {
       const rows = conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, size, offset]);
-      for (const r of rows) {
-        if (r[r.length - 1] && !matches(JSON.parse(r[1] as string) as Doc)) continue;
-        if (toSkip > 0) {
-          toSkip--;
-          continue;
-        }
-        out.push(toRow(r));
-        if (q.limit !== null && out.length >= q.limit) return out;
-      }
-      if (rows.length < size) return out;
+      if (scan.take(rows) || rows.length < size) return scan.out;
     }
   });
 }
@@ -105,6 +101,9 @@ export function countMatches(conn: SqliteConnection, schema: CollectionSchema, f
   const visible = visibleSql(schema, params, now);
   const where = visible ? `${t.where} AND ${visible}` : t.where;
   if (!t.check) return conn.get(`SELECT count(*) FROM ${schema.table} WHERE ${where}`, params)![0] as number;
+  // One statement while no matching row needs JS's check (the usual case: no array along the paths).
+  const [exact, flagged] = conn.get(`SELECT count(*) FILTER (WHERE NOT ${t.check}), count(*) FILTER (WHERE ${t.check}) FROM ${schema.table} WHERE ${where}`, params)!;
+  if (flagged === 0) return exact as number;
   const matches = compileFilter(filter);
   return inSnapshot(conn, () => {
     let n = conn.get(`SELECT count(*) FROM ${schema.table} WHERE ${where} AND NOT ${t.check}`, params)![0] as number;
@@ -143,4 +142,32 @@ export function inSnapshot<T>(conn: SqliteConnection, fn: () => T): T {
   } finally {
     conn.commit();
   }
+}
+
+// --- Internal helpers ---
+
+/** Filters chunks of candidate rows with JS's check, skipping and limiting as the query asks. */
+function _scanner(q: MatchQuery, matches: (doc: Doc) => boolean, toRow: (r: unknown[]) => MatchRow) {
+  const scan = {
+    out: [] as MatchRow[],
+    toSkip: q.skip,
+    reset(): void {
+      scan.out = [];
+      scan.toSkip = q.skip;
+    },
+    /** Takes a chunk's matches; true once the page is full. */
+    take(rows: unknown[][]): boolean {
+      for (const r of rows) {
+        if (r[r.length - 1] && !matches(JSON.parse(r[1] as string) as Doc)) continue;
+        if (scan.toSkip > 0) {
+          scan.toSkip--;
+          continue;
+        }
+        scan.out.push(toRow(r));
+        if (q.limit !== null && scan.out.length >= q.limit) return true;
+      }
+      return false;
+    },
+  };
+  return scan;
 }

@@ -1,6 +1,6 @@
 /**
  * The main thread's side of the writer: every write operation asked for in one turn of the event
- * loop goes out as one batch (one postMessage), and each operation's promise settles when the
+ * loop goes out as one batch (one postMessage of one string, ./protocol.ts), and each operation's promise settles when the
  * transaction that held it has committed (./commit-loop.ts). Two transports:
  * - "thread": a worker thread owning the writer's connection (files: the fsync stays off the
  *   thread that serves HTTP). It is ref'd only while operations are outstanding, so an idle store
@@ -12,7 +12,7 @@ import { Worker } from "node:worker_threads";
 import { DependencyUnavailableError } from "../../ports.ts";
 import { createCommitLoop, createWriterState } from "./commit-loop.ts";
 import type { SqliteConnection } from "./connection.ts";
-import { failureError, type BatchMessage, type BatchReply, type CommitInfo, type WriteOp, type WriteValue } from "./protocol.ts";
+import { encodeBatch, encodeOp, failureError, type BatchMessage, type BatchReply, type CommitInfo, type WriteOp, type WriteValue } from "./protocol.ts";
 import type { WriterThreadData } from "./writer-thread.ts";
 
 export interface Writer {
@@ -124,7 +124,7 @@ interface _Core {
 
 function _createCore(transport: WriterStats["transport"], options: WriterOptions, send: (message: BatchMessage) => void): _Core {
   const outstanding = new Map<number, _Pending[]>();
-  let queued: WriteOp[] = [];
+  let queued: string[] = [];
   let waiters: _Pending[] = [];
   let seq = 0;
   let scheduled = false;
@@ -142,7 +142,7 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
   const flush = (): void => {
     scheduled = false;
     if (queued.length === 0) return;
-    const message: BatchMessage = { seq: ++seq, ops: queued };
+    const message: BatchMessage = { seq: ++seq, ops: encodeBatch(queued) };
     outstanding.set(message.seq, waiters);
     queued = [];
     waiters = [];
@@ -157,7 +157,7 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
     onIdle: undefined,
     write(op: WriteOp): Promise<WriteValue> {
       return new Promise<WriteValue>((resolve, reject) => {
-        queued.push(op);
+        queued.push(encodeOp(op)); // a throw (a cycle, a BigInt) rejects this write alone
         waiters.push({ resolve, reject });
         if (!scheduled) {
           scheduled = true;
