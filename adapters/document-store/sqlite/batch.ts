@@ -1,7 +1,8 @@
 /**
  * Group commit: many operations in one transaction, one COMMIT (with synchronous=FULL in WAL mode,
- * one fsync of the WAL) for all of them. Each operation runs in a savepoint of its own, so one
- * that fails (a duplicate key, a refused update) is undone alone and the others commit. The caller
+ * one fsync of the WAL) for all of them. One that fails (a duplicate key, a refused update) is
+ * undone alone and the others commit: its one writing statement is atomic, or it runs in a
+ * savepoint of its own (`_runOne`). The caller
  * answers the operations only after this returns, i.e. after the commit (and its fsync) is done.
  *
  * A transaction that cannot start (another process holds the lock past the busy timeout) or
@@ -45,22 +46,34 @@ export function toFailure(e: unknown): WriteFailure {
 
 // --- Internal helpers ---
 
-/** One operation in its savepoint; a failure of the database itself (I/O, full disk) fails the batch. */
+/**
+ * One operation; a failure of the database itself (I/O, full disk) fails the batch. The operations
+ * that may change several things before failing run in a savepoint of their own; the others change
+ * the data with one statement, which SQLite undoes by itself when it fails (a statement is atomic),
+ * and what else they may have done first is invisible: expired documents swept, an array marker
+ * dropped (a marker only makes queries use the element-wise form).
+ */
 function _runOne(state: WriterState, op: WriteOp): WriteResult {
   const { conn } = state;
-  conn.run("SAVEPOINT op");
+  const savepoint = _SAVEPOINT_KINDS.has(op.kind);
+  if (savepoint) conn.run("SAVEPOINT op");
   try {
     const value = applyOp(state, op);
-    conn.run("RELEASE op");
+    if (savepoint) conn.run("RELEASE op");
     return { ok: true, value };
   } catch (e) {
-    conn.run("ROLLBACK TO op");
-    conn.run("RELEASE op");
+    if (savepoint) {
+      conn.run("ROLLBACK TO op");
+      conn.run("RELEASE op");
+    }
     if ("collection" in op) state.schemas.delete(op.collection); // what it cached may have been rolled back
     if (_isFatal(e)) throw e;
     return { ok: false, error: toFailure(e) };
   }
 }
+
+/** Operations that run several writing statements (DDL, chunked deletes, the ping's table and row). */
+const _SAVEPOINT_KINDS: ReadonlySet<WriteOp["kind"]> = new Set(["ensure", "deleteMany", "ping"]);
 
 /** Errors after which the transaction cannot go on. */
 function _isFatal(e: unknown): boolean {

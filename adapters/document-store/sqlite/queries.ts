@@ -74,9 +74,18 @@ export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, 
   const nKeys = q.sort.length;
   const toRow = (r: unknown[]): MatchRow => ({ rowid: r[0] as number, text: r[1] as string, keys: r.slice(2, 2 + nKeys) });
   if (!st.checked) {
+    if (q.limit === 1 && q.skip === 0) {
+      const row = conn.get(`${st.sql} LIMIT 1`, st.params); // one row: the binding's cheaper call
+      return row ? [toRow(row)] : [];
+    }
     return conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, q.limit ?? -1, q.skip]).map(toRow);
   }
   const matches = compileFilter(q.filter);
+  if (typeof q.filter._id === "string" && q.skip === 0) {
+    // An `_id` pins at most one document: its row, if any, is the whole answer.
+    const row = conn.get(`${st.sql} LIMIT 1`, st.params);
+    return row && !(row[row.length - 1] && !matches(JSON.parse(row[1] as string) as Doc)) ? [toRow(row)] : [];
+  }
   const scan = _scanner(q, matches, toRow);
   // The first chunk alone, one statement (its own snapshot): enough whenever it holds every row or the page.
   if (!conn.inTransaction) {
