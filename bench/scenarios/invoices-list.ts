@@ -15,10 +15,15 @@
  * (~2 KB). Each query: 3 warm-up requests, then INVOICES_BENCH_REQUESTS (default 30) sequential
  * requests on one keep-alive connection; p50/p99 in ms. A page must hold as many invoices as the
  * seeder counted for its filter (up to the page size): a fast wrong answer measures nothing.
+ * Each query also reports the garbage collections of the process during its measured requests;
+ * INVOICES_BENCH_CPU_PROF=<file.cpuprofile> writes a CPU profile of the measured requests
+ * (`npx tsx bench/profile-top.ts <file>`).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Session } from "node:inspector/promises";
+import { PerformanceObserver } from "node:perf_hooks";
 import { Agent, request } from "undici";
 import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import { composeGateway } from "../../boot/compose.ts";
@@ -42,6 +47,8 @@ export interface InvoiceQueryResult {
   path: string;
   items: number;
   latencyMs: { p50: number; p99: number; mean: number; max: number };
+  /** Garbage collections of this process (gateway and client) during the measured requests. */
+  gc: { count: number; totalMs: number; maxMs: number };
 }
 
 export const invoicesListScenario: BenchScenario = {
@@ -69,7 +76,11 @@ export const invoicesListScenario: BenchScenario = {
       seconds: (first.mean * requests) / 1000,
       extra: { invoices: count, seedSeconds: r.seedSeconds, worstP99Ms: Math.round(worst.latencyMs.p99 * 10) / 10 },
     };
-    const notes = r.queries.map((q) => `invoices-list: ${q.name}: p50 ${q.latencyMs.p50.toFixed(1)} ms, p99 ${q.latencyMs.p99.toFixed(1)} ms (${q.items} items)`);
+    const notes = r.queries.map(
+      (q) =>
+        `invoices-list: ${q.name}: p50 ${q.latencyMs.p50.toFixed(1)} ms, p99 ${q.latencyMs.p99.toFixed(1)} ms, max ${q.latencyMs.max.toFixed(1)} ms (${q.items} items; ` +
+        `GC ${q.gc.count}× ${q.gc.totalMs.toFixed(1)} ms, longest ${q.gc.maxMs.toFixed(1)} ms)`,
+    );
     return { results: [result], notes, problems: r.problems, extra: r };
   },
 };
@@ -92,16 +103,19 @@ export async function runInvoicesListBench(
     const gateway = await composeGateway(config, { log, ports: { documentStore: store } });
     const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
     const agent = new Agent({ connections: 1 });
+    const profiler = await _startProfile(process.env.INVOICES_BENCH_CPU_PROF);
     try {
       const queries: InvoiceQueryResult[] = [];
       const problems: string[] = [];
       for (const q of _queries(now, counts)) {
         const r = await _measure(server.url, agent, q, requests);
         if (r.items !== Math.min(PAGE, q.expected)) problems.push(`invoices-list: ${q.name}: ${r.items} items, expected ${Math.min(PAGE, q.expected)}`);
+        progress(`invoices-list: ${q.name}: p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, max ${r.latencyMs.max} ms; GC ${r.gc.count}× ${r.gc.totalMs.toFixed(1)} ms (longest ${r.gc.maxMs.toFixed(1)})`);
         queries.push(r);
       }
       return { seedSeconds, queries, problems };
     } finally {
+      await profiler?.stop();
       await agent.close();
       await server.drain("bench");
     }
@@ -232,15 +246,43 @@ async function _measure(base: string, agent: Agent, q: _Query, requests: number)
   for (let i = 0; i < 3; i++) await once();
   const times: number[] = [];
   let items = 0;
+  const gc = { count: 0, totalMs: 0, maxMs: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gc.count++;
+      gc.totalMs += e.duration;
+      gc.maxMs = Math.max(gc.maxMs, e.duration);
+    }
+  });
+  observer.observe({ entryTypes: ["gc"] });
   for (let i = 0; i < requests; i++) {
     const r = await once();
     times.push(r.ms);
     items = r.items;
   }
+  await new Promise((resolve) => setImmediate(resolve)); // the observer's last entries
+  observer.disconnect();
   times.sort((a, b) => a - b);
   const at = (p: number) => Math.round(times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]! * 10) / 10;
   const mean = Math.round((times.reduce((a, b) => a + b, 0) / times.length) * 10) / 10;
-  return { name: q.name, path: q.path, items, latencyMs: { p50: at(0.5), p99: at(0.99), mean, max: at(1) } };
+  return { name: q.name, path: q.path, items, latencyMs: { p50: at(0.5), p99: at(0.99), mean, max: at(1) }, gc };
+}
+
+/** With a file name: a CPU profile of this process (gateway and client) over the measured requests. */
+async function _startProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
+  if (!file) return null;
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 200 });
+  await session.post("Profiler.start");
+  return {
+    async stop() {
+      const { profile } = await session.post("Profiler.stop");
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 function _dayStart(ms: number): number {

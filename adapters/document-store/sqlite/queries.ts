@@ -78,6 +78,7 @@ export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, 
       const row = conn.get(`${st.sql} LIMIT 1`, st.params); // one row: the binding's cheaper call
       return row ? [toRow(row)] : [];
     }
+    if (q.skip > 0) return conn.all(_skipFirstSql(schema, st, q), [...st.params, q.limit ?? -1, q.skip]).map(toRow);
     return conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, q.limit ?? -1, q.skip]).map(toRow);
   }
   const matches = compileFilter(q.filter);
@@ -94,8 +95,10 @@ export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, 
     scan.reset();
   }
   return inSnapshot(conn, () => {
-    // Chunks double in size, so reading n rows re-walks at most ~2n of them (OFFSET starts over).
-    for (let offset = 0, size = CHUNK; ; offset += size, size = Math.min(size * 2, MAX_CHUNK)) {
+    // The first chunk is the page itself (rows JS rejects are rare: those holding an array along a
+    // path); later chunks double in size, so reading n rows re-walks at most ~2n (OFFSET starts over).
+    const first = q.limit === null ? CHUNK : Math.min(MAX_CHUNK, Math.max(1, q.limit + q.skip));
+    for (let offset = 0, size = first; ; offset += size, size = Math.min(size * 2, MAX_CHUNK)) {
       const rows = conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, size, offset]);
       if (scan.take(rows) || rows.length < size) return scan.out;
     }
@@ -140,6 +143,19 @@ export function visibleSql(schema: CollectionSchema, params: SqlParam[], now: nu
   params.push(now);
   const k = schema.ttl.column;
   return `NOT (${k} > ${NULL_KEY} AND ${k} < ?)`;
+}
+
+/**
+ * A page after `skip` rows, the skipped rows passed over by their keys alone: the inner statement
+ * walks and orders rowids (an index holding the filter's and the sort's fields answers it without
+ * reading a row, even where SQLite sorts runs of equal keys itself), the outer one reads the page.
+ */
+function _skipFirstSql(schema: CollectionSchema, st: MatchStatement, q: MatchQuery): string {
+  const from = st.sql.indexOf(` FROM ${schema.table} WHERE `);
+  const order = st.sql.lastIndexOf(" ORDER BY ");
+  const inner = `SELECT rowid${st.sql.slice(from)} LIMIT ? OFFSET ?`;
+  const outerOrder = q.sort.length > 0 && order > from ? st.sql.slice(order) : "";
+  return `${st.sql.slice(0, from)} FROM ${schema.table} WHERE rowid IN (${inner})${outerOrder}`;
 }
 
 /** Runs `fn` in one read snapshot: the connection's transaction if it is in one, else a new one. */

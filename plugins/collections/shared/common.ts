@@ -27,28 +27,27 @@ export function webhookEndpointOf(directory: TenantDirectory, businessId: string
 
 /**
  * One page (`page` from 1, `limit` per page) of the documents matching `filter`, and their total.
+ * `sort` takes one key or several (the store breaks ties by `_id` ascending unless `_id` is one).
  * `knownTotal`, when the caller keeps the total apart (a counter), saves the count; a page past the
  * middle is then read from the other end (the same documents, fewer skipped), in the order asked.
  */
 export async function findPage<T extends Doc>(
   collection: Collection<T>,
   filter: Filter,
-  sort: SortSpec,
+  sort: SortSpec | readonly SortSpec[],
   page: number,
   limit: number,
   knownTotal: number | null = null,
 ): Promise<{ items: T[]; total: number }> {
+  const keys = _withId(Array.isArray(sort) ? sort : [sort as SortSpec]);
   const skip = (page - 1) * limit;
   if (knownTotal !== null) {
     if (skip >= knownTotal) return { items: [], total: knownTotal };
-    if (skip > knownTotal / 2) return { items: await _pageFromEnd(collection, filter, sort, skip, limit, knownTotal), total: knownTotal };
-    const found = await collection.find(filter, { sort: [sort, { field: "_id", direction: 1 }], skip, limit });
+    if (skip > knownTotal / 2) return { items: await _pageFromEnd(collection, filter, keys, skip, limit, knownTotal), total: knownTotal };
+    const found = await collection.find(filter, { sort: keys, skip, limit });
     return { items: found.items, total: knownTotal };
   }
-  const [found, total] = await Promise.all([
-    collection.find(filter, { sort: [sort], skip, limit }),
-    collection.count(filter),
-  ]);
+  const [found, total] = await Promise.all([collection.find(filter, { sort: keys, skip, limit }), collection.count(filter)]);
   return { items: found.items, total };
 }
 
@@ -75,13 +74,15 @@ export function intervalWorker(name: string, intervalMs: number, run: () => Prom
 
 // --- Internal helpers ---
 
-/** Rows `skip`..`skip + limit` of `total` in `sort` (then `_id` ascending), read in the reverse order. */
-async function _pageFromEnd<T extends Doc>(collection: Collection<T>, filter: Filter, sort: SortSpec, skip: number, limit: number, total: number): Promise<T[]> {
+/** The sort as the store applies it: the keys, then `_id` ascending unless `_id` is one of them. */
+function _withId(sort: readonly SortSpec[]): SortSpec[] {
+  return sort.some((k) => k.field === "_id") ? [...sort] : [...sort, { field: "_id", direction: 1 }];
+}
+
+/** Rows `skip`..`skip + limit` of `total` in `sort` (ending with `_id`), read in the reverse order. */
+async function _pageFromEnd<T extends Doc>(collection: Collection<T>, filter: Filter, sort: readonly SortSpec[], skip: number, limit: number, total: number): Promise<T[]> {
   const end = Math.min(total, skip + limit);
-  const reversed: SortSpec[] = [
-    { field: sort.field, direction: sort.direction === 1 ? -1 : 1 },
-    { field: "_id", direction: -1 },
-  ];
+  const reversed = sort.map((k): SortSpec => ({ field: k.field, direction: k.direction === 1 ? -1 : 1 }));
   const found = await collection.find(filter, { sort: reversed, skip: total - end, limit: end - skip });
   return found.items.reverse();
 }

@@ -87,7 +87,13 @@ export function createVirtualAccountService(options: VirtualAccountServiceOption
       const now = clock();
       const filter = listFilter(businessId, query, now);
       const known = await counter.total(businessId, query, now);
-      const sort = { field: "createdAt", direction: query.sort === "ASC" ? 1 : -1 } as const;
+      // Ties on createdAt broken by `_id` in the same direction: the list index then holds the order
+      // whole, and a page far down passes over index entries without sorting them.
+      const direction = query.sort === "ASC" ? 1 : -1;
+      const sort = [
+        { field: "createdAt", direction },
+        { field: "_id", direction },
+      ] as const;
       const { items, total } = await findPage(accounts, filter, sort, query.page, query.limit, known);
       return { items, total, now };
     },

@@ -89,12 +89,12 @@ test("pages past the middle, read from the other end, equal the pages read forwa
     const filter = listFilter("demo", {}, clock.now);
     const total = await service.collection.count(filter);
     for (const direction of [1, -1] as const) {
-      for (const limit of [1, 3, 7, 46, 50]) {
+      const sorts = [{ field: "createdAt", direction }, [{ field: "createdAt", direction }, { field: "_id", direction }]];
+      for (const [limit, sort] of [1, 3, 7, 46, 50].flatMap((l) => sorts.map((s) => [l, s] as const))) {
         for (let page = 1; (page - 1) * limit <= total + limit; page++) {
-          const sort = { field: "createdAt", direction };
           const forward = await findPage(service.collection, filter, sort, page, limit);
           const kept = await findPage(service.collection, filter, sort, page, limit, total);
-          assert.equal(kept.items.map((a) => a._id), forward.items.map((a) => a._id), `page ${page} of ${limit}, direction ${direction}`);
+          assert.equal(kept.items.map((a) => a._id), forward.items.map((a) => a._id), `page ${page} of ${limit}, ${JSON.stringify(sort)}`);
           assert.is(kept.total, forward.total);
         }
       }
