@@ -40,6 +40,7 @@ import { vaListScenario } from "./scenarios/virtual-accounts-100k.ts";
 import { evaluateEngineGoals } from "./engine-goals.ts";
 import { invoicesListScenario } from "./scenarios/invoices-list.ts";
 import { signHistoryScenario } from "./scenarios/sign-history.ts";
+import { signHistorySeededScenario } from "./scenarios/sign-history-seeded.ts";
 import { startReadyScenario } from "./scenarios/start-ready.ts";
 import { consolePagesScenario } from "./scenarios/console-pages.ts";
 
@@ -182,7 +183,7 @@ export const loadScenario: BenchScenario = {
 
 /** Every scenario, in the order it runs. */
 export function benchScenarios(env: Record<string, string | undefined> = process.env): BenchScenario[] {
-  return [loadScenario, stored, ...signScenarios(env), vaListScenario, invoicesListScenario, consolePagesScenario, signHistoryScenario, startReadyScenario];
+  return [loadScenario, stored, ...signScenarios(env), vaListScenario, invoicesListScenario, consolePagesScenario, signHistoryScenario, signHistorySeededScenario, startReadyScenario];
 }
 
 /** True when `--quick` was given (as an argument, or as npm's `npm run bench --quick` → npm_config_quick). */
