@@ -13,7 +13,9 @@
  * Uses the e-mail port when configured (links are sent to `customer_emails`, receipts to payers;
  * without it the send is skipped and logged).
  */
-import { definePlugin, type GatewayPlugin } from "../../core/plugin.ts";
+import { definePlugin, offer, type GatewayPlugin } from "../../core/plugin.ts";
+import { COLLECTIONS_OPERATIONS } from "../invoice/dashboard-offers.ts";
+import { collectionsOperations } from "./dashboard-offer.ts";
 import { paymentLinkRoutes } from "./payment-links/api-routes.ts";
 import { checkoutPageRoutes } from "./payment-links/page-routes.ts";
 import { checkoutSweeper, createPaymentLinkServices } from "./payment-links/services.ts";
@@ -40,6 +42,7 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
     name: "collections",
     needs: ["documentStore", "webhooks", "payments"],
     stages: ["auth", "quota"],
+    provides: [COLLECTIONS_OPERATIONS],
     setup(kit) {
       const clock = options.clock ?? Date.now;
       const wallet = createCollectionWallet({ store: kit.ports.documentStore, clock });
@@ -62,6 +65,7 @@ export function createCollectionsPlugin(options: CollectionsPluginOptions = {}):
         // A dependency outage in a handler is the envelope's 503 (the pages answer their own first).
         routes: routes.map((route) => answerOutageAs503(kit.log, route)),
         workers: [checkoutSweeper(links, intervalMs), depositWorker(accounts, intervalMs)],
+        offers: [offer(COLLECTIONS_OPERATIONS, collectionsOperations(links, accounts, wallet))],
       };
     },
   });

@@ -52,9 +52,16 @@ export interface SignRecord extends Doc {
 /** The collection with its indexes. */
 export function openSignAttempts(store: DocumentStore): Collection<SignRecord> {
   return store.collection<SignRecord>(SIGN_ATTEMPTS_COLLECTION, {
-    // operationId: operator resolution; the other two: the recovery jobs (abandoned attempts, held fees)
-    // and the frozen-operations list (held fees newest first, operationId the cursor's tie-break).
-    indexes: [{ fields: ["attemptKey"], unique: true }, { fields: ["operationId"] }, { fields: ["status", "startedAtMs"] }, { fields: ["money", "completedAtMs", "operationId"] }],
+    // operationId: operator resolution; status and money: the recovery jobs (abandoned attempts, held
+    // fees) and the frozen-operations list (held fees newest first, operationId the cursor's tie-break);
+    // businessId: the merchant dashboard's list of the business's sign operations, newest first.
+    indexes: [
+      { fields: ["attemptKey"], unique: true },
+      { fields: ["operationId"] },
+      { fields: ["status", "startedAtMs"] },
+      { fields: ["money", "completedAtMs", "operationId"] },
+      { fields: ["businessId", "startedAtMs"] },
+    ],
     ttlField: "expiresAtMs",
   });
 }

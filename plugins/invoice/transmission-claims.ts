@@ -35,9 +35,16 @@ export interface ClaimDoc extends Doc {
 /** The collection with its indexes. */
 export function openTransmissionClaims(store: DocumentStore): Collection<ClaimDoc> {
   return store.collection<ClaimDoc>(TRANSMISSION_CLAIMS_COLLECTION, {
-    // The last one: the frozen-operations list (unknown outcomes newest first; without it every page
-    // sorts all of them).
-    indexes: [{ fields: ["businessId", "state", "subBusinessId"] }, { fields: ["operationId"] }, { fields: ["claimState", "startedAtMs"] }, { fields: ["claimState", "completedAtMs", "operationId"] }],
+    // claimState + completedAtMs: the frozen-operations list (unknown outcomes newest first; without it
+    // every page sorts all of them); businessId + startedAtMs: the merchant dashboard's list of the
+    // business's transmissions, newest first.
+    indexes: [
+      { fields: ["businessId", "state", "subBusinessId"] },
+      { fields: ["operationId"] },
+      { fields: ["claimState", "startedAtMs"] },
+      { fields: ["claimState", "completedAtMs", "operationId"] },
+      { fields: ["businessId", "startedAtMs"] },
+    ],
   });
 }
 

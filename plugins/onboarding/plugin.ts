@@ -6,6 +6,8 @@
  */
 import { definePlugin, offer, requirePort, type GatewayPlugin } from "../../core/plugin.ts";
 import { IDENTITY_REVIEW_OPERATIONS } from "../invoice/offers.ts";
+import { REPRESENTED_BUSINESS_READS } from "../invoice/dashboard-offers.ts";
+import { representedBusinessReads } from "./dashboard-offer.ts";
 import { adminRoutes } from "./admin-routes.ts";
 import { identityReviewOperations } from "./operator-offer.ts";
 import { publicRoutes } from "./routes.ts";
@@ -32,7 +34,7 @@ export function createOnboardingPlugin(options: OnboardingOptions = {}): Gateway
     name: "onboarding",
     needs: ["documentStore", "regulator"],
     stages: ["auth", "quota"],
-    provides: [IDENTITY_REVIEW_OPERATIONS],
+    provides: [IDENTITY_REVIEW_OPERATIONS, REPRESENTED_BUSINESS_READS],
     setup(kit) {
       const service = createOnboardingService({
         store: openOnboardingStore(kit.ports.documentStore),
@@ -46,7 +48,10 @@ export function createOnboardingPlugin(options: OnboardingOptions = {}): Gateway
         pollMs: options.pollMs ?? 50,
         retentionMs: options.retentionMs ?? 30 * DAY_MS,
       });
-      return { routes: [...publicRoutes(service), ...adminRoutes(service)], offers: [offer(IDENTITY_REVIEW_OPERATIONS, identityReviewOperations(service))] };
+      return {
+        routes: [...publicRoutes(service), ...adminRoutes(service)],
+        offers: [offer(IDENTITY_REVIEW_OPERATIONS, identityReviewOperations(service)), offer(REPRESENTED_BUSINESS_READS, representedBusinessReads(service))],
+      };
     },
   });
 }

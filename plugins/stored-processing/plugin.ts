@@ -11,6 +11,8 @@
  */
 import { definePlugin, offer, requirePort, type GatewayPlugin, type PluginKit } from "../../core/plugin.ts";
 import { FROZEN_INVOICE_RESOLVER } from "../invoice/offers.ts";
+import { STORED_INVOICE_OPERATIONS } from "../invoice/dashboard-offers.ts";
+import { storedInvoiceOperations } from "./dashboard-offer.ts";
 import { storedAdminRoutes } from "./admin-routes.ts";
 import { createInvoiceWebhooks } from "./events.ts";
 import { createInboundReceiver, type InboundReceiver } from "./inbound.ts";
@@ -39,14 +41,14 @@ export function createStoredProcessingPlugin(options: StoredProcessingOptions = 
     name: "stored-processing",
     needs: ["documentStore", "regulator", "billing", "webhooks"],
     stages: ["auth", "quota", "mode"],
-    provides: [FROZEN_INVOICE_RESOLVER],
+    provides: [FROZEN_INVOICE_RESOLVER, STORED_INVOICE_OPERATIONS],
     setup(kit) {
       const b = _build(kit, options);
       kit.reports.register("storedProcessor", () => _report(b.store));
       return {
         routes: [...storedRoutes(b.service, b.inbound), ...storedAdminRoutes(b.service)],
         workers: b.processor ? [b.processor] : [],
-        offers: [offer(FROZEN_INVOICE_RESOLVER, b.service)],
+        offers: [offer(FROZEN_INVOICE_RESOLVER, b.service), offer(STORED_INVOICE_OPERATIONS, storedInvoiceOperations(b.service, kit.log))],
       };
     },
   });

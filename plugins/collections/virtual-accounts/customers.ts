@@ -12,7 +12,7 @@
  * request fails; `POST /api/v1/customers/:id/virtual-account` then attaches one.
  */
 import { randomUUID } from "node:crypto";
-import type { Collection, Doc, DocumentStore } from "../../../adapters/ports.ts";
+import { isInvalidQueryError, type Collection, type Doc, type DocumentStore } from "../../../adapters/ports.ts";
 import { CollectionsError } from "../../../core/errors/gateway-error.ts";
 import { describeError, type Logger } from "../../../core/log.ts";
 import { formatTime } from "../shared/time.ts";
@@ -22,6 +22,8 @@ import { customerHasAccountError, type VirtualAccountService } from "./account-s
 import { dedicatedSourceReference } from "./identifiers.ts";
 
 export const CUSTOMERS_COLLECTION = "collections_customers";
+
+const LIST_PAGE = 50;
 
 export interface Customer extends Doc {
   businessId: string;
@@ -54,6 +56,11 @@ export interface CustomerService {
   create(businessId: string, input: CreateCustomerInput): Promise<CustomerWithAccount>;
   /** 404 when the customer is not one of this business's. */
   get(businessId: string, id: string): Promise<CustomerWithAccount>;
+  /**
+   * The business's customers, newest first, with their dedicated accounts (the dashboard's list;
+   * the API has no list route). At most 100 a page; `cursor` from the previous page.
+   */
+  list(businessId: string, page: { limit?: number; cursor?: string }): Promise<{ items: CustomerWithAccount[]; nextCursor: string | null }>;
   /** Attaches a DVA; 404 for an unknown customer, 409 when it already has one (atomic). */
   attachAccount(businessId: string, id: string): Promise<CustomerWithAccount>;
   view(c: CustomerWithAccount, now?: number): CustomerView;
@@ -116,6 +123,19 @@ export function createCustomerService(options: CustomerServiceOptions): Customer
     async get(businessId, id) {
       const customer = await load(businessId, id);
       return { customer, account: await accounts.findByCustomer(customer._id) };
+    },
+
+    async list(businessId, page) {
+      const limit = Math.min(Math.max(page.limit ?? LIST_PAGE, 1), 100);
+      let found;
+      try {
+        found = await customers.find({ businessId }, { sort: [{ field: "createdAt", direction: -1 }], limit, cursor: page.cursor ?? null });
+      } catch (e) {
+        if (!isInvalidQueryError(e)) throw e;
+        throw new CollectionsError(422, "The cursor is not one this list returned.", [{ field: "cursor", message: "use nextCursor of a previous page" }]);
+      }
+      const items = await Promise.all(found.items.map(async (customer) => ({ customer, account: await accounts.findByCustomer(customer._id) })));
+      return { items, nextCursor: found.nextCursor };
     },
 
     async attachAccount(businessId, id) {
