@@ -26,6 +26,7 @@ export function collectionsOperations(links: PaymentLinkServices, accounts: Virt
       return { items: items.map((l) => view(links.links.view(l))), total };
     },
     paymentLink: async (businessId, reference) => view(links.links.view(await links.links.findByReference(businessId, reference))),
+    paymentLinkBySourceReference: async (businessId, sourceReference) => view(links.links.view(await links.links.findBySourceReference(businessId, sourceReference))),
     async linkTransactions(businessId, reference, query) {
       const link = await links.links.findByReference(businessId, reference);
       const q = validateInput(ListTransactionsQuery, query, "query") as ListTransactionsInput;

@@ -99,6 +99,7 @@ export type SandboxCheckoutOutcome = "success" | "failure";
 export interface CollectionsOperations {
   paymentLinks(businessId: string, query: Record<string, string>): Promise<CountedPage>;
   paymentLink(businessId: string, reference: string): Promise<ApiView>;
+  paymentLinkBySourceReference(businessId: string, sourceReference: string): Promise<ApiView>;
   linkTransactions(businessId: string, reference: string, query: Record<string, string>): Promise<CountedPage>;
   createPaymentLink(businessId: string, body: unknown): Promise<ApiView>;
   togglePaymentLink(businessId: string, reference: string, activate: boolean): Promise<ApiView>;
