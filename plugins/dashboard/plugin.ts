@@ -14,6 +14,7 @@ import { STYLESHEET_PATH, stylesheet } from "../../core/ui/index.ts";
 import { DIRECTORY_OPERATIONS, WALLET_OPERATIONS } from "../invoice/offers.ts";
 import { setNavigation } from "./chrome.ts";
 import { demoOwnerSeed } from "./demo-owner.ts";
+import { DATA_OFFERS } from "./screens/data-kit.ts";
 import { createDashboardEnv, type DashboardEnv } from "./env.ts";
 import { getPage } from "./routes.ts";
 import { SECTIONS, type DashboardSection } from "./sections.ts";
@@ -29,7 +30,7 @@ export function createDashboardPlugin(options: DashboardOptions = {}): GatewayPl
   return definePlugin({
     name: "dashboard",
     needs: ["documentStore", "coordination"],
-    uses: [DIRECTORY_OPERATIONS, WALLET_OPERATIONS],
+    uses: [DIRECTORY_OPERATIONS, WALLET_OPERATIONS, ...DATA_OFFERS],
     setup(kit) {
       if (!kit.config.dashboard.enabled) return { routes: [] };
       const env = createDashboardEnv(kit, { directory: kit.offers.get(DIRECTORY_OPERATIONS), wallet: kit.offers.get(WALLET_OPERATIONS) }, options.now ?? Date.now);

@@ -7,6 +7,7 @@
 import type { RouteDeclaration } from "../../core/plugin.ts";
 import type { DashboardEnv } from "./env.ts";
 import { accountSection } from "./screens/account.ts";
+import { DATA_SECTIONS } from "./screens/data-sections.ts";
 import { homeSection } from "./screens/home.ts";
 import { keysSection } from "./screens/keys.ts";
 import { linksSection } from "./screens/links.ts";
@@ -22,6 +23,7 @@ export interface DashboardSection {
 
 export const SECTIONS: readonly DashboardSection[] = [
   homeSection,
+  ...DATA_SECTIONS,
   keysSection,
   webhooksSection,
   teamSection,
