@@ -53,7 +53,8 @@ export function sandboxRoutes(env: DashboardEnv, deps: DataDeps): RouteDeclarati
     })),
     postPage(env, "/payment-links/:reference/sandbox-checkout", "TEST: a sandbox checkout of a payment link with a chosen outcome (developer)", acting(env, "developer", async (ctx, who, form) => {
       if (who.business.state !== "TEST") return notFound(env, ctx, who);
-      return backTo(env, ctx, await sandboxCheckoutAction(deps, callerOf(ctx, who), ctx.params.reference ?? "", form));
+      const result = await sandboxCheckoutAction(deps, callerOf(ctx, who), ctx.params.reference ?? "", form);
+      return result ? backTo(env, ctx, result) : notFound(env, ctx, who);
     })),
   ];
 }

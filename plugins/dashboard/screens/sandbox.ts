@@ -14,7 +14,7 @@
 import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore } from "../../../adapters/ports.ts";
 import { IDEMPOTENCY_FIELD, html, postForm, radioGroup, textField, type SafeHtml } from "../../../core/ui/index.ts";
 import type { DashboardCaller } from "../../invoice/dashboard-offers.ts";
-import { refusalText, type DataDeps, type ViewCtx } from "./data-kit.ts";
+import { isForeign, refusalText, type DataDeps, type ViewCtx } from "./data-kit.ts";
 import type { ActionResult } from "./payment-links.ts";
 
 export const SANDBOX_SUBMISSIONS_COLLECTION = "dashboard_sandbox_submissions";
@@ -97,8 +97,8 @@ export async function sandboxDepositAction(deps: DataDeps, submissions: Collecti
   }
 }
 
-/** POST /payment-links/:reference/sandbox-checkout. */
-export async function sandboxCheckoutAction(deps: DataDeps, caller: DashboardCaller, reference: string, form: Record<string, string>): Promise<ActionResult> {
+/** POST /payment-links/:reference/sandbox-checkout; null when the link is not the business's (404). */
+export async function sandboxCheckoutAction(deps: DataDeps, caller: DashboardCaller, reference: string, form: Record<string, string>): Promise<ActionResult | null> {
   const back = `/payment-links/${encodeURIComponent(reference)}`;
   const key = form[IDEMPOTENCY_FIELD] ?? "";
   if (!KEY.test(key)) return { kind: "error", text: "Reload the page: the form's idempotency key is missing.", back };
@@ -107,6 +107,7 @@ export async function sandboxCheckoutAction(deps: DataDeps, caller: DashboardCal
     const t = await deps.collections.sandboxCheckout(caller.businessId, reference, { email: form.email ?? "", amount: form.amount ?? "", outcome, token: key });
     return { kind: t.status === "failed" ? "warn" : "ok", text: `Test checkout ${String(t.reference)}: ${String(t.status)}.`, back };
   } catch (e) {
+    if (isForeign(e)) return null;
     const text = refusalText(e);
     if (text === null) throw e;
     return { kind: "error", text: `No checkout: ${text}`, back };
