@@ -24,8 +24,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { createRequestLog } from "../../../core/request-log/query.ts";
-import { ADMIN_KEY, BEARER_DEMO, DEMO_KEY, PASSTHROUGH, STORED, gatewayTracker, type TestGateway } from "../../support/gateway.ts";
+import { ADMIN_KEY, BEARER_DEMO, DEMO_KEY, PASSTHROUGH, STORED, STORED_BUSINESS, gatewayTracker, type TestGateway } from "../../support/gateway.ts";
 import { startDemoSimulator } from "../regulator/simulator/simulator-helpers.ts";
+import { member } from "../../plugins/dashboard/data-helpers.ts";
 
 /**
  * Collections that may be scanned, and why: each holds a bounded number of documents that does not
@@ -85,6 +86,7 @@ test("every statement of a representative run finds its rows through an index (s
     const calls = await _everyGetRoute(tg);
     assert.ok(calls > 50, `the GET routes were called (${calls})`);
     await _consolePages(tg);
+    await _dashboardDataPages(tg);
     await _requestLogQueries(tg);
     await _webhookLogQueries(tg);
     await new Promise((r) => setTimeout(r, 200)); // a few sweeps and worker polls
@@ -216,6 +218,35 @@ async function _webhookLogQueries(tg: TestGateway): Promise<void> {
       }
   await log.get(all.items[0]!.webhookId, all.items[0]!.businessId);
   await hooks.list("demo");
+}
+
+/**
+ * The merchant dashboard's data screens (not in /openapi.json), as an owner of the demo business and
+ * of the Stored demo business: every list bare and with each filter, then the first item of each.
+ */
+async function _dashboardDataPages(tg: TestGateway): Promise<void> {
+  const filters: Record<string, string[]> = {
+    "/dashboard/invoices": ["status=signed", "direction=outbound", "subBusinessId=x", "createdFrom=2020-01-01", "createdTo=2100-01-01", "status=signed&direction=outbound&createdFrom=2020-01-01&createdTo=2100-01-01"],
+    "/dashboard/inbound": [],
+    "/dashboard/sign-operations": [],
+    "/dashboard/represented": [],
+    "/dashboard/wallet": ["page=2"],
+    "/dashboard/payment-links": ["status=active", "search=a", "page=2"],
+    "/dashboard/virtual-accounts": ["status=active", "accountType=multi_use", "search=a", "startDate=2020-01-01&endDate=2100-01-01", "sort=ASC"],
+    "/dashboard/customers": [],
+  };
+  for (const businessId of ["demo", STORED_BUSINESS]) {
+    const c = await member(tg, businessId, "owner");
+    for (const [list, queries] of Object.entries(filters)) {
+      for (const q of ["", ...queries]) {
+        const res = await c.get(q ? `${list}?${q}` : list);
+        assert.is(res.status, 200, `${list}?${q}`);
+        const page = await res.text();
+        const first = new RegExp(`href="(${list.replace("/inbound", "/invoices")}/[^"?]+)"`).exec(page)?.[1];
+        if (first && q === "") assert.is((await c.get(first.replaceAll("&amp;", "&"))).status, 200, first);
+      }
+    }
+  }
 }
 
 /**
