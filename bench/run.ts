@@ -19,6 +19,7 @@
  * - `va-list` (bench/scenarios/virtual-accounts-100k.ts): virtual-account lists at 100 000 accounts;
  * - `invoices-list` (bench/scenarios/invoices-list.ts): `GET /invoices` with its filters;
  * - `console-pages` (bench/scenarios/console-pages.ts): every console screen at 100 000 invoices;
+ * - `dashboard-pages` (bench/scenarios/dashboard-pages.ts): the dashboard's invoice screens at 100 000 invoices;
  * - opt-in, only when `--only` names them (they take many minutes): `sign-history`
  *   (bench/scenarios/sign-history.ts: RSS and live heap after 100 000 and 1 000 000 signs) and
  *   `start-ready` (bench/scenarios/start-ready.ts: `npm start` on a 1 GB database).
@@ -43,6 +44,7 @@ import { signHistoryScenario } from "./scenarios/sign-history.ts";
 import { signHistorySeededScenario } from "./scenarios/sign-history-seeded.ts";
 import { startReadyScenario } from "./scenarios/start-ready.ts";
 import { consolePagesScenario } from "./scenarios/console-pages.ts";
+import { dashboardPagesScenario } from "./scenarios/dashboard-pages.ts";
 
 /** The fixed load settings; env overrides exist for quick looks only (and are recorded in the JSON). */
 export const DEFAULT_SETTINGS: BenchSettings = {
@@ -183,7 +185,18 @@ export const loadScenario: BenchScenario = {
 
 /** Every scenario, in the order it runs. */
 export function benchScenarios(env: Record<string, string | undefined> = process.env): BenchScenario[] {
-  return [loadScenario, stored, ...signScenarios(env), vaListScenario, invoicesListScenario, consolePagesScenario, signHistoryScenario, signHistorySeededScenario, startReadyScenario];
+  return [
+    loadScenario,
+    stored,
+    ...signScenarios(env),
+    vaListScenario,
+    invoicesListScenario,
+    consolePagesScenario,
+    dashboardPagesScenario,
+    signHistoryScenario,
+    signHistorySeededScenario,
+    startReadyScenario,
+  ];
 }
 
 /** True when `--quick` was given (as an argument, or as npm's `npm run bench --quick` → npm_config_quick). */

@@ -132,7 +132,12 @@ async function _measure(base: string, agent: Agent, cookie: string, path: string
   return { path, p50: at(0.5), p99: at(0.99), mean: Math.round((times.reduce((a, b) => a + b, 0) / times.length) * 10) / 10, max: at(1) };
 }
 
-/** `count` Stored invoices of business demo over the last 90 days; every (count/frozen)-th is frozen, the rest transmitted. */
+/**
+ * `count` Stored invoices of business demo over the last 90 days; every (count/frozen)-th is frozen,
+ * the rest transmitted (the dashboard-pages scenario seeds with it too).
+ */
+export const seedBenchInvoices = (...args: Parameters<typeof _seed>): Promise<void> => _seed(...args);
+
 async function _seed(store: Awaited<ReturnType<typeof createSqliteDocumentStore>>, count: number, frozen: number, now: number, progress: (line: string) => void): Promise<void> {
   const invoices = openStoredInvoices(store);
   const every = Math.max(1, Math.floor(count / frozen));
