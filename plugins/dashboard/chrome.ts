@@ -9,7 +9,7 @@
 import { isDependencyUnavailableError } from "../../adapters/ports.ts";
 import type { RequestContext } from "../../core/context.ts";
 import { describeError } from "../../core/log.ts";
-import { EMPTY, html, isSafeHtml, layout, page, postForm, seeOther, type Flash, type NavItem, type SafeHtml } from "../../core/ui/index.ts";
+import { EMPTY, html, isSafeHtml, layout, page, postForm, seeOther, type Flash, type SafeHtml } from "../../core/ui/index.ts";
 import { FLASH_COOKIE, type DashboardEnv, type Viewer } from "./env.ts";
 
 export const APP_NAME = "Gatehouse dashboard";
@@ -26,15 +26,6 @@ export interface ScreenOptions {
   cookies?: readonly string[];
 }
 
-/** The navigation, set once by the plugin from the section list (sections.ts). */
-let nav: readonly NavItem[] = [];
-export function setNavigation(items: readonly NavItem[]): void {
-  nav = items;
-}
-export function navigation(): readonly NavItem[] {
-  return nav;
-}
-
 /** A screen for a signed-in team member. */
 export function screen(env: DashboardEnv, ctx: RequestContext, who: Viewer, o: ScreenOptions): Response {
   const flash = env.cookies.unseal(ctx.req.headers.get("cookie"), FLASH_COOKIE) as Flash | null;
@@ -43,7 +34,7 @@ export function screen(env: DashboardEnv, ctx: RequestContext, who: Viewer, o: S
     app: APP_NAME,
     paths: env.paths,
     title: o.title,
-    nav,
+    nav: env.nav,
     current: o.current,
     user: { label: `${who.user.email} (${who.role}) · ${who.business.name} · ${who.environment}`, signOut },
     flash: _isFlash(flash) ? flash : null,
@@ -63,9 +54,15 @@ export function environmentBanner(environment: string, businessName: string): Sa
   }</p>`;
 }
 
-/** A page with no session (sign-in, links from e-mails, refusals before sign-in). */
+/**
+ * A page with no session (sign-in, links from e-mails, refusals before sign-in). On a business's own
+ * host it starts with that business's environment strip too; a collections host serves every
+ * business, so there is none to show before sign-in.
+ */
 export function bare(env: DashboardEnv, ctx: RequestContext, status: number, title: string, body: SafeHtml, flash: Flash | null = null, headers: Record<string, string> = {}): Response {
-  return page(ctx, status, layout({ app: APP_NAME, paths: env.paths, title, flash, body }), { "cache-control": "no-store", ...headers });
+  const business = ctx.hostKind === "gateway" && ctx.domain ? env.kit.directory.business(ctx.domain.businessId) : null;
+  const strip = business ? environmentBanner(business.state, business.name) : EMPTY;
+  return page(ctx, status, layout({ app: APP_NAME, paths: env.paths, title, flash, body: html`${strip}${body}` }), { "cache-control": "no-store", ...headers });
 }
 
 export function forbidden(env: DashboardEnv, ctx: RequestContext, why: string): Response {

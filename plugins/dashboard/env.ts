@@ -10,7 +10,7 @@ import type { DashboardConfig } from "../../config/dashboard.ts";
 import type { BusinessRecord } from "../../core/directory.ts";
 import { deriveKey } from "../../core/keyed-hash.ts";
 import type { PluginKit } from "../../core/plugin.ts";
-import { createPagePaths, createSessionCookies, type PagePaths, type Session, type SessionCookies } from "../../core/ui/index.ts";
+import { createPagePaths, createSessionCookies, type NavItem, type PagePaths, type Session, type SessionCookies } from "../../core/ui/index.ts";
 import type { DirectoryOperations, WalletOperations } from "../invoice/offers.ts";
 import { createUserStore, type DashboardUser, type UserStore } from "./users.ts";
 
@@ -58,6 +58,8 @@ export interface DashboardEnv {
   /** The admin plugin's wallet reads. */
   wallet: WalletOperations;
   allowedOrigins: readonly string[];
+  /** The navigation: the mounted sections' entries, in order (set by the plugin when it mounts them). */
+  nav: NavItem[];
   now: () => number;
 }
 
@@ -87,6 +89,7 @@ export function createDashboardEnv(kit: PluginKit, services: DashboardServices, 
     directory: services.directory,
     wallet: services.wallet,
     allowedOrigins: c.allowedOrigins,
+    nav: [],
     now,
   };
 }

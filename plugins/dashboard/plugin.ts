@@ -12,7 +12,6 @@
 import { definePlugin, type GatewayPlugin, type RouteDeclaration } from "../../core/plugin.ts";
 import { STYLESHEET_PATH, stylesheet } from "../../core/ui/index.ts";
 import { DIRECTORY_OPERATIONS, WALLET_OPERATIONS } from "../invoice/offers.ts";
-import { setNavigation } from "./chrome.ts";
 import { demoOwnerSeed } from "./demo-owner.ts";
 import { DATA_OFFERS } from "./screens/data-kit.ts";
 import { createDashboardEnv, type DashboardEnv } from "./env.ts";
@@ -43,6 +42,6 @@ export const dashboard = createDashboardPlugin();
 
 /** The stylesheet, then every section's routes; the navigation from the sections' entries. */
 export function dashboardRoutes(env: DashboardEnv, sections: readonly DashboardSection[]): RouteDeclaration[] {
-  setNavigation(sections.flatMap((s) => (s.nav ? [s.nav] : [])));
+  env.nav = sections.flatMap((s) => (s.nav ? [s.nav] : []));
   return [getPage(env, STYLESHEET_PATH, "the UI kit's stylesheet", (ctx) => stylesheet(ctx)), ...sections.flatMap((s) => s.routes(env))];
 }

@@ -5,7 +5,7 @@
 import type { RequestContext } from "../../../core/context.ts";
 import { EMPTY, html } from "../../../core/ui/index.ts";
 import { viewing } from "../auth.ts";
-import { badge, facts, navigation, screen } from "../chrome.ts";
+import { badge, facts, screen } from "../chrome.ts";
 import type { DashboardEnv, Viewer } from "../env.ts";
 import { getPage } from "../routes.ts";
 import type { DashboardSection } from "../sections.ts";
@@ -16,7 +16,7 @@ export const homeSection: DashboardSection = {
 };
 
 export async function homeScreen(env: DashboardEnv, ctx: RequestContext, who: Viewer): Promise<Response> {
-  const links = navigation().filter((n) => n.path !== "");
+  const links = env.nav.filter((n) => n.path !== "");
   const twoFactor = who.user.totp
     ? badge("on", "ok")
     : html`${badge("off", "warn")} <a href="${env.paths.href("/account")}">Set up two-factor authentication</a> (needed to manage keys and webhook secrets)`;

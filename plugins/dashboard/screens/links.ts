@@ -28,8 +28,9 @@ export const linksSection: DashboardSection = {
   ],
 };
 
-/** Makes an invitation or reset link for `user`: the token (for the e-mail) and its stored hash. */
+/** Makes an invitation or reset link for `user` (older unused ones of the kind stop working); answers the token for the e-mail. */
 export async function issueLink(env: DashboardEnv, kind: LinkDoc["kind"], user: DashboardUser): Promise<string> {
+  await env.users.links.deleteMany({ userId: user._id, kind, usedAt: null });
   const { token, hash } = newLinkToken();
   const ttl = kind === "invitation" ? env.config.invitationTtlMs : env.config.resetTtlMs;
   await env.users.links.insert({ _id: hash, kind, userId: user._id, businessId: user.businessId, expiresAt: env.now() + ttl, usedAt: null });

@@ -21,6 +21,7 @@ test("the demo owner signs in (password, then code) on its business's host; home
   const out = await c.get("/dashboard/account");
   assert.is(out.status, 303);
   assert.is(out.headers.get("location"), "/dashboard/sign-in?next=%2Fdashboard%2Faccount");
+  assert.match(await c.html("/dashboard/sign-in"), /data-environment="TEST"/, "the business's host names its environment before sign-in too");
   const step1 = await c.post("/dashboard/sign-in", { email: DEMO_OWNER.email, password: DEMO_OWNER.password, next: "/dashboard/account" });
   assert.is(step1.status, 303);
   assert.is(step1.headers.get("location"), "/dashboard/sign-in/code");

@@ -31,6 +31,15 @@ test("invitation: the member accepts from the e-mailed link, lands on two-factor
   const again = await dashboardClient(tg).get(mailedLink(tg, "dev@example.test", "invitations"));
   assert.is(again.status, 404);
   assert.match(await again.text(), /not valid/);
+  // Inviting again replaces the earlier link.
+  const csrf = await csrfOf(owner, "/dashboard/team");
+  await owner.post("/dashboard/team/invitations", { _csrf: csrf, email: "twice@example.test", role: "viewer" });
+  const first = mailedLink(tg, "twice@example.test", "invitations");
+  await owner.post("/dashboard/team/invitations", { _csrf: csrf, email: "twice@example.test", role: "viewer" });
+  const second = mailedLink(tg, "twice@example.test", "invitations");
+  assert.is.not(first, second);
+  assert.is((await dashboardClient(tg).get(first)).status, 404);
+  assert.is((await dashboardClient(tg).get(second)).status, 200);
 });
 
 test("roles: a viewer's and a developer's team POST → 403 and nothing changes; Origin and CSRF are checked; another business's member → 404", async () => {
