@@ -21,9 +21,9 @@ export async function enqueueWebhookEvent(outbox: WebhookOutbox, directory: Tena
 }
 
 /**
- * Enqueues a signed test event to one endpoint of the business (enabled or not: testing a fixed
- * receiver before enabling it again is the point). Idempotent on `key`: a double submit sends one.
- * Null when the business has no such endpoint.
+ * Enqueues a signed test event to one endpoint of the business: one attempt, not retried, made
+ * also when the endpoint is disabled (testing a fixed receiver before enabling it again is the point).
+ * Idempotent on `key`: a double submit sends one. Null when the business has no such endpoint.
  */
 export async function sendTestEvent(
   outbox: WebhookOutbox,
@@ -37,7 +37,7 @@ export async function sendTestEvent(
   if (!endpoint) return null;
   const sentAt = new Date(nowMs).toISOString();
   return outbox.enqueue(
-    { businessId, eventType: TEST_EVENT_TYPE, payload: { type: TEST_EVENT_TYPE, data: { endpointId, sentAt } }, idempotencyKey: `test:${key}` },
+    { businessId, eventType: TEST_EVENT_TYPE, payload: { type: TEST_EVENT_TYPE, data: { endpointId, sentAt } }, idempotencyKey: `test:${key}`, manual: true },
     { id: endpoint.id, url: endpoint.url },
   );
 }

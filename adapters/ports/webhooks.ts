@@ -25,6 +25,11 @@ export interface WebhookMessage {
    * is the `webhook-id` header, identical on every retry.
    */
   idempotencyKey: string;
+  /**
+   * A one-off attempt asked for by a person (a test event): made even when the endpoint is disabled,
+   * and not retried on the schedule when it fails.
+   */
+  manual?: boolean;
 }
 
 export interface WebhookOutbox {

@@ -89,7 +89,8 @@ async function _target(s: OutboxState, doc: OutboxDoc): Promise<{ url: string; s
   if (!s.endpoints) return "invalid_endpoint";
   const e = await s.endpoints.resolve(doc.endpointId);
   if (!e) return "endpoint_removed";
-  if (!e.enabled) return "endpoint_disabled";
+  // A disabled endpoint gets no scheduled attempt; a person's resend or test event is still made.
+  if (!e.enabled && doc.manual !== true) return "endpoint_disabled";
   return e.secrets.length > 0 ? { url: e.url, secrets: e.secrets } : "invalid_endpoint";
 }
 

@@ -62,7 +62,7 @@ function _fields(message: WebhookMessage, endpoint: WebhookEndpoint | null, now:
     deadAt: status === "dead" ? now : null,
     attemptLog: [],
     rank: status === "dead" ? 0 : 1,
-    manual: false,
+    manual: message.manual === true,
     resendKey: null,
   };
 }

@@ -40,6 +40,12 @@ async function testEvent(tg: TestGateway, endpointId: string, key: string): Prom
   return r!.webhookId;
 }
 
+/** A scheduled event (retried on failure, unlike a test event) to one endpoint, as a producer enqueues it. */
+async function scheduledEvent(tg: TestGateway, endpointId: string, url: string, key: string): Promise<string> {
+  const message = { businessId: demoId(tg), eventType: "CHECKOUT_COMPLETED", payload: { event_type: "CHECKOUT_COMPLETED", data: { key } }, idempotencyKey: key };
+  return (await tg.gateway.kit.ports.webhooks!.enqueue(message, { id: endpointId, url })).webhookId;
+}
+
 function admin(base: string, path: string, init: { method?: string; key?: string } = {}): Promise<Response> {
   return fetch(`${base}${path}`, {
     method: init.method ?? "GET",
@@ -127,7 +133,7 @@ test("the delivery log: failed first, filters by business, status, event and end
   const good = await hooks.create(OPERATOR, demoId(tg), { url: rx.url, services: ["collections"] });
   const bad = await hooks.create(OPERATOR, demoId(tg), { url: "http://127.0.0.1:9/refused", services: ["collections"] });
   const okId = await testEvent(tg, good.id, "good-1");
-  const failedId = await testEvent(tg, bad.id, "bad-1");
+  const failedId = await scheduledEvent(tg, bad.id, bad.url, "bad-1");
   await eventually(async () => (await tg.gateway.kit.ports.webhooks!.deliveries!.get(failedId))!.attempts === 1, 5000, "the failed attempt");
   await eventually(async () => (await tg.gateway.kit.ports.webhooks!.deliveries!.get(okId))!.status === "delivered", 5000, "the delivery");
 
@@ -141,6 +147,8 @@ test("the delivery log: failed first, filters by business, status, event and end
   assert.equal(byEndpoint.data.map((d) => d.webhookId), [okId]);
   const delivered = (await (await admin(base, "/admin/webhooks/deliveries?status=delivered&eventType=webhook.test")).json()) as { data: WebhookDelivery[] };
   assert.equal(delivered.data.map((d) => d.webhookId), [okId]);
+  const checkout = (await (await admin(base, "/admin/webhooks/deliveries?eventType=CHECKOUT_COMPLETED")).json()) as { data: WebhookDelivery[] };
+  assert.equal(checkout.data.map((d) => d.webhookId), [failedId]);
   const endpoints = (await (await admin(base, `/admin/businesses/${demoId(tg)}/webhook-endpoints`)).json()) as { data: Array<{ id: string }> };
   assert.is(endpoints.data.length, 2);
 
@@ -175,11 +183,16 @@ test("auto-disable: an endpoint failing for the configured time is disabled, wit
   assert.match(mail, /ops@demo\.example/);
   assert.match(mail, /disabled/);
 
-  // A message to a disabled endpoint is not sent; enabling it again and resending delivers.
-  const queued = await testEvent(tg, ep.id, "while-disabled");
+  // A scheduled message to a disabled endpoint is not sent; enabling it again and resending delivers.
+  const queued = await scheduledEvent(tg, ep.id, ep.url, "while-disabled");
   const log = tg.gateway.kit.ports.webhooks!.deliveries!;
   await eventually(async () => (await log.get(queued))!.lastError === "endpoint_disabled", 3000, "parked dead");
   assert.is(rx.received.length, 2);
+  // A test event is still made to the disabled endpoint (a person asked for it): one attempt, not retried.
+  const probe = await testEvent(tg, ep.id, "probe-while-disabled");
+  await eventually(() => rx.received.length === 3, 3000, "the test event to the disabled endpoint");
+  await eventually(async () => (await log.get(probe))!.status === "dead", 3000, "not retried");
+  assert.is((await log.get(probe))!.attempts, 1);
   rx.status = 204;
   await hooks.update(OPERATOR, demoId(tg), ep.id, { enabled: true });
   await resendDelivery(log, openDirectoryStore(tg.gateway.kit.ports.documentStore).audit, OPERATOR, queued, "after-fix", demoId(tg), Date.now());

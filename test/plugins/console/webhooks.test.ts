@@ -20,7 +20,9 @@ test("failed first, filters, attempts with response codes; resend once from the 
     const outbox = g.gateway.kit.ports.webhooks!;
     const good = await hooks.create(by, biz, { url: rx.url, services: ["collections"], description: "<script>alert(1)</script>" });
     rx.status = 503;
-    const failed = (await sendTestEvent(outbox, g.gateway.kit.directory, biz, good.id, "k1", Date.now()))!.webhookId;
+    // A scheduled event (retried on failure), as a producer enqueues it.
+    const message = { businessId: biz, eventType: "CHECKOUT_FAILED", payload: { event_type: "CHECKOUT_FAILED", data: {} }, idempotencyKey: "k1" };
+    const failed = (await outbox.enqueue(message, { id: good.id, url: good.url })).webhookId;
     await eventually(async () => (await outbox.deliveries!.get(failed))!.attempts === 1, 5000, "the failed attempt");
     rx.status = 200;
     const ok = (await sendTestEvent(outbox, g.gateway.kit.directory, biz, good.id, "k2", Date.now()))!.webhookId;
