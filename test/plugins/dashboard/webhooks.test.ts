@@ -113,4 +113,24 @@ test("another business's endpoint and delivery are 404; a viewer reads but canno
   assert.is((await hooks.list("demo")).length, 1);
 });
 
+test("an endpoint the gateway disabled for failing shows the notice on the dashboard", async () => {
+  const rx = track(await startWebhookReceiver());
+  rx.status = 500;
+  const tg = await start({ patch: { webhooks: { pollMs: 50, autoDisableAfterMs: 400 } } });
+  const hooks = tg.gateway.kit.directory.webhooks;
+  const ep = await hooks.create({ actor: "user:x", requestId: null }, "demo", { url: rx.url, services: ["collections"] });
+  const send = (k: string) => sendTestEvent(tg.gateway.kit.ports.webhooks!, tg.gateway.kit.directory, "demo", ep.id, k, Date.now());
+  await send("fail-1");
+  await eventually(async () => (await hooks.get("demo", ep.id))!.failingSinceMs !== null, 3000, "the failing streak");
+  await new Promise((r) => setTimeout(r, 450));
+  await send("fail-2");
+  await eventually(async () => !(await hooks.get("demo", ep.id))!.enabled, 3000, "disabled");
+  const owner = await demoOwner(tg);
+  const page = await owner.html(`/dashboard/webhooks/endpoints/${ep.id}`);
+  assert.match(page, /role="alert">Every delivery failed since/);
+  assert.match(page, /last: http_500/);
+  assert.match(page, /Enable endpoint/);
+  assert.match(await owner.html("/dashboard/webhooks"), /Every delivery failed since/);
+});
+
 test.run();
