@@ -11,6 +11,7 @@ import { DATA_SECTIONS } from "./screens/data-sections.ts";
 import { homeSection } from "./screens/home.ts";
 import { keysSection } from "./screens/keys.ts";
 import { linksSection } from "./screens/links.ts";
+import { requestsSection } from "./screens/requests.ts";
 import { teamSection } from "./screens/team.ts";
 import { twoFactorSection } from "./screens/two-factor.ts";
 import { webhooksSection } from "./screens/webhooks.ts";
@@ -26,6 +27,7 @@ export const SECTIONS: readonly DashboardSection[] = [
   ...DATA_SECTIONS,
   keysSection,
   webhooksSection,
+  requestsSection,
   teamSection,
   accountSection,
   twoFactorSection,
