@@ -10,12 +10,13 @@
  * | fast-gateway  | peer: x-api-key check + rate limit + proxy (fast-gateway 3.4.7)                       |
  * | fastify       | peer: x-api-key hook + @fastify/rate-limit + @fastify/http-proxy (fastify 5)          |
  * | gateway       | Gatehouse, every stage, log level info to a file, the real regulator client           |
+ * | gateway-console-off | the same Gatehouse with `console.enabled: false`: the console's cost, same run  |
  *
  * | scenario | path                                      | servers                                   |
  * |----------|-------------------------------------------|-------------------------------------------|
- * | ping     | GET /bench/ping (x-api-key)               | node-http, bare-h3, fast-gateway, fastify, gateway |
+ * | ping     | GET /bench/ping (x-api-key)               | node-http, bare-h3, fast-gateway, fastify, gateway (both) |
  * | health   | GET /health/live (public)                 | node-http, bare-h3, gateway               |
- * | relay    | GET /api/v1/invoice/resources/currencies  | upstream, bare-h3, fast-gateway, fastify, gateway |
+ * | relay    | GET /api/v1/invoice/resources/currencies  | upstream, bare-h3, fast-gateway, fastify, gateway (both) |
  *
  * Every request carries the same headers (host of the Pass-through demo domain, the demo x-api-key),
  * whatever the server. Each server runs in its own process, the upstream too, compiled by esbuild
@@ -48,7 +49,7 @@ import {
   UPSTREAM_BODY,
 } from "../servers/common.ts";
 
-export type ServerName = "upstream" | "node-http" | "bare-h3" | "fast-gateway" | "fastify" | "gateway";
+export type ServerName = "upstream" | "node-http" | "bare-h3" | "fast-gateway" | "fastify" | "gateway" | "gateway-console-off";
 
 export const SERVERS: Readonly<Record<ServerName, { role: ServerRole; description: string; checksKey: boolean }>> = {
   upstream: { role: "ceiling", description: "the upstream itself (node:http, ~600 B JSON)", checksKey: false },
@@ -57,6 +58,7 @@ export const SERVERS: Readonly<Record<ServerName, { role: ServerRole; descriptio
   "fast-gateway": { role: "peer", description: "fast-gateway 3.4.7: key check + rate limit + proxy", checksKey: true },
   fastify: { role: "peer", description: "fastify 5 + @fastify/rate-limit + @fastify/http-proxy, key hook", checksKey: true },
   gateway: { role: "subject", description: "Gatehouse: every stage, info logs to a file, regulator client", checksKey: true },
+  "gateway-console-off": { role: "subject", description: "the same Gatehouse with the operator console disabled: what the console costs the request path", checksKey: true },
 };
 
 export interface LoadScenario {
@@ -67,9 +69,9 @@ export interface LoadScenario {
 }
 
 export const LOAD_SCENARIOS: readonly LoadScenario[] = [
-  { name: "ping", path: BENCH_PATH, expectBody: JSON.stringify(BENCH_BODY), servers: ["node-http", "bare-h3", "fast-gateway", "fastify", "gateway"] },
+  { name: "ping", path: BENCH_PATH, expectBody: JSON.stringify(BENCH_BODY), servers: ["node-http", "bare-h3", "fast-gateway", "fastify", "gateway", "gateway-console-off"] },
   { name: "health", path: HEALTH_PATH, expectBody: JSON.stringify(HEALTH_BODY), servers: ["node-http", "bare-h3", "gateway"] },
-  { name: "relay", path: RELAY_PATH, expectBody: UPSTREAM_BODY, servers: ["upstream", "bare-h3", "fast-gateway", "fastify", "gateway"] },
+  { name: "relay", path: RELAY_PATH, expectBody: UPSTREAM_BODY, servers: ["upstream", "bare-h3", "fast-gateway", "fastify", "gateway", "gateway-console-off"] },
 ];
 
 const HEADERS = { host: BENCH_HOST, "x-api-key": BENCH_API_KEY };
@@ -97,7 +99,8 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
   const needed = new Set<ServerName>(scenarios.flatMap((s) => s.servers));
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-load-"));
   const started: Array<Listening & { name: ServerName }> = [];
-  const gatewayLog = join(dir, "gateway.log");
+  // Each Gatehouse server logs to its own file, counted per row.
+  const logOf = (name: ServerName) => (name.startsWith("gateway") ? join(dir, `${name}.log`) : null);
   // Compiled, as deployed (bench/build.ts); under tsx when profiling, so profiles name the sources.
   const compiled = options.cpuProfDir || process.env.BENCH_TSX === "1" ? {} : await buildServers([...needed, "upstream"]);
   try {
@@ -108,7 +111,7 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
       [...needed].filter((n) => n !== "upstream").map(async (name) => ({ ...(await startServer(name, ["--upstream", upstream.url], {
             cpuProfDir: options.cpuProfDir,
             compiled: compiled[name],
-            ...(name === "gateway" ? { stdoutFile: gatewayLog } : {}),
+            ...(logOf(name) ? { stdoutFile: logOf(name)! } : {}),
           })), name })),
     );
     started.push(...others);
@@ -129,7 +132,8 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
         await _preflight(row, url, scenario.expectBody, SERVERS[name].checksKey);
         if (settings.warmup > 0) await _cannon(url, settings, settings.warmup);
         progress(`${row}: measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
-        const logBefore = name === "gateway" ? _logSize(gatewayLog) : 0;
+        const gatewayLog = logOf(name);
+        const logBefore = gatewayLog ? _logSize(gatewayLog) : 0;
         const pid = server.child.pid!;
         const cpuBefore = processCpuMs(pid);
         const raw = await _cannon(url, settings, settings.duration);
@@ -138,7 +142,7 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
         const result = _result(scenario, name, raw, rss.rssMiB, raw.requests.total > 0 ? (cpuMs * 1000) / raw.requests.total : Number.NaN);
         outcome.results.push(result);
         outcome.problems.push(...problemsOf(result));
-        if (name === "gateway") {
+        if (gatewayLog) {
           const counted = await _countEventsSettled(gatewayLog, logBefore, raw.requests.total, scenario.name === "relay");
           const relayed = scenario.name === "relay";
           outcome.notes.push(

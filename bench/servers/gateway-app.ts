@@ -40,9 +40,10 @@ export const benchPlugin = definePlugin({
 
 /**
  * config/demo.json for the bench: in-memory stores, `upstream` plays the regulator (TEST and LIVE),
- * limits far above the load; the request log on unless `requestLog: false` (the "off" rows).
+ * limits far above the load; the request log on unless `requestLog: false` (the "off" rows), the
+ * console on unless `console: false` (gateway-console-off).
  */
-export function benchGatewayConfig(upstream: string | null, level: "info" | "silent" = "info", options: { requestLog?: boolean } = {}): Config {
+export function benchGatewayConfig(upstream: string | null, level: "info" | "silent" = "info", options: { requestLog?: boolean; console?: boolean } = {}): Config {
   const raw = JSON.parse(readFileSync(resolve("config/demo.json"), "utf8")) as Record<string, any>;
   raw.server = { ...raw.server, port: 0 };
   raw.storage = { driver: "memory" };
@@ -51,6 +52,7 @@ export function benchGatewayConfig(upstream: string | null, level: "info" | "sil
   raw.log = { level, format: "json" };
   raw.limits = benchLimits();
   raw.requestLog = { enabled: options.requestLog ?? true };
+  if (options.console === false) raw.console = { ...raw.console, enabled: false };
   return loadConfig({ raw, env: {} });
 }
 
