@@ -11,7 +11,7 @@
  * Scenarios, in order (docs/bench.md):
  * - `ping`, `health`, `relay` (bench/scenarios/load.ts): autocannon against the upstream, bare h3,
  *   fast-gateway, fastify + @fastify/http-proxy + @fastify/rate-limit, and the gateway, each in its
- *   own process;
+ *   own process (ping and relay also the gateway with its request log off: the log's cost);
  * - `stored` (bench/scenarios/stored.ts): Stored intake, then one processor draining a backlog, on
  *   the SQLite file;
  * - `sign-memory`, `sign-sqlite`, `sign-mongodb-redis` (bench/scenarios/sign.ts): billed signs into
@@ -20,6 +20,8 @@
  * - `invoices-list` (bench/scenarios/invoices-list.ts): `GET /invoices` with its filters;
  * - `console-pages` (bench/scenarios/console-pages.ts): every console screen at 100 000 invoices;
  * - `dashboard-pages` (bench/scenarios/dashboard-pages.ts): the dashboard's invoice screens at 100 000 invoices;
+ * - `request-log-pages` (bench/scenarios/request-log-pages.ts): the dashboard's request-log pages at
+ *   1 000 000 request-log records;
  * - opt-in, only when `--only` names them (they take many minutes): `sign-history`
  *   (bench/scenarios/sign-history.ts: RSS and live heap after 100 000 and 1 000 000 signs) and
  *   `start-ready` (bench/scenarios/start-ready.ts: `npm start` on a 1 GB database).
@@ -45,6 +47,7 @@ import { signHistorySeededScenario } from "./scenarios/sign-history-seeded.ts";
 import { startReadyScenario } from "./scenarios/start-ready.ts";
 import { consolePagesScenario } from "./scenarios/console-pages.ts";
 import { dashboardPagesScenario } from "./scenarios/dashboard-pages.ts";
+import { requestLogPagesScenario } from "./scenarios/request-log-pages.ts";
 
 /** The fixed load settings; env overrides exist for quick looks only (and are recorded in the JSON). */
 export const DEFAULT_SETTINGS: BenchSettings = {
@@ -73,6 +76,8 @@ export const QUICK_ENV: Readonly<Record<string, string>> = {
   CONSOLE_BENCH_FROZEN: "500",
   CONSOLE_BENCH_LETTERS: "500",
   CONSOLE_BENCH_REQUESTS: "5",
+  REQLOG_BENCH_ROWS: "10000",
+  REQLOG_BENCH_REQUESTS: "5",
   BENCH_SIGN_HISTORY: "300,600",
   START_READY_MB: "16",
   START_READY_RUNS: "1",
@@ -194,6 +199,7 @@ export function benchScenarios(env: Record<string, string | undefined> = process
     invoicesListScenario,
     consolePagesScenario,
     dashboardPagesScenario,
+    requestLogPagesScenario,
     signHistoryScenario,
     signHistorySeededScenario,
     startReadyScenario,

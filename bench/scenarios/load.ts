@@ -49,7 +49,7 @@ import {
   UPSTREAM_BODY,
 } from "../servers/common.ts";
 
-export type ServerName = "upstream" | "node-http" | "bare-h3" | "fast-gateway" | "fastify" | "gateway" | "gateway-console-off";
+export type ServerName = "upstream" | "node-http" | "bare-h3" | "fast-gateway" | "fastify" | "gateway" | "gateway-log-off" | "gateway-console-off";
 
 export const SERVERS: Readonly<Record<ServerName, { role: ServerRole; description: string; checksKey: boolean }>> = {
   upstream: { role: "ceiling", description: "the upstream itself (node:http, ~600 B JSON)", checksKey: false },
@@ -57,8 +57,14 @@ export const SERVERS: Readonly<Record<ServerName, { role: ServerRole; descriptio
   "bare-h3": { role: "baseline", description: "new H3() + srvx, same routes, nothing else", checksKey: false },
   "fast-gateway": { role: "peer", description: "fast-gateway 3.4.7: key check + rate limit + proxy", checksKey: true },
   fastify: { role: "peer", description: "fastify 5 + @fastify/rate-limit + @fastify/http-proxy, key hook", checksKey: true },
-  gateway: { role: "subject", description: "Gatehouse: every stage, info logs to a file, regulator client", checksKey: true },
+  gateway: { role: "subject", description: "Gatehouse: every stage, info logs to a file, regulator client, request log on", checksKey: true },
+  "gateway-log-off": { role: "subject", description: "Gatehouse as above with the request log off (its before/after row)", checksKey: true },
   "gateway-console-off": { role: "subject", description: "the same Gatehouse with the operator console disabled: what the console costs the request path", checksKey: true },
+};
+
+/** Load rows whose server is another's bundle started with extra arguments. */
+const VARIANTS: Partial<Record<ServerName, { bundle: ServerName; args: readonly string[] }>> = {
+  "gateway-log-off": { bundle: "gateway", args: ["--request-log", "off"] },
 };
 
 export interface LoadScenario {
@@ -69,9 +75,9 @@ export interface LoadScenario {
 }
 
 export const LOAD_SCENARIOS: readonly LoadScenario[] = [
-  { name: "ping", path: BENCH_PATH, expectBody: JSON.stringify(BENCH_BODY), servers: ["node-http", "bare-h3", "fast-gateway", "fastify", "gateway", "gateway-console-off"] },
+  { name: "ping", path: BENCH_PATH, expectBody: JSON.stringify(BENCH_BODY), servers: ["node-http", "bare-h3", "fast-gateway", "fastify", "gateway-log-off", "gateway", "gateway-console-off"] },
   { name: "health", path: HEALTH_PATH, expectBody: JSON.stringify(HEALTH_BODY), servers: ["node-http", "bare-h3", "gateway"] },
-  { name: "relay", path: RELAY_PATH, expectBody: UPSTREAM_BODY, servers: ["upstream", "bare-h3", "fast-gateway", "fastify", "gateway", "gateway-console-off"] },
+  { name: "relay", path: RELAY_PATH, expectBody: UPSTREAM_BODY, servers: ["upstream", "bare-h3", "fast-gateway", "fastify", "gateway-log-off", "gateway", "gateway-console-off"] },
 ];
 
 const HEADERS = { host: BENCH_HOST, "x-api-key": BENCH_API_KEY };
@@ -99,20 +105,24 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
   const needed = new Set<ServerName>(scenarios.flatMap((s) => s.servers));
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-load-"));
   const started: Array<Listening & { name: ServerName }> = [];
-  // Each Gatehouse server logs to its own file, counted per row.
-  const logOf = (name: ServerName) => (name.startsWith("gateway") ? join(dir, `${name}.log`) : null);
   // Compiled, as deployed (bench/build.ts); under tsx when profiling, so profiles name the sources.
-  const compiled = options.cpuProfDir || process.env.BENCH_TSX === "1" ? {} : await buildServers([...needed, "upstream"]);
+  const bundles = new Set([...needed].map((n) => VARIANTS[n]?.bundle ?? n));
+  const compiled: Partial<Record<ServerName, string>> = options.cpuProfDir || process.env.BENCH_TSX === "1" ? {} : await buildServers([...bundles, "upstream"]);
   try {
     const upstream = await startServer("upstream", [], { cpuProfDir: options.cpuProfDir, compiled: compiled.upstream });
     started.push({ ...upstream, name: "upstream" });
     // The servers start side by side (each is idle until its rows run).
     const others = await Promise.all(
-      [...needed].filter((n) => n !== "upstream").map(async (name) => ({ ...(await startServer(name, ["--upstream", upstream.url], {
-            cpuProfDir: options.cpuProfDir,
-            compiled: compiled[name],
-            ...(logOf(name) ? { stdoutFile: logOf(name)! } : {}),
-          })), name })),
+      [...needed].filter((n) => n !== "upstream").map(async (name) => {
+        const variant = VARIANTS[name];
+        const listening = await startServer(variant?.bundle ?? name, ["--upstream", upstream.url, ...(variant?.args ?? [])], {
+          cpuProfDir: options.cpuProfDir,
+          compiled: compiled[variant?.bundle ?? name],
+          ...(_isGateway(name) ? { stdoutFile: _logOf(dir, name) } : {}),
+          ...(variant ? { profileName: name } : {}),
+        });
+        return { ...listening, name };
+      }),
     );
     started.push(...others);
     progress(`servers: ${started.map((s) => `${s.name} pid ${s.child.pid}`).join(", ")}`);
@@ -132,8 +142,8 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
         await _preflight(row, url, scenario.expectBody, SERVERS[name].checksKey);
         if (settings.warmup > 0) await _cannon(url, settings, settings.warmup);
         progress(`${row}: measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
-        const gatewayLog = logOf(name);
-        const logBefore = gatewayLog ? _logSize(gatewayLog) : 0;
+        const gatewayLog = _logOf(dir, name);
+        const logBefore = _isGateway(name) ? _logSize(gatewayLog) : 0;
         const pid = server.child.pid!;
         const cpuBefore = processCpuMs(pid);
         const raw = await _cannon(url, settings, settings.duration);
@@ -142,7 +152,7 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
         const result = _result(scenario, name, raw, rss.rssMiB, raw.requests.total > 0 ? (cpuMs * 1000) / raw.requests.total : Number.NaN);
         outcome.results.push(result);
         outcome.problems.push(...problemsOf(result));
-        if (gatewayLog) {
+        if (_isGateway(name)) {
           const counted = await _countEventsSettled(gatewayLog, logBefore, raw.requests.total, scenario.name === "relay");
           const relayed = scenario.name === "relay";
           outcome.notes.push(
@@ -154,6 +164,7 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
             outcome.problems.push(`${row}: ${counted.dependency} gateway_dependency_call lines for ${raw.requests.total} relayed requests`);
         }
       }
+      outcome.notes.push(..._requestLogCost(scenario.name, outcome.results));
     }
   } finally {
     await Promise.all(started.map((s) => stopProcess(s.child)));
@@ -179,11 +190,11 @@ export function problemsOf(r: ScenarioResult): string[] {
 export async function startServer(
   name: ServerName,
   args: readonly string[],
-  options: { cpuProfDir?: string; stdoutFile?: string; compiled?: string } = {},
+  options: { cpuProfDir?: string; stdoutFile?: string; compiled?: string; profileName?: string } = {},
 ): Promise<Listening> {
   const nodeArgs: string[] = serverNodeFlags();
   if (options.cpuProfDir) {
-    const d = join(options.cpuProfDir, name);
+    const d = join(options.cpuProfDir, options.profileName ?? name);
     mkdirSync(d, { recursive: true });
     nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${d}`);
   }
@@ -201,6 +212,23 @@ export async function startServer(
 }
 
 // --- Internal helpers ---
+
+function _isGateway(name: ServerName): boolean {
+  return name.startsWith("gateway");
+}
+
+function _logOf(dir: string, name: ServerName): string {
+  return join(dir, `${name}.log`);
+}
+
+/** The request log's cost on a scenario: the gateway's CPU per request with it on, less with it off (same run, back to back). */
+function _requestLogCost(scenario: string, rows: readonly ScenarioResult[]): string[] {
+  const on = rows.find((r) => r.scenario === scenario && r.server === "gateway");
+  const off = rows.find((r) => r.scenario === scenario && r.server === "gateway-log-off");
+  if (!on?.cpuUsPerRequest || !off?.cpuUsPerRequest) return [];
+  const d = on.cpuUsPerRequest - off.cpuUsPerRequest;
+  return [`${scenario}: request log on − off = ${d.toFixed(2)} µs CPU per request (${on.cpuUsPerRequest.toFixed(2)} vs ${off.cpuUsPerRequest.toFixed(2)}; ${Math.round(on.requestsPerSec)} vs ${Math.round(off.requestsPerSec)} req/s)`];
+}
 
 function _cannon(url: string, settings: BenchSettings, seconds: number): Promise<autocannon.Result> {
   return autocannon({

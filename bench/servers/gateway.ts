@@ -12,14 +12,17 @@
  * - plus the bench plugin: `GET /bench/ping` (x-api-key, management quota, no skipped stage), a
  *   route that runs every stage of the pipeline. The server refuses to start if it does not.
  *
- *   node --import tsx bench/servers/gateway.ts --upstream http://127.0.0.1:<port>
+ * - the request log on (flushed in batches into the in-memory store), off with `--request-log off`
+ *   (the before/after rows of docs/bench.md "Request log").
+ *
+ *   node --import tsx bench/servers/gateway.ts --upstream http://127.0.0.1:<port> [--request-log off]
  */
 import { createLogger } from "../../core/log.ts";
 import { serveGateway } from "../../core/server.ts";
 import { announce, argValue, closeOnSignal, upstreamArg } from "./common.ts";
 import { benchGatewayConfig, composeBenchGateway } from "./gateway-app.ts";
 
-const config = benchGatewayConfig(upstreamArg(), argValue("log") === "silent" ? "silent" : "info");
+const config = benchGatewayConfig(upstreamArg(), argValue("log") === "silent" ? "silent" : "info", { requestLog: argValue("request-log") !== "off" });
 const log = createLogger({ level: config.log.level, format: "json" });
 const gateway = await composeBenchGateway(config, log);
 const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
