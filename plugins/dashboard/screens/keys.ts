@@ -1,6 +1,6 @@
 /**
- * API keys of the signed-in user's business: the list (id, scheme, hint, created, last used, IP
- * allowlist, status), one key's page, and the forms of key-actions.ts (create, roll, revoke, edit
+ * API keys of the signed-in user's business: the list (id, scheme, hint, created, last used from
+ * the request log's recent entries, IP allowlist, status), one key's page, and the forms of key-actions.ts (create, roll, revoke, edit
  * the allowlist; developer or owner). Keys are read from the tenant directory's store; only keys
  * whose business is the viewer's are ever shown (another business's key id answers 404).
  */
@@ -10,6 +10,7 @@ import { EMPTY, html, segment, type SafeHtml } from "../../../core/ui/index.ts";
 import { viewing } from "../auth.ts";
 import { badge, facts, notFound, screen } from "../chrome.ts";
 import { hasRole, type DashboardEnv, type Viewer } from "../env.ts";
+import { RECENT_REQUESTS, recentKeyUse } from "../key-usage.ts";
 import { getPage } from "../routes.ts";
 import type { DashboardSection } from "../sections.ts";
 import { createKeyForm, keyActionRoutes, keyForms } from "./key-actions.ts";
@@ -34,12 +35,15 @@ export async function businessKey(env: DashboardEnv, who: Viewer, keyId: string)
 }
 
 export async function keysScreen(env: DashboardEnv, ctx: RequestContext, who: Viewer): Promise<Response> {
-  const page = await openDirectoryStore(env.store).credentials.find({ businessId: who.business.id }, { sort: [{ field: "createdAt", direction: -1 }], limit: LIMIT });
+  const [page, used] = await Promise.all([
+    openDirectoryStore(env.store).credentials.find({ businessId: who.business.id }, { sort: [{ field: "createdAt", direction: -1 }], limit: LIMIT }),
+    recentKeyUse(env.store, who.business.id),
+  ]);
   const keys = page.items.filter((k) => k.scheme !== "admin");
   const now = env.now();
   const rows = keys.map(
     (k) => html`<tr><td><a href="${env.paths.href(`/keys/${segment(k.credentialId)}`)}">${k.credentialId}</a></td><td>${SCHEME_LABEL[k.scheme] ?? k.scheme}</td><td><code>${k.hint ?? "—"}</code></td>
-<td>${k.createdAt}</td><td>${_lastUsed()}</td><td>${allowlist(k)}</td><td>${keyStatus(k, now)}</td></tr>`,
+<td>${k.createdAt}</td><td>${_lastUsed(used.get(k.credentialId))}</td><td>${allowlist(k)}</td><td>${keyStatus(k, now)}</td></tr>`,
   );
   const table = html`<div class="table-wrap"><table><caption class="muted">Keys are shown by id and hint only: a key's value is shown once, when it is created or rolled.</caption>
 <thead><tr><th scope="col">Key ID</th><th scope="col">Scheme</th><th scope="col">Hint</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">IP allowlist</th><th scope="col">Status</th></tr></thead>
@@ -52,13 +56,14 @@ export async function keyScreen(env: DashboardEnv, ctx: RequestContext, who: Vie
   const k = await businessKey(env, who, ctx.params.keyId ?? "");
   if (!k) return notFound(env, ctx, who);
   const now = env.now();
+  const used = await recentKeyUse(env.store, who.business.id);
   const details = facts([
     ["Key ID", k.credentialId],
     ["Scheme", SCHEME_LABEL[k.scheme] ?? k.scheme],
     ["Hint", k.hint],
     ["Status", keyStatus(k, now)],
     ["Created", k.createdAt],
-    ["Last used", _lastUsed()],
+    ["Last used", _lastUsed(used.get(k.credentialId))],
     ["IP allowlist", allowlist(k)],
     ["Rolled from", k.rolledFrom],
     ["Rolled to", k.rolledTo],
@@ -84,7 +89,7 @@ function _isLive(k: CredentialDoc, now: number): boolean {
   return !k.revoked && (k.expiresAt === null || k.expiresAt > now);
 }
 
-/** Key use is not recorded per key yet (the request log will); the column says so rather than guess. */
-function _lastUsed(): SafeHtml {
-  return html`<span class="muted">not recorded</span>`;
+/** The newest request with the key among the business's recent ones (key-usage.ts), or a plain "not recently". */
+function _lastUsed(at: number | undefined): SafeHtml {
+  return at === undefined ? html`<span class="muted">not in the last ${RECENT_REQUESTS} requests</span>` : html`${new Date(at).toISOString()}`;
 }

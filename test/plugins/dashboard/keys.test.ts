@@ -11,7 +11,9 @@ import * as assert from "uvu/assert";
 import { DIRECTORY_COLLECTIONS, type AuditDoc, type CredentialDoc } from "../../../core/directory-store.ts";
 import { DEMO_OWNER } from "../../../plugins/dashboard/demo-owner.ts";
 import { TOTP_COOKIE } from "../../../plugins/dashboard/env.ts";
-import { gatewayTracker, type TestGateway } from "../../support/gateway.ts";
+import { plugins } from "../../../plugins/index.ts";
+import { DEMO_KEY, PASSTHROUGH, gatewayTracker, type TestGateway } from "../../support/gateway.ts";
+import { probePlugin } from "../../support/probe-plugin.ts";
 import { csrfOf, demoOwner, hiddenField, inviteMember, totpCode, type DashboardClient } from "./dashboard-helpers.ts";
 
 const { start, closeAll } = gatewayTracker();
@@ -118,6 +120,21 @@ test("a developer without two-factor is told to set it up; nothing is created", 
   assert.is(res.status, 303);
   assert.match(await dev.html("/dashboard/keys"), /set up two-factor authentication first/);
   assert.is((await credentials(tg).find({ businessId: "demo" })).items.length, before);
+});
+
+test("last used: from the request log's recent entries; a key with no recent request says so", async () => {
+  const tg = await start({ plugins: [...plugins, probePlugin] });
+  const before = Date.now();
+  assert.is((await tg.call("/probe/echo", { host: PASSTHROUGH, headers: { "x-api-key": DEMO_KEY } })).status, 200);
+  await tg.gateway.requestLog!.flush();
+  const owner = await demoOwner(tg);
+  const list = await owner.html("/dashboard/keys");
+  const row = (id: string) => new RegExp(`>${id}</a>[\\s\\S]*?</tr>`).exec(list)?.[0] ?? "";
+  // Columns: id, scheme, hint, created, last used, …
+  const at = /<\/code><\/td>\s*<td>[^<]*<\/td><td>(\d{4}-[^<]+)<\/td>/.exec(row("demo-primary"));
+  assert.ok(at && Date.parse(at[1]!) >= before - 1000, row("demo-primary"));
+  assert.match(row("demo-allowlisted"), /not in the last 250 requests/);
+  assert.match(await owner.html("/dashboard/keys/demo-primary"), /<dt>Last used<\/dt><dd>\d{4}-/);
 });
 
 test.run();
