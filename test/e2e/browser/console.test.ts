@@ -5,7 +5,8 @@
  * the answer after the redirect; the fee is reversed once. A viewer signs in and is offered no
  * resolve form. On the Businesses screen an operator creates a key (shown once) and revokes it, and
  * changes a domain's mode through drain and approval. An alert the chat webhook refused is replayed
- * from the dead-letter list once the receiver accepts.
+ * from the dead-letter list once the receiver accepts. A Stored invoice is found by its IRN and its
+ * timeline read, and the audit log is filtered by who acted.
  *
  * Chromium is Debian's `chromium` (/usr/bin/chromium). Missing: a failure when CI=true, otherwise a
  * visible skip. Screenshots go to docs/images/ (console-*.png) when missing or UPDATE_SCREENSHOTS=1,
@@ -19,13 +20,25 @@ import * as assert from "uvu/assert";
 import { createLogger } from "../../../core/log.ts";
 import { serveGateway } from "../../../core/server.ts";
 import type { SignRecord } from "../../../plugins/invoice/sign-attempts.ts";
+import { openStoredInvoices, type InvoiceDoc } from "../../../plugins/invoice/stored-invoices.ts";
 import { startReceiver } from "../../adapters/alerts/alert-helpers.ts";
 import { OPERATOR_KEY, VIEWER_KEY, VIEWER_PATCH } from "../../plugins/console/console-helpers.ts";
 import { expectProblem, invoice, startSigningHarness } from "../../plugins/signing/signing-helpers.ts";
 import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
 import { freePort } from "../../support/ports.ts";
 
-const SHOTS = ["console-sign-in.png", "console-overview.png", "console-frozen.png", "console-resolved.png", "console-business.png", "console-key-created.png", "console-draining.png", "console-alerts.png"];
+const SHOTS = [
+  "console-sign-in.png",
+  "console-overview.png",
+  "console-frozen.png",
+  "console-resolved.png",
+  "console-business.png",
+  "console-key-created.png",
+  "console-draining.png",
+  "console-alerts.png",
+  "console-invoice.png",
+  "console-audit.png",
+];
 
 const missing = await browserMissing();
 if (missing) {
@@ -181,6 +194,28 @@ async function run(): Promise<void> {
     await context.close();
   });
 
+  test("an operator finds a rejected Stored invoice by its IRN, reads why, and filters the audit log by who acted", async () => {
+    await openStoredInvoices(h.store).insert(_rejectedInvoice());
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-GB" });
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await signIn(page, OPERATOR_KEY);
+    await page.getByLabel("Search by request, operation or invoice ID").fill(REJECTED_IRN);
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByRole("link", { name: REJECTED_ID }).click();
+    await page.getByRole("heading", { level: 1, name: `Invoice ${REJECTED_IRN}` }).waitFor();
+    assert.ok(await page.getByText("The regulator refused the signing (Regulator rejected signing).").isVisible());
+    await shot(page, join(shots, "console-invoice.png"));
+    await page.getByRole("link", { name: "Audit log" }).first().click();
+    await page.getByLabel("Who").fill("operator:demo-operator");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByRole("heading", { level: 1, name: "Audit log" }).waitFor();
+    assert.ok(page.url().includes("actor=operator%3Ademo-operator"));
+    assert.ok(await page.getByText("sign_attempt.resolve").first().isVisible(), "the operator's resolution from the first test");
+    await shot(page, join(shots, "console-audit.png"));
+    await context.close();
+  });
+
   test.after(async () => {
     await receiver.close().catch(() => {});
     await browser.close().catch(() => {});
@@ -191,4 +226,20 @@ async function run(): Promise<void> {
 }
 
 // --- Internal helpers ---
+
+const REJECTED_ID = "3b1f0c9e-7a52-4d2e-9a61-2f8c4e1d5a70";
+const REJECTED_IRN = "INV2041-94ND90NR-20261130";
+
+/** A Stored invoice the regulator refused to sign, with the regulator's message. */
+function _rejectedInvoice(): InvoiceDoc {
+  const t = (s: number) => new Date(Date.now() - 600_000 + s * 1000).toISOString();
+  return {
+    _id: REJECTED_ID, businessId: "demo", state: "TEST", domain: "stored.demo.localhost", subBusinessId: "7f3a9c2e-1b4d-4e6f-8a0b-2c3d4e5f6a01", direction: "outbound", irn: REJECTED_IRN,
+    status: "rejected",
+    statusHistory: [{ status: "pending", at: t(0) }, { status: "validated", at: t(2) }, { status: "signing", at: t(3) }, { status: "rejected", at: t(4) }],
+    attempts: 3, budgetLeft: 3, budget: 3, lastError: { code: "GW_SIGN_REJECTED", at: t(4), regulatorMessage: "Buyer TIN 00000000-0000 is not registered" },
+    operationId: "0d7e2c41-93a8-4b6f-8e1a-5c2b7f9d3e10", createdAt: t(0), updatedAt: t(4), createdAtMs: Date.parse(t(0)), document: {}, feeKobo: 5000, rev: 4, dueAt: null, step: "done",
+    signAttempt: 1, outages: 0, billDoubt: false, settle: false, reverseFor: null, events: [],
+  };
+}
 
