@@ -1,7 +1,9 @@
 /**
- * The main thread's side of the writer: every write operation asked for in one turn of the event
- * loop goes out as one batch (one postMessage of one string, ./protocol.ts), and each operation's promise settles when the
- * transaction that held it has committed (./commit-loop.ts). Two transports:
+ * The main thread's side of the writer: a write asked for while the writer is idle goes out at the
+ * end of its turn of the event loop, with every other write of that turn; the writes asked for
+ * while the writer works on a batch go out together once it is answered (one postMessage of one
+ * string, ./protocol.ts). Each operation's promise settles when the transaction that held it has
+ * committed (./commit-loop.ts). Two transports:
  * - "thread": a worker thread owning the writer's connection (files: the fsync stays off the
  *   thread that serves HTTP). It is ref'd only while operations are outstanding, so an idle store
  *   does not keep the process alive. If it dies, outstanding operations fail with
@@ -35,6 +37,9 @@ export interface WriterStats {
   commitMsP50: number;
   commitMsP99: number;
 }
+
+/** Most operations in one message to the writer (its transactions hold at most 4 096). */
+const MAX_BATCH = 4096;
 
 /** How many of the latest commits the latency percentiles cover. */
 const RECENT_COMMITS = 256;
@@ -139,18 +144,28 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
     drainWaiters = [];
     for (const w of ws) w();
   };
+  const schedule = (): void => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+  // While a batch is with the writer, new operations wait here and go out together when it is
+  // answered: the writer could not start them before that commit ends anyway, and one message per
+  // commit (instead of one per turn of this thread's loop) saves this thread the hand-overs.
   const flush = (): void => {
     scheduled = false;
-    if (queued.length === 0) return;
-    const message: BatchMessage = { seq: ++seq, ops: encodeBatch(queued) };
-    outstanding.set(message.seq, waiters);
-    queued = [];
-    waiters = [];
+    if (queued.length === 0 || outstanding.size > 0) return;
     core.onIdle?.(false);
-    try {
-      send(message);
-    } catch (e) {
-      core.failAll(`the writer could not take the batch: ${(e as Error).message}`);
+    while (queued.length > 0) {
+      const message: BatchMessage = { seq: ++seq, ops: encodeBatch(queued.slice(0, MAX_BATCH)) };
+      outstanding.set(message.seq, waiters.slice(0, MAX_BATCH));
+      queued = queued.slice(MAX_BATCH);
+      waiters = waiters.slice(MAX_BATCH);
+      try {
+        send(message);
+      } catch (e) {
+        core.failAll(`the writer could not take the batch: ${(e as Error).message}`);
+      }
     }
   };
   const core: _Core = {
@@ -159,10 +174,7 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
       return new Promise<WriteValue>((resolve, reject) => {
         queued.push(encodeOp(op)); // a throw (a cycle, a BigInt) rejects this write alone
         waiters.push({ resolve, reject });
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
+        schedule();
       });
     },
     onReply(reply: BatchReply): void {
@@ -176,12 +188,14 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
         if (!ws) continue;
         b.results.forEach((r, i) => (r.ok ? ws[i]!.resolve(r.value) : ws[i]!.reject(failureError(r.error, options.kind))));
       }
+      if (queued.length > 0) schedule(); // after this turn, with what the settled writes' callers add
       idleCheck();
     },
     failAll(message: string): void {
       const error = new DependencyUnavailableError(options.kind, message, "server_error");
       for (const ws of outstanding.values()) for (const w of ws) w.reject(error);
       outstanding.clear();
+      if (queued.length > 0) schedule(); // they go to the next writer (a thread is started again)
       idleCheck();
     },
     stats: (): WriterStats => ({ ...stats, ..._percentiles(recent.subarray(0, Math.min(stats.commits, RECENT_COMMITS))) }),
