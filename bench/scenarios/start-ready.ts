@@ -9,6 +9,7 @@
  * its "listening" line, START_READY_RUNS times (default 3; the first also pays a cold page cache
  * for whatever the start reads), then as many times on a new, empty database: the difference is
  * what the database's size costs, the rest is the process starting on a machine as busy as it is.
+ * Then the same starts of the compiled gateway (`npm run build` → `npm run start:dist`, plain node).
  *
  * Goal (docs/bench.md "SQLite engine"): ready ≤ 3 s with a 1 GB database.
  */
@@ -20,7 +21,9 @@ import { openConnection } from "../../adapters/document-store/sqlite/connection.
 import { ident, tableName } from "../../adapters/document-store/sqlite/keys.ts";
 import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import { STORED_INVOICES_COLLECTION, openStoredInvoices } from "../../plugins/invoice/stored-invoices.ts";
+import { buildDist } from "../../scripts/build.ts";
 import { DEMO_RAW } from "../../test/support/gateway.ts";
+import { BUILD_DIR, serverNodeFlags } from "../build.ts";
 import { ROOT } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioResult } from "../run.ts";
@@ -46,6 +49,12 @@ export const startReadyScenario: BenchScenario = {
       // The same start on a new, empty database: what the process itself takes on this machine now.
       const empty: number[] = [];
       for (let i = 0; i < runs; i++) empty.push(await gatewayReadyMs(join(dir, `empty-${i}.sqlite`), dir));
+      // The compiled gateway (`npm run build`, then `npm run start:dist`): no loader compiling TypeScript at start.
+      const dist = (await buildDist(join(BUILD_DIR, "gatehouse-start"))).main;
+      const compiled: number[] = [];
+      for (let i = 0; i < runs; i++) compiled.push(await gatewayReadyMs(file, dir, dist));
+      const compiledEmpty: number[] = [];
+      for (let i = 0; i < runs; i++) compiledEmpty.push(await gatewayReadyMs(join(dir, `empty-dist-${i}.sqlite`), dir, dist));
       const worst = Math.max(...times);
       const result: ScenarioResult = {
         name: "start-ready/gateway",
@@ -62,9 +71,20 @@ export const startReadyScenario: BenchScenario = {
         errors: 0,
         timeouts: 0,
         seconds: times.reduce((a, b) => a + b, 0) / 1000,
-        extra: { databaseMiB: fileMiB, invoices: built.rows, worstReadyMs: worst, emptyWorstReadyMs: Math.max(...empty) },
+        extra: {
+          databaseMiB: fileMiB,
+          invoices: built.rows,
+          worstReadyMs: worst,
+          emptyWorstReadyMs: Math.max(...empty),
+          compiledWorstReadyMs: Math.max(...compiled),
+          compiledEmptyWorstReadyMs: Math.max(...compiledEmpty),
+        },
       };
-      return { results: [result], notes: [`start-ready: ${fileMiB} MiB database (${built.rows} Stored invoices): npm start listening after ${times.join(", ")} ms; on an empty database ${empty.join(", ")} ms`], problems: [] };
+      const notes = [
+        `start-ready: ${fileMiB} MiB database (${built.rows} Stored invoices): npm start listening after ${times.join(", ")} ms; on an empty database ${empty.join(", ")} ms`,
+        `start-ready: compiled (npm run start:dist) on the same database: ${compiled.join(", ")} ms; on an empty database ${compiledEmpty.join(", ")} ms`,
+      ];
+      return { results: [result], notes, problems: [] };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -97,8 +117,11 @@ export async function buildInvoiceDatabase(file: string, mb: number): Promise<{ 
   return { rows, ms: Math.round(performance.now() - started) };
 }
 
-/** Starts boot/main.ts on the database (demo config, free ports) and answers the milliseconds to "listening". */
-export async function gatewayReadyMs(file: string, dir: string): Promise<number> {
+/**
+ * Starts boot/main.ts on the database (demo config, free ports) and answers the milliseconds to
+ * "listening": under tsx as `npm start` runs it, or the compiled `dist` entry as `npm run start:dist`.
+ */
+export async function gatewayReadyMs(file: string, dir: string, dist?: string): Promise<number> {
   const raw = structuredClone(DEMO_RAW) as Record<string, any>;
   raw.server = { ...raw.server, port: 0 };
   raw.storage = { driver: "sqlite", file };
@@ -108,7 +131,8 @@ export async function gatewayReadyMs(file: string, dir: string): Promise<number>
   const config = join(dir, "config.json");
   writeFileSync(config, JSON.stringify(raw));
   const started = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", "boot/main.ts", "--config", config], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const args = dist ? [...serverNodeFlags(), dist, "--config", config] : ["--import", "tsx", "boot/main.ts", "--config", config];
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   const ms = await new Promise<number>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d) => {
