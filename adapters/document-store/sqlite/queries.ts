@@ -88,16 +88,16 @@ export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, 
     return row && !(row[row.length - 1] && !matches(JSON.parse(row[1] as string) as Doc)) ? [toRow(row)] : [];
   }
   const scan = _scanner(q, matches, toRow);
-  // The first chunk alone, one statement (its own snapshot): enough whenever it holds every row or the page.
+  // The first chunk is the page itself (rows JS rejects are rare: those holding an array along a
+  // path), read alone in one statement (its own snapshot): enough whenever it holds every row or the
+  // page. Later chunks double in size, so reading n rows re-walks at most ~2n (OFFSET starts over).
+  const first = q.limit === null ? CHUNK : Math.min(MAX_CHUNK, Math.max(1, q.limit + q.skip));
   if (!conn.inTransaction) {
-    const rows = conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, CHUNK, 0]);
-    if (scan.take(rows) || rows.length < CHUNK) return scan.out;
+    const rows = conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, first, 0]);
+    if (scan.take(rows) || rows.length < first) return scan.out;
     scan.reset();
   }
   return inSnapshot(conn, () => {
-    // The first chunk is the page itself (rows JS rejects are rare: those holding an array along a
-    // path); later chunks double in size, so reading n rows re-walks at most ~2n (OFFSET starts over).
-    const first = q.limit === null ? CHUNK : Math.min(MAX_CHUNK, Math.max(1, q.limit + q.skip));
     for (let offset = 0, size = first; ; offset += size, size = Math.min(size * 2, MAX_CHUNK)) {
       const rows = conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, size, offset]);
       if (scan.take(rows) || rows.length < size) return scan.out;
