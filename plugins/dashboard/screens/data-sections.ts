@@ -30,7 +30,7 @@ export const invoicesSection: DashboardSection = {
   routes: (env) => {
     const deps = dataDeps(env);
     return [
-      dataScreen(env, deps, "/invoices", "Stored invoices", "Invoices", "/invoices", async (ctx, r) => renderInvoiceList(r.view, await loadInvoiceList(r.deps, r.scope, ctx.search))),
+      dataScreen(env, deps, "/invoices", "the business's Stored invoices", "Stored invoices", "/invoices", async (ctx, r) => renderInvoiceList(r.view, await loadInvoiceList(r.deps, r.scope, ctx.search))),
       getPage(env, "/invoices/:invoiceId", "one Stored invoice", viewing(env, (ctx, who) => _invoicePage(env, deps, ctx, who))),
       getPage(env, "/invoices/:invoiceId/document.json", "download a Stored invoice's document (JSON)", viewing(env, (ctx, who) => _download(env, deps, ctx, who))),
       postPage(env, "/invoices/:invoiceId/transmit", "transmit a signed Stored invoice (developer)", acting(env, "developer", (ctx, who) => _change(env, deps, ctx, who, "transmit"))),

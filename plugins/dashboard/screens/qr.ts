@@ -25,7 +25,7 @@ export async function invoiceQr(doc: Pick<InvoiceDoc, "irn" | "status" | "status
   if (!crypto) return { kind: "none", why: "The represented business has no QR material; add it with POST /sub-businesses/{id}/reg-crypto-material." };
   const payload = qrPayload(doc, crypto);
   if (typeof payload !== "string") return { kind: "none", why: payload.why };
-  const svg = await QRCode.toString(payload, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
+  const svg = await QRCode.toString(payload, { type: "svg", errorCorrectionLevel: "M", margin: 2, width: 280 });
   // The library's own markup (paths of the code's modules); nothing of the input appears as text in it.
   return { kind: "image", svg: raw(svg.replace("<svg ", '<svg role="img" aria-label="The invoice\'s QR code" class="qr" ')), cryptoVersion: crypto.version };
 }
