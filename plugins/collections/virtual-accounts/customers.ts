@@ -125,18 +125,7 @@ export function createCustomerService(options: CustomerServiceOptions): Customer
       return { customer, account: await accounts.findByCustomer(customer._id) };
     },
 
-    async list(businessId, page) {
-      const limit = Math.min(Math.max(page.limit ?? LIST_PAGE, 1), 100);
-      let found;
-      try {
-        found = await customers.find({ businessId }, { sort: [{ field: "createdAt", direction: -1 }], limit, cursor: page.cursor ?? null });
-      } catch (e) {
-        if (!isInvalidQueryError(e)) throw e;
-        throw new CollectionsError(422, "The cursor is not one this list returned.", [{ field: "cursor", message: "use nextCursor of a previous page" }]);
-      }
-      const items = await Promise.all(found.items.map(async (customer) => ({ customer, account: await accounts.findByCustomer(customer._id) })));
-      return { items, nextCursor: found.nextCursor };
-    },
+    list: (businessId, page) => _list(customers, accounts, businessId, page),
 
     async attachAccount(businessId, id) {
       const customer = await load(businessId, id);
@@ -163,4 +152,25 @@ export function createCustomerService(options: CustomerServiceOptions): Customer
 /** A DVA is named after its customer. */
 export function dedicatedAccountName(c: Pick<Customer, "firstName" | "lastName">): string {
   return `${c.firstName} ${c.lastName}`;
+}
+
+// --- Internal helpers ---
+
+/** The business's customers newest first (≤ 100 a page), each with its dedicated account. */
+async function _list(
+  customers: Collection<Customer>,
+  accounts: VirtualAccountService,
+  businessId: string,
+  page: { limit?: number; cursor?: string },
+): Promise<{ items: CustomerWithAccount[]; nextCursor: string | null }> {
+  const limit = Math.min(Math.max(page.limit ?? LIST_PAGE, 1), 100);
+  let found;
+  try {
+    found = await customers.find({ businessId }, { sort: [{ field: "createdAt", direction: -1 }], limit, cursor: page.cursor ?? null });
+  } catch (e) {
+    if (!isInvalidQueryError(e)) throw e;
+    throw new CollectionsError(422, "The cursor is not one this list returned.", [{ field: "cursor", message: "use nextCursor of a previous page" }]);
+  }
+  const items = await Promise.all(found.items.map(async (customer) => ({ customer, account: await accounts.findByCustomer(customer._id) })));
+  return { items, nextCursor: found.nextCursor };
 }
