@@ -19,9 +19,13 @@ export const BEARER_LIVE = "sk_live_dash_0001";
 export const COLLECTIONS_HOST = "localhost";
 export const HOSTILE = `<script>alert("x")</script>&'"\``;
 
-/** The demo config plus a LIVE business with a collections key. */
-export function livePatch(): Record<string, unknown> {
-  const businesses = structuredClone(DEMO_RAW.businesses) as Array<Record<string, unknown>>;
+/** The demo config plus a LIVE business with a collections key (and the demo business's collections webhook at `hookUrl`). */
+export function livePatch(hook?: { url: string; secret: string }): Record<string, unknown> {
+  const businesses = structuredClone(DEMO_RAW.businesses) as Array<Record<string, any>>;
+  if (hook) {
+    const demo = businesses.find((b) => b.id === "demo")!;
+    demo.collections = { ...demo.collections, webhook: hook };
+  }
   businesses.push({ id: "live-shop", name: "Live Shop Ltd", state: "LIVE", collections: { apiKeys: [{ id: "live-dash-collections", key: BEARER_LIVE, demoOnly: true }] } });
   return { businesses };
 }

@@ -9,6 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { openStoredInvoices } from "../../../plugins/invoice/stored-invoices.ts";
 import { STORED_BUSINESS, gatewayTracker } from "../../support/gateway.ts";
+import { HOOK_SECRET, eventually, startReceiver } from "../collections/payment-links/collections-helpers.ts";
 import { hiddenField } from "./dashboard-helpers.ts";
 import {
   BEARER_DEMO,
@@ -199,6 +200,25 @@ test("a LIVE business's pages have no sandbox, and its sandbox actions are 404 w
   const checkout = await owner.post(`/dashboard/payment-links/${encodeURIComponent(link.reference)}/sandbox-checkout`, { _csrf: csrf, _idempotency: "live-key-00002", email: "p@example.com", outcome: "success" });
   assert.is(checkout.status, 404);
   assert.match(await owner.html("/dashboard/wallet"), /No credits yet/);
+});
+
+test("the TEST sandbox fires real webhooks at the business's endpoint: IN_FLOW_SUCCESS_EVENT for a deposit, CHECKOUT_* for a checkout", async () => {
+  const receiver = await startReceiver();
+  try {
+    const tg = await start({ patch: { ...livePatch({ url: receiver.url, secret: HOOK_SECRET }), webhooks: { pollMs: 20 } } });
+    const account = await api(tg, BEARER_DEMO, "/api/v1/virtual-account", accountBody());
+    const link = await api(tg, BEARER_DEMO, "/api/v1/payment-link", linkBody());
+    const dev = await member(tg, "demo", "developer");
+    const page = await dev.html(`/dashboard/virtual-accounts/${encodeURIComponent(account.reference)}`);
+    const csrf = hiddenField(page, "_csrf");
+    await dev.post("/dashboard/sandbox/deposits", { _csrf: csrf, _idempotency: "hook-deposit-0001", account_number: String(account.accountNumber), amount: "700", sender_name: "Ada", sender_account_number: "0123456789", sender_bank: "Bank" });
+    await dev.post(`/dashboard/payment-links/${encodeURIComponent(link.reference)}/sandbox-checkout`, { _csrf: csrf, _idempotency: "hook-checkout-0001", email: "payer@example.com", amount: "", outcome: "success" });
+    const types = () => receiver.received.map((r) => String((JSON.parse(r.body) as { event_type?: string; type?: string }).event_type ?? (JSON.parse(r.body) as { type?: string }).type));
+    await eventually(() => types().includes("IN_FLOW_SUCCESS_EVENT") && types().some((t) => t.startsWith("CHECKOUT_")), 10_000, "the sandbox's webhooks");
+    assert.ok(receiver.received.every((r) => r.valid), "signed with the endpoint's secret");
+  } finally {
+    await receiver.close();
+  }
 });
 
 test.run();
