@@ -30,6 +30,7 @@ export const DOC_ORDER = [
   "docs/collections-virtual-accounts.md",
   "docs/webhooks.md",
   "docs/billing.md",
+  "docs/dashboard.md",
   "docs/errors.md",
   "docs/configuration.md",
   "docs/operations.md",
