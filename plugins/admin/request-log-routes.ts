@@ -48,7 +48,11 @@ export function requestLogRoutes(requests: RequestLog): RouteDeclaration[] {
         if (q.businessId === undefined)
           throw gwError("GW_REQUEST_VALIDATION_FAILED", {
             detail: "The request has invalid values; see errors.",
-            violations: [{ location: "query", field: "businessId", code: "REQUIRED", detail: "a business id (or a requestId)" }],
+            violations: [
+              { location: "query", field: "businessId", code: "REQUIRED", detail: "a business id (or a requestId)" },
+              // A cursor comes from one business's list: without the business it names no page.
+              ...(q.cursor === undefined ? [] : [{ location: "query" as const, field: "cursor", code: "FORMAT" as const, detail: "an opaque cursor from nextCursor of this business's list" }]),
+            ],
           });
         const page = await requests.list(q.businessId, { status: q.status, code: q.code, route: q.route }, { limit: q.limit ?? 50, cursor: q.cursor ?? null }).catch((e: unknown) => {
           if (isInvalidQueryError(e)) throw badCursor();
