@@ -10,6 +10,7 @@
  *
  *   npx tsx bench/hot-path.ts > /dev/null                         GET /bench/ping, one request at a time
  *   npx tsx bench/hot-path.ts --relay --concurrency 64 > /dev/null a relayed regulator read (starts the upstream)
+ *   npx tsx bench/hot-path.ts --console > /dev/null               the operator console on vs off instead (request log on)
  *
  * (stdout carries the gateway's log lines; the figures go to stderr.)
  */
@@ -26,6 +27,7 @@ const PER_ROUND = 4_000;
 const SOCKET = { remoteAddress: "127.0.0.1" };
 
 const relay = process.argv.includes("--relay");
+const consoleOnOff = process.argv.includes("--console");
 const i = process.argv.indexOf("--concurrency");
 const concurrency = i >= 0 ? Number(process.argv[i + 1]) : 1;
 const path = relay ? RELAY_PATH : BENCH_PATH;
@@ -33,7 +35,9 @@ const path = relay ? RELAY_PATH : BENCH_PATH;
 const upstream = relay ? await startServer("upstream", []) : null;
 const log = createLogger({ level: "info", format: "json" });
 const gateway = await composeBenchGateway(benchGatewayConfig(upstream?.url ?? null), log);
-const unlogged = await composeBenchGateway(benchGatewayConfig(upstream?.url ?? null, "info", { requestLog: false }), log);
+// With --console the other gateway is the same one with the operator console disabled.
+const unlogged = await composeBenchGateway(benchGatewayConfig(upstream?.url ?? null, "info", consoleOnOff ? { console: false } : { requestLog: false }), log);
+const [offName, onName] = consoleOnOff ? ["gateway, console off", "gateway, console on"] : ["gateway, request log off", "gateway, request log on"];
 await Promise.all([gateway.startWorkers(), unlogged.startWorkers()]);
 const bare = new H3().get(BENCH_PATH, () => BENCH_BODY);
 
@@ -41,8 +45,8 @@ try {
   if (!relay) await _report("bare h3", (r) => bare.fetch(r));
   // Alternated, so drifting load hits both alike.
   for (let pass = 0; pass < 2; pass++) {
-    await _report("gateway, request log off", (r) => unlogged.fetch(r));
-    await _report("gateway, request log on", (r) => gateway.fetch(r));
+    await _report(offName, (r) => unlogged.fetch(r));
+    await _report(onName, (r) => gateway.fetch(r));
   }
 } finally {
   await unlogged.close();
