@@ -98,13 +98,13 @@ interface _Totals {
 }
 
 async function _totals(metrics: GatewayMetrics): Promise<_Totals> {
-  const [m, wallet] = await Promise.all([metrics.requests.get(), metrics.walletMovements.get()]);
+  // The histogram's counts only: its get() writes every bucket of every series (milliseconds).
+  const wallet = await metrics.walletMovements.get();
   let requests = 0;
   let errors = 0;
-  for (const s of m.values) {
-    if (!s.metricName?.endsWith("_count")) continue;
-    requests += s.value;
-    if (s.labels.code !== "OK") errors += s.value;
+  for (const s of metrics.requests.counts()) {
+    requests += s.count;
+    if (s.labels.code !== "OK") errors += s.count;
   }
   const moved = (type: string) => wallet.values.filter((s) => s.labels.type === type).reduce((a, s) => a + s.value, 0);
   return { requests, errors, signs: moved("debit"), reversals: moved("reversal") };
