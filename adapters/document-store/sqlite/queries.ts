@@ -33,6 +33,8 @@ export interface MatchRow {
   rowid: number;
   /** The document's JSON text. */
   text: string;
+  /** The document, when the query parsed it already (to match it in JS); the caller's to keep. */
+  doc?: Doc;
   /** The row's sort keys, in sort order. */
   keys: unknown[];
 }
@@ -70,9 +72,14 @@ export function matchStatement(schema: CollectionSchema, q: MatchQuery): MatchSt
 /** The matching rows in sort order, after `skip`, at most `limit`. */
 export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, q: MatchQuery): MatchRow[] {
   if (!schema.exists || q.limit === 0) return [];
-  const st = matchStatement(schema, q);
   const nKeys = q.sort.length;
   const toRow = (r: unknown[]): MatchRow => ({ rowid: r[0] as number, text: r[1] as string, keys: r.slice(2, 2 + nKeys) });
+  if (typeof q.filter._id === "string" && q.after === null) {
+    if (q.skip > 0) return [];
+    const pinned = _pinnedRow(conn, schema, q, q.filter._id);
+    return pinned ? [{ ...toRow(pinned.row), doc: pinned.doc }] : [];
+  }
+  const st = matchStatement(schema, q);
   if (!st.checked) {
     if (q.limit === 1 && q.skip === 0) {
       const row = conn.get(`${st.sql} LIMIT 1`, st.params); // one row: the binding's cheaper call
@@ -82,11 +89,6 @@ export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, 
     return conn.all(`${st.sql} LIMIT ? OFFSET ?`, [...st.params, q.limit ?? -1, q.skip]).map(toRow);
   }
   const matches = compileFilter(q.filter);
-  if (typeof q.filter._id === "string" && q.skip === 0) {
-    // An `_id` pins at most one document: its row, if any, is the whole answer.
-    const row = conn.get(`${st.sql} LIMIT 1`, st.params);
-    return row && !(row[row.length - 1] && !matches(JSON.parse(row[1] as string) as Doc)) ? [toRow(row)] : [];
-  }
   const scan = _scanner(q, matches, toRow);
   // The first chunk is the page itself (rows JS rejects are rare: those holding an array along a
   // path), read alone in one statement (its own snapshot): enough whenever it holds every row or the
@@ -108,6 +110,7 @@ export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, 
 /** How many visible documents match. */
 export function countMatches(conn: SqliteConnection, schema: CollectionSchema, filter: Filter, now: number): number {
   if (!schema.exists) return 0;
+  if (typeof filter._id === "string") return _pinnedRow(conn, schema, { filter, sort: [], after: null, skip: 0, limit: 1, now }, filter._id) ? 1 : 0;
   const t = translateFilter(schema, filter);
   const params = [...t.params];
   const visible = visibleSql(schema, params, now);
@@ -170,6 +173,28 @@ export function inSnapshot<T>(conn: SqliteConnection, fn: () => T): T {
 }
 
 // --- Internal helpers ---
+
+/**
+ * The one document a filter's `_id` pins, if visible and matching: read by its primary key (with the
+ * TTL test and the claim's lease test in SQL) and matched by filter.ts in JS, so no filter SQL is
+ * built and no JSON function runs on the row (a compare-and-set names its `_id` and fields no
+ * index holds: in SQL each such field costs three JSON functions and a long statement text).
+ */
+function _pinnedRow(conn: SqliteConnection, schema: CollectionSchema, q: MatchQuery, id: string): { row: unknown[]; doc: Doc } | null {
+  const params: SqlParam[] = [id];
+  const where = ["_id = ?"];
+  const visible = visibleSql(schema, params, q.now);
+  if (visible) where.push(visible);
+  if (q.extra) {
+    where.push(q.extra.sql);
+    params.push(...q.extra.params);
+  }
+  const columns = ["rowid", "doc", ...(q.sort.length > 0 ? sortKeys(schema, q.sort) : [])].join(", ");
+  const row = conn.get(`SELECT ${columns} FROM ${schema.table} WHERE ${where.join(" AND ")}`, params);
+  if (!row) return null;
+  const doc = JSON.parse(row[1] as string) as Doc;
+  return compileFilter(q.filter)(doc) ? { row, doc } : null;
+}
 
 /** Filters chunks of candidate rows with JS's check, skipping and limiting as the query asks. */
 function _scanner(q: MatchQuery, matches: (doc: Doc) => boolean, toRow: (r: unknown[]) => MatchRow) {

@@ -100,7 +100,7 @@ function _update(state: WriterState, op: Extract<WriteOp, { kind: "update" }>): 
     _insert(state.conn, schema, doc._id, text, () => doc, op.now);
     return text;
   }
-  const next = applyUpdate(JSON.parse(row.text) as Doc, op.update, false);
+  const next = applyUpdate(row.doc ?? (JSON.parse(row.text) as Doc), op.update, false);
   const text = JSON.stringify(next);
   _replace(state.conn, schema, row.rowid, text, next, op.now);
   return op.returnDoc ? text : true;
@@ -112,7 +112,7 @@ function _claim(state: WriterState, op: Extract<WriteOp, { kind: "claim" }>): Wr
   const [row] = selectMatches(state.conn, schema, { filter: op.filter, sort: normalizeSort(op.sort), after: null, skip: 0, limit: 1, now: op.now, extra });
   if (!row) return null;
   const lease: Lease = { owner: op.owner, until: op.now + op.leaseMs };
-  const next = applyUpdate(JSON.parse(row.text) as Doc, { $set: { lease } }, false);
+  const next = applyUpdate(row.doc ?? (JSON.parse(row.text) as Doc), { $set: { lease } }, false);
   const text = JSON.stringify(next);
   _replace(state.conn, schema, row.rowid, text, next, op.now);
   return text;
