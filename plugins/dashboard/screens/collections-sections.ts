@@ -24,10 +24,10 @@ export function paymentLinkRoutes(env: DashboardEnv, deps: DataDeps): RouteDecla
       const d = await loadLinkPage(deps, r.scope, ctx.params.reference ?? "", ctx.search);
       return d ? screen(env, ctx, who, { title: `Payment link ${String(d.link.linkName)}`, current: "/payment-links", body: renderLinkPage(r.view, d) }) : notFound(env, ctx, who);
     })),
-    postPage(env, "/payment-links", "create a payment link (developer)", acting(env, "developer", async (ctx, who, form) => backTo(env, ctx, await createLinkAction(deps, callerOf(ctx, who), form)))),
+    postPage(env, "/payment-links", "create a payment link (developer)", acting(env, "developer", async (ctx, who, form) => backTo(env, ctx, who, "payment_link.create", await createLinkAction(deps, callerOf(ctx, who), form)))),
     postPage(env, "/payment-links/:reference/toggle", "activate or deactivate a payment link (developer)", acting(env, "developer", async (ctx, who, form) => {
       const result = await toggleLinkAction(deps, callerOf(ctx, who), ctx.params.reference ?? "", form);
-      return result ? backTo(env, ctx, result) : notFound(env, ctx, who);
+      return result ? backTo(env, ctx, who, "payment_link.toggle", result) : notFound(env, ctx, who);
     })),
   ];
 }
@@ -49,12 +49,12 @@ export function sandboxRoutes(env: DashboardEnv, deps: DataDeps): RouteDeclarati
   return [
     postPage(env, "/sandbox/deposits", "TEST: a sandbox deposit into a virtual account (developer)", acting(env, "developer", async (ctx, who, form) => {
       if (who.business.state !== "TEST") return notFound(env, ctx, who);
-      return backTo(env, ctx, await sandboxDepositAction(deps, submissions, callerOf(ctx, who), form));
+      return backTo(env, ctx, who, "sandbox.deposit", await sandboxDepositAction(deps, submissions, callerOf(ctx, who), form));
     })),
     postPage(env, "/payment-links/:reference/sandbox-checkout", "TEST: a sandbox checkout of a payment link with a chosen outcome (developer)", acting(env, "developer", async (ctx, who, form) => {
       if (who.business.state !== "TEST") return notFound(env, ctx, who);
       const result = await sandboxCheckoutAction(deps, callerOf(ctx, who), ctx.params.reference ?? "", form);
-      return result ? backTo(env, ctx, result) : notFound(env, ctx, who);
+      return result ? backTo(env, ctx, who, "sandbox.checkout", result) : notFound(env, ctx, who);
     })),
   ];
 }

@@ -58,8 +58,12 @@ export function dataScreen(
   return getPage(env, sub, summary, viewing(env, async (ctx, who) => screen(env, ctx, who, { title, current, body: await draw(ctx, dataRequest(env, deps, who)) })));
 }
 
-/** 303 back to a dashboard path with the action's flash message. */
-export function backTo(env: DashboardEnv, ctx: RequestContext, result: Flash & { back: string }): Response {
+/**
+ * 303 back to a dashboard path with the action's flash message, after the `dashboard_action` log
+ * event every dashboard change writes (who, which action, how it went; never the form's values).
+ */
+export function backTo(env: DashboardEnv, ctx: RequestContext, who: Viewer, action: string, result: Flash & { back: string }): Response {
+  env.kit.log.event("dashboard_action", { requestId: ctx.requestId, actor: `dashboard:${who.user._id}`, businessId: who.business.id, action, result: result.kind });
   return back(env, ctx, env.paths.href(result.back), { kind: result.kind, text: result.text });
 }
 

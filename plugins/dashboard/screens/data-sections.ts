@@ -19,7 +19,7 @@ import type { DashboardSection } from "../sections.ts";
 import { customerRoutes, paymentLinkRoutes, sandboxRoutes, virtualAccountRoutes } from "./collections-sections.ts";
 import type { DataDeps } from "./data-kit.ts";
 import { callerOf, dataDeps, dataRequest, dataScreen } from "./data-routes.ts";
-import { changeOutcome, findInvoice, invoiceDocumentJson, loadInvoicePage, renderInvoicePage } from "./invoice.ts";
+import { changeOutcome, findInvoice, documentFilename, loadInvoicePage, renderInvoicePage } from "./invoice.ts";
 import { loadInvoiceList, renderInvoiceList } from "./invoices.ts";
 import { loadRepresented, loadRepresentedList, renderRepresented, renderRepresentedList } from "./represented.ts";
 import { loadSignOperation, loadSignOperations, renderSignOperation, renderSignOperations } from "./sign-operations.ts";
@@ -120,8 +120,8 @@ async function _invoicePage(env: DashboardEnv, deps: DataDeps, ctx: RequestConte
 async function _download(env: DashboardEnv, deps: DataDeps, ctx: RequestContext, who: Viewer): Promise<Response> {
   const doc = await findInvoice(deps, dataRequest(env, deps, who).scope, ctx.params.invoiceId ?? "");
   if (!doc) return notFound(env, ctx, who);
-  const file = invoiceDocumentJson(doc);
-  return json(ctx, 200, doc.document, { "content-disposition": `attachment; filename="${file.filename}"`, "x-content-type-options": "nosniff" });
+  // The stored document as sent (the business's own invoice only); never logged.
+  return json(ctx, 200, doc.document, { "content-disposition": `attachment; filename="${documentFilename(doc)}"`, "x-content-type-options": "nosniff" });
 }
 
 async function _change(env: DashboardEnv, deps: DataDeps, ctx: RequestContext, who: Viewer, what: "transmit" | "cancel"): Promise<Response> {
@@ -131,11 +131,12 @@ async function _change(env: DashboardEnv, deps: DataDeps, ctx: RequestContext, w
   if (!(await findInvoice(deps, caller, id))) return notFound(env, ctx, who);
   try {
     const doc = what === "transmit" ? await deps.invoices.transmit(caller, id) : await deps.invoices.cancel(caller, id);
-    env.kit.log.event("dashboard_action", { requestId: ctx.requestId, actor: caller.actor, businessId: caller.businessId, action: `invoice.${what}`, invoiceId: id });
+    env.kit.log.event("dashboard_action", { requestId: ctx.requestId, actor: caller.actor, businessId: caller.businessId, action: `invoice.${what}`, result: "ok", invoiceId: id });
     return back(env, ctx, location, { kind: "ok", text: what === "transmit" ? `Transmission requested: the invoice is ${doc.status}.` : `The invoice is ${doc.status}.` });
   } catch (e) {
     const text = changeOutcome(e);
     if (text === null) throw e;
+    env.kit.log.event("dashboard_action", { requestId: ctx.requestId, actor: caller.actor, businessId: caller.businessId, action: `invoice.${what}`, result: "refused", invoiceId: id });
     return back(env, ctx, location, { kind: "warn", text: `Not ${what === "transmit" ? "transmitted" : "cancelled"}: ${text}` });
   }
 }

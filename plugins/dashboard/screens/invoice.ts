@@ -82,10 +82,10 @@ ${panel(
 )}`;
 }
 
-/** The stored document as a JSON download (the business's own invoice only; never logged). */
-export function invoiceDocumentJson(doc: InvoiceDoc): { filename: string; body: string } {
+/** The download's file name: `invoice-<IRN>.json`, the IRN reduced to characters safe in a header. */
+export function documentFilename(doc: Pick<InvoiceDoc, "irn" | "_id">): string {
   const safeIrn = doc.irn.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 100) || doc._id;
-  return { filename: `invoice-${safeIrn}.json`, body: `${JSON.stringify(doc.document, null, 2)}\n` };
+  return `invoice-${safeIrn}.json`;
 }
 
 /** What a transmit or cancel from the page says afterwards (an API refusal in its words). */
