@@ -2,7 +2,7 @@
  * Scenario "request-log-pages": the dashboard's request-log pages rendered over real HTTP through
  * the full gateway, on the embedded default (an SQLite file in a temporary folder) holding
  * REQLOG_BENCH_ROWS request-log records (default 1 000 000) of the demo business over the last 7
- * days, plus a tenth as many of another business. Goal: p99 ≤ 50 ms per page (issue 28).
+ * days, plus a tenth as many of another business. Goal: p99 ≤ 50 ms per page.
  *
  *   npm run bench -- --only request-log-pages
  *
