@@ -222,7 +222,9 @@ async function _webhookLogQueries(tg: TestGateway): Promise<void> {
 
 /**
  * The merchant dashboard's data screens (not in /openapi.json), as an owner of the demo business and
- * of the Stored demo business: every list bare and with each filter, then the first item of each.
+ * of the Stored demo business (signed in on a collections host: the e-mail looked up across
+ * businesses): every list bare and with each filter, then the first item of each; and the keys
+ * (with their last use from the request log), team and two-factor pages.
  */
 async function _dashboardDataPages(tg: TestGateway): Promise<void> {
   const filters: Record<string, string[]> = {
@@ -234,6 +236,9 @@ async function _dashboardDataPages(tg: TestGateway): Promise<void> {
     "/dashboard/payment-links": ["status=active", "search=a", "page=2"],
     "/dashboard/virtual-accounts": ["status=active", "accountType=multi_use", "search=a", "startDate=2020-01-01&endDate=2100-01-01", "sort=ASC"],
     "/dashboard/customers": [],
+    "/dashboard/keys": [],
+    "/dashboard/team": [],
+    "/dashboard/account/two-factor": [],
   };
   for (const businessId of ["demo", STORED_BUSINESS]) {
     const c = await member(tg, businessId, "owner");
