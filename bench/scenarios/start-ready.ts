@@ -24,7 +24,7 @@ import { STORED_INVOICES_COLLECTION, openStoredInvoices } from "../../plugins/in
 import { buildDist } from "../../scripts/build.ts";
 import { DEMO_RAW } from "../../test/support/gateway.ts";
 import { BUILD_DIR, serverNodeFlags } from "../build.ts";
-import { ROOT } from "../processes.ts";
+import { ROOT, processCpuMs } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioResult } from "../run.ts";
 
@@ -45,16 +45,17 @@ export const startReadyScenario: BenchScenario = {
       const fileMiB = Math.round(statSync(file).size / 1048576);
       progress(`start-ready: ${fileMiB} MiB, ${built.rows} invoices, built in ${(built.ms / 1000).toFixed(0)} s`);
       const times: number[] = [];
-      for (let i = 0; i < runs; i++) times.push(await gatewayReadyMs(file, dir));
+      const cpu = { tsx: [] as number[], tsxEmpty: [] as number[], dist: [] as number[], distEmpty: [] as number[] };
+      for (let i = 0; i < runs; i++) times.push(await gatewayReadyMs(file, dir, undefined, cpu.tsx));
       // The same start on a new, empty database: what the process itself takes on this machine now.
       const empty: number[] = [];
-      for (let i = 0; i < runs; i++) empty.push(await gatewayReadyMs(join(dir, `empty-${i}.sqlite`), dir));
+      for (let i = 0; i < runs; i++) empty.push(await gatewayReadyMs(join(dir, `empty-${i}.sqlite`), dir, undefined, cpu.tsxEmpty));
       // The compiled gateway (`npm run build`, then `npm run start:dist`): no loader compiling TypeScript at start.
       const dist = (await buildDist(join(BUILD_DIR, "gatehouse-start"))).main;
       const compiled: number[] = [];
-      for (let i = 0; i < runs; i++) compiled.push(await gatewayReadyMs(file, dir, dist));
+      for (let i = 0; i < runs; i++) compiled.push(await gatewayReadyMs(file, dir, dist, cpu.dist));
       const compiledEmpty: number[] = [];
-      for (let i = 0; i < runs; i++) compiledEmpty.push(await gatewayReadyMs(join(dir, `empty-dist-${i}.sqlite`), dir, dist));
+      for (let i = 0; i < runs; i++) compiledEmpty.push(await gatewayReadyMs(join(dir, `empty-dist-${i}.sqlite`), dir, dist, cpu.distEmpty));
       const worst = Math.max(...times);
       const result: ScenarioResult = {
         name: "start-ready/gateway",
@@ -81,8 +82,8 @@ export const startReadyScenario: BenchScenario = {
         },
       };
       const notes = [
-        `start-ready: ${fileMiB} MiB database (${built.rows} Stored invoices): npm start listening after ${times.join(", ")} ms; on an empty database ${empty.join(", ")} ms`,
-        `start-ready: compiled (npm run start:dist) on the same database: ${compiled.join(", ")} ms; on an empty database ${compiledEmpty.join(", ")} ms`,
+        `start-ready: ${fileMiB} MiB database (${built.rows} Stored invoices): npm start listening after ${times.join(", ")} ms (CPU ${cpu.tsx.join(", ")} ms); on an empty database ${empty.join(", ")} ms (CPU ${cpu.tsxEmpty.join(", ")} ms)`,
+        `start-ready: compiled (npm run start:dist) on the same database: ${compiled.join(", ")} ms (CPU ${cpu.dist.join(", ")} ms); on an empty database ${compiledEmpty.join(", ")} ms (CPU ${cpu.distEmpty.join(", ")} ms)`,
       ];
       return { results: [result], notes, problems: [] };
     } finally {
@@ -121,7 +122,7 @@ export async function buildInvoiceDatabase(file: string, mb: number): Promise<{ 
  * Starts boot/main.ts on the database (demo config, free ports) and answers the milliseconds to
  * "listening": under tsx as `npm start` runs it, or the compiled `dist` entry as `npm run start:dist`.
  */
-export async function gatewayReadyMs(file: string, dir: string, dist?: string): Promise<number> {
+export async function gatewayReadyMs(file: string, dir: string, dist?: string, cpuMs?: number[]): Promise<number> {
   const raw = structuredClone(DEMO_RAW) as Record<string, any>;
   raw.server = { ...raw.server, port: 0 };
   raw.storage = { driver: "sqlite", file };
@@ -137,7 +138,9 @@ export async function gatewayReadyMs(file: string, dir: string, dist?: string): 
     let out = "";
     child.stdout!.on("data", (d) => {
       out += d;
-      if (/listening on/.test(out)) resolve(Math.round(performance.now() - started));
+      if (!/listening on/.test(out)) return;
+      cpuMs?.push(processCpuMs(child.pid!)); // the start's CPU (all threads): what the machine's load does not stretch
+      resolve(Math.round(performance.now() - started));
     });
     child.once("exit", (code) => reject(new Error(`gateway exited ${code}: ${out}`)));
   });
