@@ -45,7 +45,8 @@ export function evaluateEngineGoals(rows: readonly ScenarioResult[]): Goal[] {
       met: stored.requestsPerSec >= G.intakePerSec && stored.latency.p99 <= G.intakeP99Ms && drain >= G.processorPerSec,
     });
   }
-  const marks = rows.filter((r) => r.scenario === "sign-history" && r.extra?.gcRssMiB !== undefined);
+  // Signs through HTTP all the way (sign-history), or a seeded history and the last signs through HTTP (sign-history-seeded).
+  const marks = rows.filter((r) => (r.scenario === "sign-history" || r.scenario === "sign-history-seeded") && r.extra?.gcRssMiB !== undefined);
   if (marks.length > 0) {
     const last = marks[marks.length - 1]!;
     const first = marks[0]!;

@@ -221,7 +221,7 @@ function _outcome(r: { marks: SeededMark[]; problems: string[] }): ScenarioOutco
     timeouts: 0,
     seconds: 0,
     rssMiB: m.rssMiB,
-    extra: { history: m.history, seeded: m.seeded, gcRssMiB: Math.round(m.gcRssMiB), liveHeapMiB: Math.round(m.liveHeapMiB), databaseMiB: Math.round(m.databaseMiB) },
+    extra: { signs: m.history, history: m.history, seeded: m.seeded, gcRssMiB: Math.round(m.gcRssMiB), liveHeapMiB: Math.round(m.liveHeapMiB), databaseMiB: Math.round(m.databaseMiB) },
   }));
   return { results, notes: r.marks.map(formatSeededMark), problems: r.problems, extra: r.marks };
 }
