@@ -7,7 +7,7 @@
  *   - no 500, and no 5xx other than the documented ones (a catalog code that is not
  *     GW_INTERNAL_ERROR; readiness and checkout pages' own 503);
  *   - the host's contract shape (problem+json, the collections envelope on collections hosts, HTML
- *     only from checkout pages and the operator console's pages) with an X-Request-ID gateway UUID equal to the body's requestId;
+ *     only from checkout pages, the operator console's and the merchant dashboard's pages) with an X-Request-ID gateway UUID equal to the body's requestId;
  *   - no key, password, secret, stack trace, or (in an error) any value the case marked secret;
  * for every log line written meanwhile: none of those either, the host bounded, no internal error;
  * and at the end the wallet ledger equation holds, nothing is left in flight, the server answers.
@@ -182,8 +182,8 @@ function checkAnswers(c: FuzzCase, responses: RawResponse[], rest: string): stri
       if (r.status >= 500 && !DOCUMENTED_5XX.has(r.status)) problems.push(`${at}: undocumented ${r.status}`);
     } else if (type === "text/html") {
       const checkout = path.startsWith("/pay/") && c.hostKind === "collections";
-      const operatorConsole = path === "/console" || path.startsWith("/console/");
-      if (!checkout && !operatorConsole) problems.push(`${at}: HTML outside the checkout and console pages`);
+      const pageSet = /^\/(console|dashboard)(\/|$)/.test(path);
+      if (!checkout && !pageSet) problems.push(`${at}: HTML outside the checkout, console and dashboard pages`);
     } else problems.push(`${at}: content type ${JSON.stringify(type)} for an error`);
   }
   return problems;
