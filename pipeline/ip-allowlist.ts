@@ -35,7 +35,8 @@ export function buildAllowList(entries: readonly string[]): BlockList {
   for (const entry of entries) {
     const [address, bits] = entry.split("/");
     const family = isIP(address ?? "");
-    if (family === 0) continue;
+    // An entry node:net cannot read (a config file's typo) matches nothing rather than failing requests.
+    if (family === 0 || (bits !== undefined && !(/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)))) continue;
     const type = family === 4 ? "ipv4" : "ipv6";
     if (bits !== undefined) list.addSubnet(address!, Number(bits), type);
     else list.addAddress(address!, type);

@@ -2,6 +2,7 @@
  * Inputs of the Admin API's directory routes (valibot): path parameters, list queries and the
  * bodies of the mutations. Money is an NGN number with at most two decimals, as in the wallet routes.
  */
+import { isIP } from "node:net";
 import * as v from "valibot";
 import { ngnToKobo } from "../../core/money.ts";
 import { LIST_CURSOR, LIST_LIMIT } from "../../core/paging.ts";
@@ -58,7 +59,7 @@ export type AuditListInput = v.InferOutput<typeof AuditListQuery>;
 
 /** A key's IP allowlist: addresses or CIDR ranges (empty: any address). */
 const IP_ALLOWLIST = v.pipe(
-  v.array(v.pipe(v.string("must be a string"), v.minLength(2, "an address or CIDR range"), v.maxLength(64, "an address or CIDR range"))),
+  v.array(v.pipe(v.string("must be a string"), v.maxLength(64, "an address or CIDR range"), v.check(_isAddressOrRange, "an IPv4 or IPv6 address, or a CIDR range such as 10.0.0.0/8"))),
   v.maxLength(100, "at most 100 entries"),
 );
 
@@ -106,3 +107,13 @@ export type DomainUpdateInput = v.InferOutput<typeof DomainUpdateBody>;
 
 export const ModeChangeBody = v.strictObject({ mode: MODE });
 export type ModeChangeInput = v.InferOutput<typeof ModeChangeBody>;
+
+// --- Internal helpers ---
+
+/** An address node:net reads, or one with a prefix length its family allows ("10.0.0.0/8", "2001:db8::/32"). */
+function _isAddressOrRange(entry: string): boolean {
+  const [address, bits, extra] = entry.split("/");
+  const family = isIP(address ?? "");
+  if (family === 0 || extra !== undefined) return false;
+  return bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}

@@ -15,6 +15,7 @@ export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
   "POST /admin/keys/:keyId/revoke": "POST /console/businesses/:businessId/keys/:keyId/revoke",
   "POST /admin/keys/:keyId/roll": "POST /console/businesses/:businessId/keys/:keyId/roll",
   "POST /admin/keys": "POST /console/businesses/:businessId/keys",
+  "PATCH /admin/keys/:keyId": "POST /console/businesses/:businessId/keys/:keyId/allowlist",
   "POST /admin/domains/:host/approval": "POST /console/businesses/:businessId/domains/:host/approval",
   "POST /admin/domains/:host/mode-change": "POST /console/businesses/:businessId/domains/:host/mode-change",
   "PATCH /admin/domains/:host": "POST /console/businesses/:businessId/domains/:host/settings",
@@ -27,7 +28,6 @@ export const CONSOLE_ACTIONS: Readonly<Record<string, string>> = {
 
 /** Admin API mutations the console does not offer yet (docs/operator-console.md "Not built yet"). */
 export const NOT_IN_CONSOLE_YET: Readonly<Record<string, string>> = {
-  "PATCH /admin/keys/:keyId": "console action comes next (a key's IP allowlist edited in place)",
   "POST /admin/demo/reset": "demo configs only: resetting the demo stays an API call on purpose",
 };
 

@@ -18,7 +18,7 @@ import { acting, signIn, signInForm, signOut, viewing } from "./auth.ts";
 import { createConsoleEnv, type ConsoleEnv } from "./env.ts";
 import { alertsScreen, replayAction } from "./screens/alerts.ts";
 import { auditScreen } from "./screens/audit.ts";
-import { approveDomainAction, createKeyAction, domainSettingsAction, modeChangeAction, revokeKeyAction, rollKeyAction } from "./screens/business-actions.ts";
+import { approveDomainAction, createKeyAction, keyAllowlistAction, domainSettingsAction, modeChangeAction, revokeKeyAction, rollKeyAction } from "./screens/business-actions.ts";
 import { decideReviewAction, migrateAction } from "./screens/represented.ts";
 import { businessScreen, businessesScreen } from "./screens/businesses.ts";
 import { creditAction, suspensionAction } from "./screens/wallet.ts";
@@ -77,6 +77,7 @@ export function consoleRoutes(env: ConsoleEnv): RouteDeclaration[] {
     post("/businesses/:businessId/keys", "Console: create a key, shown once (admin)", acting(env, "admin", (ctx, s, f) => createKeyAction(env, ctx, s, f))),
     post("/businesses/:businessId/keys/:keyId/roll", "Console: roll a key (admin)", acting(env, "admin", (ctx, s, f) => rollKeyAction(env, ctx, s, f))),
     post("/businesses/:businessId/keys/:keyId/revoke", "Console: revoke a key (admin)", acting(env, "admin", (ctx, s, f) => revokeKeyAction(env, ctx, s, f))),
+    post("/businesses/:businessId/keys/:keyId/allowlist", "Console: replace a key's IP allowlist (admin)", acting(env, "admin", (ctx, s, f) => keyAllowlistAction(env, ctx, s, f))),
     post("/businesses/:businessId/domains/:host/mode-change", "Console: change a domain's mode; it drains (admin)", acting(env, "admin", (ctx, s, f) => modeChangeAction(env, ctx, s, f))),
     post("/businesses/:businessId/domains/:host/approval", "Console: approve a drained domain (admin)", acting(env, "admin", (ctx, s, f) => approveDomainAction(env, ctx, s, f))),
     post("/businesses/:businessId/domains/:host/settings", "Console: a domain's sign fee and autoTransmit (admin)", acting(env, "admin", (ctx, s, f) => domainSettingsAction(env, ctx, s, f))),

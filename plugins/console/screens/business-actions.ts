@@ -1,6 +1,6 @@
 /**
  * Changes on the Businesses screen: key create (the key is shown once, on the answer page, never
- * stored or logged), roll, revoke; a domain's mode change (the domain drains) and its approval; a
+ * stored or logged), roll, revoke, its IP allowlist edited in place; a domain's mode change (the domain drains) and its approval; a
  * domain's sign fee and autoTransmit.
  * Each calls the admin plugin's directory service offered through the kit (DIRECTORY_OPERATIONS):
  * the Admin API routes' own validation, idempotency (the form's key) and audit entry.
@@ -17,6 +17,7 @@ const IDEMPOTENCY_KEY = /^[A-Za-z0-9_-]{8,128}$/;
 /** What the operator reads after a change (the audit action in brackets). */
 const DONE: Readonly<Record<string, string>> = {
   "key.revoke": "the key is revoked (key.revoke)",
+  "key.update": "the key's IP allowlist is replaced; every process checks the new one at once (key.update)",
   "domain.mode_change": "the domain is draining; approve it when the drain is done (domain.mode_change)",
   "domain.approve": "the domain serves in its new mode (domain.approve)",
   "domain.update": "the domain's settings are saved; every process uses them at once (domain.update)",
@@ -47,6 +48,12 @@ export async function rollKeyAction(env: ConsoleEnv, ctx: RequestContext, sessio
 /** POST /businesses/:businessId/keys/:keyId/revoke (confirmed). */
 export async function revokeKeyAction(env: ConsoleEnv, ctx: RequestContext, session: Session, form: Record<string, string>): Promise<Response> {
   return runOperatorChange(env, ctx, session, form, "key.revoke", (op) => env.directory.revokeKey(op, ctx.params.keyId ?? ""), true);
+}
+
+/** POST /businesses/:businessId/keys/:keyId/allowlist: the key's IP allowlist replaced (empty: any address). */
+export async function keyAllowlistAction(env: ConsoleEnv, ctx: RequestContext, session: Session, form: Record<string, string>): Promise<Response> {
+  const ipWhitelisted = (form.ipWhitelisted ?? "").split(/[\s,]+/).filter(Boolean);
+  return runOperatorChange(env, ctx, session, form, "key.update", (op) => env.directory.updateKey(op, ctx.params.keyId ?? "", { ipWhitelisted }));
 }
 
 /** POST /businesses/:businessId/domains/:host/mode-change (confirmed): the domain drains, then awaits approval. */
@@ -101,11 +108,19 @@ ${textField({ name: "expiresAt", label: "Expires at (optional, ISO 8601 with a t
   })}</section>`;
 }
 
-/** A key's roll and revoke forms (admin only). */
-export function keyActions(env: ConsoleEnv, session: Session, businessId: string, keyId: string): SafeHtml {
+/** A key's allowlist, roll and revoke forms (admin only). */
+export function keyActions(env: ConsoleEnv, session: Session, businessId: string, keyId: string, allowlist: readonly string[]): SafeHtml {
   const base = `/businesses/${segment(businessId)}/keys/${segment(keyId)}`;
   const csrf = env.cookies.csrfToken(session);
   return html`${postForm({
+    action: env.paths.href(`${base}/allowlist`),
+    csrf,
+    idempotent: true,
+    layout: "inline",
+    button: "secondary",
+    submit: "Save allowlist",
+    fields: html`<label for="ip-${keyId}">IP allowlist (comma separated; empty: any)</label><input id="ip-${keyId}" name="ipWhitelisted" size="24" maxlength="2000" value="${allowlist.join(", ")}">`,
+  })}${postForm({
     action: env.paths.href(`${base}/roll`),
     csrf,
     idempotent: true,

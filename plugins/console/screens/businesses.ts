@@ -62,7 +62,7 @@ export async function businessScreen(env: ConsoleEnv, ctx: RequestContext, sessi
       : html`<div class="table-wrap"><table><thead><tr><th scope="col">Key ID</th><th scope="col">Scheme</th><th scope="col">Hint</th><th scope="col">Status</th><th scope="col">IP allowlist</th><th scope="col">Source</th>${actionHead}</tr></thead><tbody>${keys.items.map(
           (k) => html`<tr><td>${k.credentialId}</td><td>${k.scheme}</td><td>${k.hint ?? "—"}</td><td>${
             k.revoked ? badge("revoked", "bad") : k.expiresAt !== null && k.expiresAt <= now ? badge("expired", "muted") : k.expiresAt !== null ? badge(`valid until ${new Date(k.expiresAt).toISOString()}`, "warn") : badge("valid", "ok")
-          }</td><td>${k.ipWhitelisted.join(", ") || "any"}</td><td>${k.source}</td>${admin && !k.revoked && (k.expiresAt === null || k.expiresAt > now) ? html`<td>${keyActions(env, session, id, k.credentialId)}</td>` : admin ? html`<td></td>` : EMPTY}</tr>`,
+          }</td><td>${k.ipWhitelisted.join(", ") || "any"}</td><td>${k.source}</td>${admin && !k.revoked && (k.expiresAt === null || k.expiresAt > now) ? html`<td>${keyActions(env, session, id, k.credentialId, k.ipWhitelisted)}</td>` : admin ? html`<td></td>` : EMPTY}</tr>`,
         )}</tbody></table></div>`
   }
 ${admin ? createKeyForm(env, session, id) : html`<p class="muted">Your role is viewer: the businesses are read-only for you.</p>`}

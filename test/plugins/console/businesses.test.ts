@@ -61,6 +61,32 @@ test("keys: created and shown once, a double submit has one effect, revoke needs
   }
 });
 
+test("a key's IP allowlist is replaced in place through the directory service (key.update), once per form; a viewer's is refused", async () => {
+  const g = await startTestGateway({ patch: VIEWER_PATCH });
+  try {
+    const admin = consoleClient(g);
+    assert.is((await admin.signIn(OPERATOR_KEY)).status, 303);
+    const created = await admin.post(`${BUSINESS}/keys`, { ...(await formOf(admin, `${BUSINESS}/keys`)), scheme: "gateway", id: "other-allow", ipWhitelisted: "10.1.2.3" });
+    assert.is(created.status, 200);
+    const at = `${BUSINESS}/keys/other-allow/allowlist`;
+    const viewer = consoleClient(g);
+    assert.is((await viewer.signIn(VIEWER_KEY)).status, 303);
+    const refused = await viewer.post(at, { _csrf: hiddenField(await viewer.html(BUSINESS), "_csrf"), _idempotency: "viewer-allow-0001", ipWhitelisted: "0.0.0.0/0" });
+    assert.is(refused.status, 403);
+    const form = { ...(await formOf(admin, at)), ipWhitelisted: "192.0.2.0/24, 198.51.100.7" };
+    const saved = await admin.post(at, form);
+    assert.match(await admin.html(saved.headers.get("location")!), /\(key\.update\)/);
+    assert.match(await admin.html(BUSINESS), /other-allow<\/td>.*?192\.0\.2\.0\/24, 198\.51\.100\.7/s);
+    const again = await admin.post(at, form);
+    assert.match(await admin.html(again.headers.get("location")!), /Already done/);
+    const bad = await admin.post(at, { ...(await formOf(admin, at)), ipWhitelisted: "not-an-address" });
+    assert.match(await admin.html(bad.headers.get("location")!), /Not changed/);
+    assert.equal((await auditActions(g, "other-allow")).map((a) => `${a.action} ${a.actor}`).sort(), ["key.create operator:demo-operator", "key.update operator:demo-operator"]);
+  } finally {
+    await g.close();
+  }
+});
+
 test("a domain's mode changes through drain and approval; a viewer's POST is refused with nothing changed", async () => {
   const g = await startTestGateway({ patch: VIEWER_PATCH });
   try {
