@@ -17,9 +17,9 @@ import * as assert from "uvu/assert";
 import { DEMO_OWNER } from "../../../plugins/dashboard/demo-owner.ts";
 import { mailedLink, totpCode } from "../../plugins/dashboard/dashboard-helpers.ts";
 import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
-import { PASSTHROUGH, startTestGateway } from "../../support/gateway.ts";
+import { DEMO_KEY, PASSTHROUGH, startTestGateway } from "../../support/gateway.ts";
 
-const SHOTS = ["dashboard-sign-in.png", "dashboard-home.png", "dashboard-team.png", "dashboard-two-factor.png", "dashboard-recovery-codes.png", "dashboard-key-created.png", "dashboard-keys.png"];
+const SHOTS = ["dashboard-sign-in.png", "dashboard-home.png", "dashboard-team.png", "dashboard-two-factor.png", "dashboard-recovery-codes.png", "dashboard-key-created.png", "dashboard-keys.png", "dashboard-request.png"];
 
 const missing = await browserMissing();
 if (missing) {
@@ -113,6 +113,35 @@ async function run(): Promise<void> {
     await dev.getByRole("link", { name: "All keys" }).click();
     await heading(dev, "API keys");
     await shot(dev, join(shots, "dashboard-keys.png"));
+  });
+
+  test("a failed API request is found by the request ID its answer carried", async () => {
+    // The merchant's call fails (no body): the answer's X-Request-ID is what support is given.
+    const failed = await tg.call("/api/v1/invoice/sign", { method: "POST", host: PASSTHROUGH, headers: { "x-api-key": DEMO_KEY, "content-type": "application/json" }, body: "{" });
+    const problem = (await failed.json()) as { code: string };
+    const requestId = failed.headers.get("x-request-id")!;
+    assert.ok(failed.status >= 400 && requestId, `a failed request with its ID (${failed.status})`);
+    await tg.gateway.requestLog!.flush();
+
+    const owner = await newPage();
+    await owner.goto(`${base}/dashboard`);
+    await owner.getByLabel("E-mail").fill(DEMO_OWNER.email);
+    await owner.getByLabel("Password").fill(DEMO_OWNER.password);
+    await owner.getByRole("button", { name: "Continue" }).click();
+    // The next time step's code: the first test spent this step's, and a code works once.
+    await owner.getByLabel("Code").fill(totpCode(DEMO_OWNER.totpSecret, Date.now() + 30_000));
+    await owner.getByRole("button", { name: "Sign in" }).click();
+    await heading(owner, "Home");
+    await owner.getByRole("link", { name: "Requests" }).first().click();
+    await heading(owner, "Requests");
+    await owner.getByLabel("Request ID").fill(requestId);
+    await owner.getByRole("button", { name: "Find" }).click();
+    await heading(owner, `Request ${requestId}`);
+    const page = await owner.locator("main").innerText();
+    assert.ok(page.includes(String(failed.status)), "the status is shown");
+    assert.ok(page.includes(problem.code), `the GW code ${problem.code} is shown`);
+    assert.not.ok(page.includes(DEMO_KEY), "never the key");
+    await shot(owner, join(shots, "dashboard-request.png"));
   });
 
   test.after(async () => {
