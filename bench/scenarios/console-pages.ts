@@ -25,11 +25,11 @@ import type { LetterDoc } from "../../adapters/alerts/state.ts";
 import { openStoredInvoices, type InvoiceDoc } from "../../plugins/invoice/stored-invoices.ts";
 import { ADMIN_KEY, STORED, testConfig } from "../../test/support/gateway.ts";
 import { envInt } from "../report.ts";
-import type { BenchScenario, ScenarioResult } from "../run.ts";
+import { measurePage, pageNotes, worstPageResult, type PageResult } from "../page-timing.ts";
+import type { BenchScenario } from "../run.ts";
 import { benchLimits } from "../servers/common.ts";
 
 const BATCH = 1000;
-const GOAL_MS = 50;
 const PAGES = [
   "/console",
   "/console/frozen",
@@ -45,15 +45,6 @@ const PAGES = [
   "/console/invoices/inv-00000010",
 ];
 
-interface PageResult {
-  path: string;
-  p50: number;
-  p99: number;
-  mean: number;
-  max: number;
-  /** CPU time of this process (gateway and client) per request, µs: steadier than wall time on a loaded machine. */
-  cpuUs: number;
-}
 
 export const consolePagesScenario: BenchScenario = {
   names: ["console-pages"],
@@ -63,25 +54,8 @@ export const consolePagesScenario: BenchScenario = {
     const letters = envInt(env.CONSOLE_BENCH_LETTERS, 10_000, 0, "CONSOLE_BENCH_LETTERS");
     const requests = envInt(env.CONSOLE_BENCH_REQUESTS, 30, 1, "CONSOLE_BENCH_REQUESTS");
     const r = await _run(invoices, frozen, letters, requests, progress);
-    const worst = r.pages.reduce((a, p) => (p.p99 > a.p99 ? p : a));
-    const result: ScenarioResult = {
-      name: "console-pages/gateway",
-      scenario: "console-pages",
-      server: "gateway",
-      role: "subject",
-      description: `console screens over ${invoices} Stored invoices (${frozen} frozen) and ${letters} dead letters, one request at a time; worst page ${worst.path}`,
-      path: worst.path,
-      requestsPerSec: 1000 / worst.mean,
-      latency: { mean: worst.mean, p50: worst.p50, p90: Number.NaN, p99: worst.p99, max: worst.max },
-      requests,
-      status2xx: requests,
-      non2xx: 0,
-      errors: 0,
-      timeouts: 0,
-      seconds: (worst.mean * requests) / 1000,
-      extra: { invoices, frozen, letters, seedSeconds: r.seedSeconds, worstP99Ms: worst.p99 },
-    };
-    const notes = r.pages.map((p) => `console-pages: ${p.path}: p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, CPU ${p.cpuUs} µs/request${p.p99 > GOAL_MS ? ` (over the ${GOAL_MS} ms goal)` : ""}`);
+    const result = worstPageResult("console-pages", `console screens over ${invoices} Stored invoices (${frozen} frozen) and ${letters} dead letters, one request at a time`, r.pages, requests, { invoices, frozen, letters, seedSeconds: r.seedSeconds });
+    const notes = pageNotes("console-pages", r.pages);
     return { results: [result], notes, problems: r.problems, extra: r };
   },
 };
@@ -107,7 +81,7 @@ async function _run(count: number, frozen: number, letters: number, requests: nu
       const pages: PageResult[] = [];
       const problems: string[] = [];
       for (const path of PAGES) {
-        const r = await _measure(server.url, agent, cookie, path, requests).catch((e: Error) => (problems.push(`console-pages: ${e.message}`), null));
+        const r = await measurePage({ base: server.url, agent, headers: { host: "localhost", cookie } }, path, requests).catch((e: Error) => (problems.push(`console-pages: ${e.message}`), null));
         if (r) pages.push(r);
       }
       return { seedSeconds, pages, problems };
@@ -135,25 +109,6 @@ async function _signIn(base: string, agent: Agent): Promise<string> {
   return session;
 }
 
-async function _measure(base: string, agent: Agent, cookie: string, path: string, requests: number): Promise<PageResult> {
-  const once = async (): Promise<number> => {
-    const t = performance.now();
-    const res = await request(base + path, { headers: { host: "localhost", cookie }, dispatcher: agent });
-    await res.body.text();
-    const ms = performance.now() - t;
-    if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}`);
-    return ms;
-  };
-  for (let i = 0; i < 3; i++) await once();
-  const times: number[] = [];
-  const cpu = process.cpuUsage();
-  for (let i = 0; i < requests; i++) times.push(await once());
-  const used = process.cpuUsage(cpu);
-  const cpuUs = Math.round((used.user + used.system) / requests);
-  times.sort((a, b) => a - b);
-  const at = (p: number) => Math.round(times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]! * 10) / 10;
-  return { path, p50: at(0.5), p99: at(0.99), mean: Math.round((times.reduce((a, b) => a + b, 0) / times.length) * 10) / 10, max: at(1), cpuUs };
-}
 
 /**
  * `count` Stored invoices of business demo over the last 90 days; every (count/frozen)-th is frozen,

@@ -16,7 +16,6 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Secret, TOTP } from "otpauth";
 import { Agent, request } from "undici";
 import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import { composeGateway } from "../../boot/compose.ts";
@@ -27,22 +26,12 @@ import { createUserStore } from "../../plugins/dashboard/users.ts";
 import { openStoredInvoices, type InvoiceDoc } from "../../plugins/invoice/stored-invoices.ts";
 import { testConfig } from "../../test/support/gateway.ts";
 import { envInt } from "../report.ts";
-import type { BenchScenario, ScenarioResult } from "../run.ts";
+import { measurePage, pageNotes, signInDashboard, worstPageResult, type PageResult } from "../page-timing.ts";
+import type { BenchScenario } from "../run.ts";
 import { benchLimits } from "../servers/common.ts";
 import { seedBenchInvoices } from "./console-pages.ts";
 
-const GOAL_MS = 50;
 const USER = { email: "bench-owner@example.test", password: "bench password 0001", totpSecret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" };
-
-interface PageResult {
-  path: string;
-  p50: number;
-  p99: number;
-  mean: number;
-  max: number;
-  /** CPU of this process (gateway and client) per request: steadier than wall time on a loaded machine. */
-  cpuUs: number;
-}
 
 export const dashboardPagesScenario: BenchScenario = {
   names: ["dashboard-pages"],
@@ -50,25 +39,8 @@ export const dashboardPagesScenario: BenchScenario = {
     const invoices = envInt(env.DASHBOARD_BENCH_INVOICES, 100_000, 100, "DASHBOARD_BENCH_INVOICES");
     const requests = envInt(env.DASHBOARD_BENCH_REQUESTS, 30, 1, "DASHBOARD_BENCH_REQUESTS");
     const r = await _run(invoices, requests, progress);
-    const worst = r.pages.reduce((a, p) => (p.p99 > a.p99 ? p : a), { path: "none", p50: 0, p99: 0, mean: 0, max: 0, cpuUs: 0 });
-    const result: ScenarioResult = {
-      name: "dashboard-pages/gateway",
-      scenario: "dashboard-pages",
-      server: "gateway",
-      role: "subject",
-      description: `dashboard invoice screens over ${invoices} Stored invoices, one request at a time; worst page ${worst.path}`,
-      path: worst.path,
-      requestsPerSec: worst.mean > 0 ? 1000 / worst.mean : 0,
-      latency: { mean: worst.mean, p50: worst.p50, p90: Number.NaN, p99: worst.p99, max: worst.max },
-      requests,
-      status2xx: requests,
-      non2xx: 0,
-      errors: 0,
-      timeouts: 0,
-      seconds: (worst.mean * requests) / 1000,
-      extra: { invoices, seedSeconds: r.seedSeconds, worstP99Ms: worst.p99 },
-    };
-    const notes = r.pages.map((p) => `dashboard-pages: ${p.path}: p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, CPU ${p.cpuUs} µs/request${p.p99 > GOAL_MS ? ` (over the ${GOAL_MS} ms goal)` : ""}`);
+    const result = worstPageResult("dashboard-pages", `dashboard invoice screens over ${invoices} Stored invoices, one request at a time`, r.pages, requests, { invoices, seedSeconds: r.seedSeconds });
+    const notes = pageNotes("dashboard-pages", r.pages);
     return { results: [result], notes, problems: r.problems, extra: r };
   },
 };
@@ -91,7 +63,7 @@ async function _run(count: number, requests: number, progress: (line: string) =>
     const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
     const agent = new Agent({ connections: 1 });
     try {
-      const cookie = await _signIn(server.url, agent);
+      const cookie = await signInDashboard(server.url, agent, "localhost", USER);
       const from = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
       const pages = [
         "/dashboard/invoices",
@@ -104,7 +76,7 @@ async function _run(count: number, requests: number, progress: (line: string) =>
       const results: PageResult[] = [];
       const problems: string[] = [];
       for (const path of pages) {
-        const r = await _measure(server.url, agent, cookie, path, requests).catch((e: Error) => (problems.push(`dashboard-pages: ${e.message}`), null));
+        const r = await measurePage({ base: server.url, agent, headers: { host: "localhost", cookie } }, path, requests).catch((e: Error) => (problems.push(`dashboard-pages: ${e.message}`), null));
         if (r) results.push(r);
       }
       return { seedSeconds, pages: results, problems };
@@ -136,44 +108,3 @@ async function _newestWithUuid(store: Awaited<ReturnType<typeof createSqliteDocu
   return doc._id;
 }
 
-async function _signIn(base: string, agent: Agent): Promise<string> {
-  const form = { host: "localhost", origin: "http://localhost", "content-type": "application/x-www-form-urlencoded" };
-  const step1 = await request(`${base}/dashboard/sign-in`, { method: "POST", headers: form, body: new URLSearchParams({ email: USER.email, password: USER.password, next: "/dashboard" }).toString(), dispatcher: agent });
-  await step1.body.dump();
-  const pending = _cookies(step1.headers["set-cookie"]);
-  const code = new TOTP({ secret: Secret.fromBase32(USER.totpSecret), digits: 6, period: 30, algorithm: "SHA1" }).generate();
-  const step2 = await request(`${base}/dashboard/sign-in/code`, { method: "POST", headers: { ...form, cookie: pending }, body: new URLSearchParams({ code }).toString(), dispatcher: agent });
-  await step2.body.dump();
-  const session = _cookies(step2.headers["set-cookie"])
-    .split("; ")
-    .find((c) => c.startsWith("gh_dash="));
-  if (step1.statusCode !== 303 || step2.statusCode !== 303 || !session) throw new Error(`bench dashboard-pages: sign-in answered ${step1.statusCode}, ${step2.statusCode}`);
-  return session;
-}
-
-function _cookies(setCookie: string | string[] | undefined): string {
-  return ([] as string[])
-    .concat(setCookie ?? [])
-    .map((c) => c.split(";")[0]!)
-    .filter((c) => !c.endsWith("="))
-    .join("; ");
-}
-
-async function _measure(base: string, agent: Agent, cookie: string, path: string, requests: number): Promise<PageResult> {
-  const once = async (): Promise<number> => {
-    const t = performance.now();
-    const res = await request(base + path, { headers: { host: "localhost", cookie }, dispatcher: agent });
-    await res.body.text();
-    const ms = performance.now() - t;
-    if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}`);
-    return ms;
-  };
-  for (let i = 0; i < 3; i++) await once();
-  const times: number[] = [];
-  const cpu = process.cpuUsage();
-  for (let i = 0; i < requests; i++) times.push(await once());
-  const used = process.cpuUsage(cpu);
-  times.sort((a, b) => a - b);
-  const at = (p: number) => Math.round(times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]! * 10) / 10;
-  return { path, p50: at(0.5), p99: at(0.99), mean: Math.round((times.reduce((a, b) => a + b, 0) / times.length) * 10) / 10, max: at(1), cpuUs: Math.round((used.user + used.system) / requests) };
-}

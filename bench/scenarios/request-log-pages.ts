@@ -14,7 +14,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Secret, TOTP } from "otpauth";
 import { Agent, request } from "undici";
 import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
@@ -25,21 +24,13 @@ import { serveGateway } from "../../core/server.ts";
 import { DEMO_OWNER } from "../../plugins/dashboard/demo-owner.ts";
 import { testConfig } from "../../test/support/gateway.ts";
 import { envInt } from "../report.ts";
-import type { BenchScenario, ScenarioResult } from "../run.ts";
+import { measurePage, pageNotes, signInDashboard, worstPageResult, type PageResult } from "../page-timing.ts";
+import type { BenchScenario } from "../run.ts";
 import { benchLimits } from "../servers/common.ts";
 
 const BATCH = 5_000;
-const GOAL_MS = 50;
 const HOST = "passthrough.demo.localhost";
 const ROUTES = ["/invoices", "/invoices/:irn", "/invoices/:irn/transmit", "/sub-businesses", "/sub-businesses/:id", "/wallet", "/resources/currencies", "/invoices/validate"];
-
-interface PageResult {
-  path: string;
-  p50: number;
-  p99: number;
-  mean: number;
-  max: number;
-}
 
 export const requestLogPagesScenario: BenchScenario = {
   names: ["request-log-pages"],
@@ -47,28 +38,8 @@ export const requestLogPagesScenario: BenchScenario = {
     const rows = envInt(env.REQLOG_BENCH_ROWS, 1_000_000, 1_000, "REQLOG_BENCH_ROWS");
     const requests = envInt(env.REQLOG_BENCH_REQUESTS, 30, 1, "REQLOG_BENCH_REQUESTS");
     const r = await _run(rows, requests, progress);
-    const worst = r.pages.reduce((a, p) => (p.p99 > a.p99 ? p : a), r.pages[0] ?? { path: "-", p50: NaN, p99: NaN, mean: NaN, max: NaN });
-    const result: ScenarioResult = {
-      name: "request-log-pages/gateway",
-      scenario: "request-log-pages",
-      server: "gateway",
-      role: "subject",
-      description: `dashboard request-log pages over ${rows} records, one request at a time; worst page ${worst.path}`,
-      path: worst.path,
-      requestsPerSec: 1000 / worst.mean,
-      latency: { mean: worst.mean, p50: worst.p50, p90: Number.NaN, p99: worst.p99, max: worst.max },
-      requests,
-      status2xx: requests,
-      non2xx: 0,
-      errors: 0,
-      timeouts: 0,
-      seconds: (worst.mean * requests) / 1000,
-      extra: { rows, seedSeconds: r.seedSeconds, worstP99Ms: worst.p99 },
-    };
-    const notes = [
-      `request-log-pages: seeded ${rows} records (+${Math.floor(rows / 10)} of another business) in ${r.seedSeconds} s`,
-      ...r.pages.map((p) => `request-log-pages: ${p.path}: p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms${p.p99 > GOAL_MS ? ` (over the ${GOAL_MS} ms goal)` : ""}`),
-    ];
+    const result = worstPageResult("request-log-pages", `dashboard request-log pages over ${rows} records, one request at a time`, r.pages, requests, { rows, seedSeconds: r.seedSeconds });
+    const notes = [`request-log-pages: seeded ${rows} records (+${Math.floor(rows / 10)} of another business) in ${r.seedSeconds} s`, ...pageNotes("request-log-pages", r.pages)];
     return { results: [result], notes, problems: r.problems, extra: r };
   },
 };
@@ -89,7 +60,7 @@ async function _run(rows: number, requests: number, progress: (line: string) => 
     const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
     const agent = new Agent({ connections: 1 });
     try {
-      const cookie = await _signIn(server.url, agent);
+      const cookie = await signInDashboard(server.url, agent, HOST, DEMO_OWNER);
       const first = await _get(server.url, agent, cookie, "/dashboard/requests");
       const next = /href="([^"]+)" rel="next"/.exec(first.body)?.[1]?.replace(/&amp;/g, "&");
       // Each page with the status it must answer (a request ID of this business redirects to its page;
@@ -110,7 +81,7 @@ async function _run(rows: number, requests: number, progress: (line: string) => 
       const results: PageResult[] = [];
       const problems: string[] = [];
       for (const [path, status] of pages) {
-        const r = await _measure(server.url, agent, cookie, path, status, requests).catch((e: Error) => (problems.push(`request-log-pages: ${e.message}`), null));
+        const r = await measurePage({ base: server.url, agent, headers: { host: HOST, cookie }, expected: status }, path, requests).catch((e: Error) => (problems.push(`request-log-pages: ${e.message}`), null));
         if (r) results.push(r);
       }
       return { seedSeconds, pages: results, problems };
@@ -169,49 +140,8 @@ function _entry(i: number, at: number, businessId: string): RequestLogEntry {
   };
 }
 
-async function _signIn(base: string, agent: Agent): Promise<string> {
-  const jar = new Map<string, string>();
-  const post = async (path: string, form: Record<string, string>) => {
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
-    const res = await request(`${base}${path}`, {
-      method: "POST",
-      headers: { host: HOST, origin: `http://${HOST}`, "content-type": "application/x-www-form-urlencoded", ...(cookie ? { cookie } : {}) },
-      body: new URLSearchParams(form).toString(),
-      dispatcher: agent,
-    });
-    await res.body.dump();
-    for (const c of ([] as string[]).concat(res.headers["set-cookie"] ?? [])) {
-      const pair = c.split(";")[0]!;
-      const eq = pair.indexOf("=");
-      jar.set(pair.slice(0, eq), pair.slice(eq + 1));
-    }
-    return res.statusCode;
-  };
-  await post("/dashboard/sign-in", { email: DEMO_OWNER.email, password: DEMO_OWNER.password, next: "/dashboard" });
-  const code = new TOTP({ secret: Secret.fromBase32(DEMO_OWNER.totpSecret), digits: 6, period: 30, algorithm: "SHA1" }).generate();
-  const status = await post("/dashboard/sign-in/code", { code });
-  const session = jar.get("gh_dash");
-  if (status !== 303 || !session) throw new Error(`bench request-log-pages: sign-in answered ${status}`);
-  return `gh_dash=${session}`;
-}
-
 async function _get(base: string, agent: Agent, cookie: string, path: string): Promise<{ status: number; body: string }> {
   const res = await request(base + path, { headers: { host: HOST, cookie }, dispatcher: agent });
   return { status: res.statusCode, body: await res.body.text() };
 }
 
-async function _measure(base: string, agent: Agent, cookie: string, path: string, expected: number, requests: number): Promise<PageResult> {
-  const once = async (): Promise<number> => {
-    const t = performance.now();
-    const res = await _get(base, agent, cookie, path);
-    const ms = performance.now() - t;
-    if (res.status !== expected) throw new Error(`${path} answered ${res.status} (expected ${expected})`);
-    return ms;
-  };
-  for (let i = 0; i < 3; i++) await once();
-  const times: number[] = [];
-  for (let i = 0; i < requests; i++) times.push(await once());
-  times.sort((a, b) => a - b);
-  const at = (p: number) => Math.round(times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]! * 10) / 10;
-  return { path, p50: at(0.5), p99: at(0.99), mean: Math.round((times.reduce((a, b) => a + b, 0) / times.length) * 10) / 10, max: at(1) };
-}
