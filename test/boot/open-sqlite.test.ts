@@ -140,7 +140,7 @@ test("a corrupted or foreign file at start: a StorageOpenError naming the file a
   const e = await openError(config({ driver: "sqlite", file: garbage }));
   assert.ok(isStorageOpenError(e));
   assert.ok(e.message.includes(garbage));
-  assert.match(e.message, /not a readable SQLite database.*left untouched.*npx gatehouse restore/s);
+  assert.match(e.message, /not a readable SQLite database.*left untouched.*npx gatehouse restore/s, e.message);
   assert.ok(readFileSync(garbage).equals(Buffer.alloc(8192, 0x5a)));
 
   const foreign = join(dir, "other.db");
@@ -149,7 +149,7 @@ test("a corrupted or foreign file at start: a StorageOpenError naming the file a
   db.close();
   const bytes = readFileSync(foreign);
   const f = await openError(config({ driver: "sqlite", file: foreign }));
-  assert.match(f.message, /another program.*left untouched.*storage\.file/s);
+  assert.match(f.message, /another program.*left untouched.*storage\.file/s, f.message);
   assert.ok(readFileSync(foreign).equals(bytes));
 });
 
