@@ -2,18 +2,18 @@
  * Overview: what the person on call looks at first. Each section reads its own source and says in
  * place when that source is down, so the page always draws:
  * - dependencies: every circuit (regulator TEST/LIVE, store, coordination, billing, …) from the
- *   resilience policies, in-flight requests (no dependency call: the page writes nothing, and an
- *   outage shows in the sections that read the store);
+ *   resilience policies, in-flight requests, and one ping of the coordination store (the page writes
+ *   nothing; a store outage shows in the sections that read the store);
  * - traffic: requests and error answers, and signs (billed sign attempts, reversals) per minute
  *   over the last hour (this process, in memory), and the Stored backlog read once a minute;
  * - work waiting: the Stored backlog per status with the oldest pending age, the webhook outbox,
  *   open recovery work (the status reports plugins register for /health/dependencies);
  * - alerts: the alert channel's figures and the newest dead letters.
  */
-import type { DependencySnapshot } from "../../../adapters/ports.ts";
+import { isDependencyUnavailableError, type DependencySnapshot } from "../../../adapters/ports.ts";
 import type { RequestContext } from "../../../core/context.ts";
-import { barChart, html, type SafeHtml, type Session } from "../../../core/ui/index.ts";
-import { badge, facts, screen, section } from "../chrome.ts";
+import { EMPTY, barChart, html, type SafeHtml, type Session } from "../../../core/ui/index.ts";
+import { badge, facts, outageNotice, screen, section } from "../chrome.ts";
 import type { ConsoleEnv } from "../env.ts";
 
 export async function overviewScreen(env: ConsoleEnv, ctx: RequestContext, session: Session): Promise<Response> {
@@ -34,9 +34,14 @@ async function _dependencies(env: ConsoleEnv): Promise<SafeHtml> {
   const runtime = env.kit.runtime;
   const circuits = env.kit.dependencyHealth.snapshot();
   const storeCircuit = circuits.find((c) => c.dependency === "documentStore");
-  return html`${facts([
+  // The coordination store has no circuit of its own here: one ping (bounded by its command timeout) says whether it answers.
+  const coordinationDown = await env.kit.ports.coordination.ping().then(
+    () => null,
+    (e: unknown) => (isDependencyUnavailableError(e) ? e.dependency : "coordination"),
+  );
+  return html`${coordinationDown ? outageNotice(coordinationDown) : EMPTY}${facts([
     ["Document store", `${env.store.kind}${storeCircuit ? `, circuit ${storeCircuit.state.replace("_", "-")}` : ""}`],
-    ["Coordination", env.kit.ports.coordination.kind],
+    ["Coordination", html`${env.kit.ports.coordination.kind} ${coordinationDown ? badge("down", "bad") : badge("answering", "ok")}`],
     ["In flight (this process)", runtime.inFlight().total],
     ["Ready", runtime.isReady() ? (runtime.isDraining() ? "draining" : "yes") : "no"],
   ])}
