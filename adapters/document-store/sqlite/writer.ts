@@ -71,14 +71,17 @@ export async function createThreadWriter(data: WriterThreadData, options: Writer
     core.onIdle = (idle) => (idle ? w.unref() : w.ref());
     return w;
   };
-  worker = start();
+  // Held apart from `worker`: a thread that fails to open the file may exit (and clear `worker`) before
+  // the catch below runs.
+  const first = start();
+  worker = first;
   try {
-    await _ready(worker);
+    await _ready(first);
   } catch (e) {
-    await worker.terminate(); // tsx's loader channel would keep a failed thread alive
+    await first.terminate(); // tsx's loader channel would keep a failed thread alive
     throw e;
   }
-  worker.unref(); // ref'd again while operations are outstanding
+  first.unref(); // ref'd again while operations are outstanding
   return {
     write: core.write,
     stats: core.stats,
