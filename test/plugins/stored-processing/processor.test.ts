@@ -165,7 +165,10 @@ test("the regulator down for the whole run: invoices stay pending, budget untouc
   assert.equal(await h.ledger(), before, "nothing billed while the regulator is down");
   h.sim.faults.clear("validate");
   for (const id of ids) {
-    const inv = await h.waitFor(id, done);
+    // After the outage the processor waits out its backoff and the circuit's cool-down: on a loaded
+    // machine that can pass 10 s, and an invoice still pending here would sign during (and be billed
+    // in) the next tests' ledger counts.
+    const inv = await h.waitFor(id, done, 60_000);
     assert.is(inv.status, "signed");
     assert.is(inv.budgetLeft, 5);
     assert.is(inv.lastError, null);
