@@ -11,3 +11,4 @@ export { PAGE_HEADERS, page, stylesheet } from "./respond.ts";
 export { STYLESHEET, STYLESHEET_ETAG, STYLESHEET_PATH } from "./stylesheet.ts";
 export { createSessionCookies, isSameOrigin, parseCookies, type Session, type SessionClaims, type SessionCookies, type SessionCookiesOptions } from "./session.ts";
 export { barChart, type BarChartOptions } from "./chart.ts";
+export { pageRoute } from "./route.ts";

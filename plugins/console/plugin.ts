@@ -12,7 +12,7 @@
  */
 import { definePlugin, type GatewayPlugin, type PluginKit, type RouteDeclaration } from "../../core/plugin.ts";
 import type { RequestContext } from "../../core/context.ts";
-import { STYLESHEET_PATH, stylesheet } from "../../core/ui/index.ts";
+import { STYLESHEET_PATH, pageRoute, stylesheet } from "../../core/ui/index.ts";
 import { DIRECTORY_OPERATIONS, FROZEN_INVOICE_RESOLVER, FROZEN_OPERATION_RESOLVER, IDENTITY_REVIEW_OPERATIONS, WALLET_OPERATIONS } from "../invoice/offers.ts";
 import { acting, signIn, signInForm, signOut, viewing } from "./auth.ts";
 import { createConsoleEnv, type ConsoleEnv } from "./env.ts";
@@ -103,21 +103,6 @@ function _storedBacklog(kit: PluginKit): BacklogReader {
   };
 }
 
-const FORM = "application/x-www-form-urlencoded";
-
 function _route(env: ConsoleEnv, method: "GET" | "POST", sub: string, summary: string, handler: (ctx: RequestContext) => Promise<Response> | Response): RouteDeclaration {
-  return {
-    method,
-    path: env.paths.route(sub),
-    service: "gateway",
-    hosts: "any",
-    auth: "none",
-    quota: "none",
-    skip: ["auth", "ip-allowlist", "quota", "mode"],
-    accepts: [FORM],
-    rejectServerFields: false,
-    summary,
-    responses: { 200: "An HTML page", 303: "POST-redirect-GET" },
-    handler,
-  };
+  return pageRoute(method, env.paths.route(sub), summary, handler);
 }

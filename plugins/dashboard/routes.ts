@@ -5,11 +5,11 @@
  */
 import type { RequestContext } from "../../core/context.ts";
 import type { RouteDeclaration } from "../../core/plugin.ts";
+import { pageRoute } from "../../core/ui/index.ts";
 import type { DashboardEnv } from "./env.ts";
 
 export type PageHandler = (ctx: RequestContext) => Promise<Response> | Response;
 
-const FORM = "application/x-www-form-urlencoded";
 
 /** GET `sub` under the dashboard's base path. */
 export function getPage(env: DashboardEnv, sub: string, summary: string, handler: PageHandler): RouteDeclaration {
@@ -22,18 +22,5 @@ export function postPage(env: DashboardEnv, sub: string, summary: string, handle
 }
 
 export function dashboardRoute(env: DashboardEnv, method: "GET" | "POST", sub: string, summary: string, handler: PageHandler): RouteDeclaration {
-  return {
-    method,
-    path: env.paths.route(sub),
-    service: "gateway",
-    hosts: "any",
-    auth: "none",
-    quota: "none",
-    skip: ["auth", "ip-allowlist", "quota", "mode"],
-    accepts: [FORM],
-    rejectServerFields: false,
-    summary: `Dashboard: ${summary}`,
-    responses: { 200: "An HTML page", 303: "POST-redirect-GET" },
-    handler,
-  };
+  return pageRoute(method, env.paths.route(sub), `Dashboard: ${summary}`, handler);
 }
