@@ -4,7 +4,6 @@
  * returns an h3 app whose one handler runs each request through the request flow
  * (core/request-flow.ts).
  */
-import { randomUUID } from "node:crypto";
 import { H3Core, type H3CoreConfig, type H3Event } from "h3";
 import type { ServerRequest } from "srvx";
 import type { DependencyHealth } from "../adapters/ports.ts";
@@ -25,6 +24,7 @@ import { compilePipeline, stageListProblems, type CompiledPipeline } from "./sta
 import type { Stage } from "./stages/define.ts";
 import type { StageName } from "./stages/names.ts";
 import { createJsonLimitCheck } from "./validation.ts";
+import { newRequestId } from "./request-id.ts";
 
 export interface GatewayOptions {
   config: Config;
@@ -100,7 +100,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     allowMalformedURL: true,
     onError: (error, event) => {
       // Reached only if something fails outside dispatch (h3 internals): still the contract's shape.
-      const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
+      const ctx = createRequestContext(event.req as ServerRequest, newRequestId(), event.url);
       const res = fail(flow, ctx, error);
       logCompletion(flow, ctx, res, builtSize(res));
       return res;

@@ -6,7 +6,6 @@
  * synchronously (the in-process stores do) or with a promise; a request waits only where a step
  * really waits, and one that never waits is answered without a promise.
  */
-import { randomUUID } from "node:crypto";
 import type { H3Event } from "h3";
 import type { ServerRequest } from "srvx";
 import { isDependencyUnavailableError } from "../adapters/ports.ts";
@@ -22,6 +21,7 @@ import { builtSize } from "./respond.ts";
 import type { CompiledRoute, RouteTable } from "./route-table.ts";
 import type { Runtime } from "./runtime.ts";
 import type { CompiledPipeline } from "./stages/compile.ts";
+import { newRequestId } from "./request-id.ts";
 
 export interface RequestFlowOptions {
   pipeline: CompiledPipeline;
@@ -47,7 +47,7 @@ export function createRequestFlow(o: RequestFlowOptions): RequestFlow {
 }
 
 export function dispatch(flow: RequestFlow, event: H3Event): Response | Promise<Response> {
-  const ctx = createRequestContext(event.req as ServerRequest, randomUUID(), event.url);
+  const ctx = createRequestContext(event.req as ServerRequest, newRequestId(), event.url);
   let answer: Response | Promise<Response>;
   try {
     const stages = flow.pipeline.run(ctx);

@@ -6,20 +6,24 @@
  *
  *   npm run bench -- --only request-log-pages
  *
- * Seeding goes straight into the store's request-log collection, 5 000 records per insertMany (one
- * statement each). The mix: 90 % 2xx, 8 % 4xx (404 and 401), 2 % 5xx; eight routes and unmatched
- * paths. Each page: 3 warm-up requests, then REQLOG_BENCH_REQUESTS (default 30) sequential requests
+ * Seeding goes straight into the store as the writer stores records (core/request-log/group.ts): the
+ * records of each second (the writer's default flush) become that flush's groups, 5 000 records per
+ * insertMany. 1 100 000 records over 7 days is ~1.8 requests a second, so most groups hold one or
+ * two requests: the case with the most documents per request. The mix: 90 % 2xx, 8 % 4xx (404 and
+ * 401), 2 % 5xx; eight routes and unmatched paths. Each page: 3 warm-up requests, then REQLOG_BENCH_REQUESTS (default 30) sequential requests
  * on one keep-alive connection with the demo owner's session (password and TOTP sign-in).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
+import { v7 } from "uuid";
 import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
 import { composeGateway } from "../../boot/compose.ts";
 import { createLogger } from "../../core/log.ts";
-import { openRequestLogCollection, type RequestLogEntry } from "../../core/request-log/entry.ts";
+import type { PendingRequest } from "../../core/request-log/entry.ts";
+import { groupRequests, openRequestLogGroups } from "../../core/request-log/group.ts";
 import { serveGateway } from "../../core/server.ts";
 import { DEMO_OWNER } from "../../plugins/dashboard/demo-owner.ts";
 import { testConfig } from "../../test/support/gateway.ts";
@@ -74,6 +78,7 @@ async function _run(rows: number, requests: number, progress: (line: string) => 
         ["/dashboard/requests?route=%2Finvoices%2F%3Airn%2Ftransmit", 200],
         ["/dashboard/requests?route=unmatched", 200],
         ["/dashboard/requests?status=5xx&route=%2Fwallet", 200],
+        ["/dashboard/requests?status=503&route=%2Fsub-businesses", 200],
         [`/dashboard/requests?requestId=${known.mine}`, 303],
         [`/dashboard/requests/${known.mine}`, 200],
         [`/dashboard/requests/${known.other}`, 404],
@@ -97,46 +102,59 @@ async function _run(rows: number, requests: number, progress: (line: string) => 
 
 /** `rows` records of business demo spread over the last 7 days, and a tenth as many of another; returns an ID of each. */
 async function _seed(store: DocumentStore, rows: number, now: number, progress: (line: string) => void): Promise<{ mine: string; other: string }> {
-  const log = openRequestLogCollection(store);
+  const groups = openRequestLogGroups(store);
   const total = rows + Math.floor(rows / 10);
   const step = Math.max(1, Math.floor((7 * 86_400_000 - 60_000) / total));
   const start = now - 7 * 86_400_000 + 60_000;
-  for (let b = 0; b < total; b += BATCH) {
-    const batch: RequestLogEntry[] = [];
-    for (let i = b; i < Math.min(total, b + BATCH); i++) batch.push(_entry(i, start + i * step, i % 11 === 10 ? "other-biz" : "demo"));
-    await log.insertMany(batch);
-    if ((b / BATCH) % 40 === 39) progress(`request-log-pages: … ${b + BATCH} records`);
+  const ids: string[] = [];
+  let flush: PendingRequest[] = [];
+  let batch: PendingRequest[][] = [];
+  let batched = 0;
+  const write = async () => {
+    await groups.insertMany(batch.flatMap((f) => groupRequests(f, 7 * 86_400_000, 500)));
+    batch = [];
+    batched = 0;
+  };
+  for (let i = 0; i < total; i++) {
+    const p = _pending(i, start + i * step, i % 11 === 10 ? "other-biz" : "demo");
+    ids.push(p.requestId);
+    // One flush a second, as the writer's default timer.
+    if (flush.length > 0 && Math.floor(p.at / 1_000) !== Math.floor(flush[0]!.at / 1_000)) {
+      batch.push(flush);
+      batched += flush.length;
+      flush = [];
+      if (batched >= BATCH) await write();
+    }
+    flush.push(p);
+    if (i % 200_000 === 199_999) progress(`request-log-pages: … ${i + 1} records`);
   }
+  batch.push(flush);
+  await write();
   const lastOther = total - 1 - ((total - 1 - 10) % 11);
   const mine = lastOther === total - 1 ? total - 2 : total - 1;
-  return { mine: _id(mine), other: _id(lastOther) };
+  return { mine: ids[mine]!, other: ids[lastOther]! };
 }
 
-function _id(i: number): string {
-  return `00000000-0000-4000-8000-${i.toString(16).padStart(12, "0")}`;
-}
-
-function _entry(i: number, at: number, businessId: string): RequestLogEntry {
+function _pending(i: number, at: number, businessId: string): PendingRequest {
   const r = i % 100;
   const status = r < 90 ? 200 : r < 95 ? 404 : r < 98 ? 401 : 503;
   const unmatched = status === 404 && i % 2 === 0;
   const route = unmatched ? null : ROUTES[i % ROUTES.length]!;
   const code = status === 200 ? null : status === 404 ? (unmatched ? "GW_ROUTE_NOT_FOUND" : "GW_OPERATION_NOT_FOUND") : status === 401 ? "GW_API_KEY_INVALID" : "GW_UPSTREAM_UNAVAILABLE";
+  const durationMs = (i % 500) / 10;
   return {
-    _id: _id(i),
+    requestId: v7({ msecs: Math.floor(at - durationMs) }),
     businessId,
     at,
     method: route === "/invoices/:irn/transmit" ? "POST" : "GET",
     route,
     path: unmatched ? `/nope/${i}` : (route ?? "/").replace(":irn", `INV${i}-94ND90NR-20240611`).replace(":id", `sub-${i % 50}`),
-    query: i % 7 === 0 ? "?limit=20" : null,
+    search: i % 7 === 0 ? "?limit=20" : "",
     status,
-    statusClass: `${Math.floor(status / 100)}xx`,
     code,
-    durationMs: (i % 500) / 10,
+    durationMs,
     host: HOST,
     credentialId: status === 401 ? null : "demo-primary",
-    expiresAt: at + 7 * 86_400_000,
   };
 }
 

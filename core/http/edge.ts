@@ -19,7 +19,6 @@
  *   connection (`Connection: close`) instead of leaving Node to drain a body nobody wants, which a
  *   slow client could stretch to Node's 60 s request deadline.
  */
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { NodeRequest, sendNodeResponse } from "srvx/node";
@@ -36,6 +35,7 @@ import { connectionOf, openConnection, trackRequest, whenIdle, type TrackedSocke
 import { resolveHostKind } from "./host.ts";
 import { isParserFailure, parserError, rawHead, rawHeaderValue, rawRequestPath, type ParserLimits } from "./parser-errors.ts";
 import { sendBuilt, sendClosing, writeRaw } from "./write.ts";
+import { newRequestId } from "../request-id.ts";
 
 /** The Node server handlers of the edge: requests, parser failures, CONNECT. */
 export interface Edge {
@@ -219,7 +219,7 @@ function _fieldErrors(error: GatewayError): Array<{ field: string; message: stri
 
 function _edgeContext(method: string, path: string, headers: Headers = new Headers(), req?: IncomingMessage): RequestContext {
   const shim = { method, headers, ip: req?.socket.remoteAddress, runtime: req ? { name: "node", node: { req } } : undefined };
-  return createRequestContext(shim as unknown as ServerRequest, randomUUID(), { pathname: path, search: "" } as URL);
+  return createRequestContext(shim as unknown as ServerRequest, newRequestId(), { pathname: path, search: "" } as URL);
 }
 
 function _connectContext(req: IncomingMessage): RequestContext {

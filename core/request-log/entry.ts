@@ -1,31 +1,15 @@
 /**
- * The request log's stored record (docs/dashboard.md "Request log"): one document per API request
- * of a business, kept `retentionDays` by the store's TTL. What it holds is what a merchant needs to
- * find a request support asked about — method, route template, path, status, public code, request
- * ID, duration, time, host, the credential's id — and never a body, a key, a password or a query
- * value outside SAFE_QUERY_PARAMS (their names stay, their values become "[redacted]").
+ * A request-log record (docs/dashboard.md "Request log"): what a merchant needs to find a request
+ * support asked about — method, route template, path, status, public code, request ID, duration,
+ * time, host, the credential's id — and never a body, a key, a password or a query value outside
+ * SAFE_QUERY_PARAMS (their names stay, their values become "[redacted]"). Records are stored in
+ * groups (./group.ts) and read back as entries.
  *
  * The request path keeps a `PendingRequest` (plain fields copied from the request context); the
- * flush turns it into an entry here, so redaction costs the background worker, not the request.
+ * flush redacts it here and stores it in a group, so redaction costs the background worker, not the
+ * request.
  */
-import type { CollectionSpec, Doc, DocumentStore } from "../../adapters/ports.ts";
-
-export const REQUEST_LOG_COLLECTION = "request_log";
-
-/**
- * The list's newest-first order with each filter narrowed by an index: (businessId, at) for the
- * plain list, one (businessId, <filter>, at) per filter (an exact status goes through its class).
- * A request ID lookup is the `_id` key. Each index costs every write (docs/bench.md "Request log").
- */
-export const REQUEST_LOG_SPEC: CollectionSpec = {
-  indexes: [
-    { fields: ["businessId", "at"] },
-    { fields: ["businessId", "statusClass", "at"] },
-    { fields: ["businessId", "code", "at"] },
-    { fields: ["businessId", "route", "at"] },
-  ],
-  ttlField: "expiresAt",
-};
+import type { Doc } from "../../adapters/ports.ts";
 
 /**
  * Query parameters whose values are kept: the list filters and paging of the public routes, whose
@@ -66,7 +50,7 @@ export interface PendingRequest {
   credentialId: string | null;
 }
 
-/** One stored request. `_id` is the request ID. */
+/** One request as the log gives it back. `_id` is the request ID. */
 export interface RequestLogEntry extends Doc {
   businessId: string;
   at: number;
@@ -86,33 +70,19 @@ export interface RequestLogEntry extends Doc {
   expiresAt: number;
 }
 
-export function openRequestLogCollection(store: DocumentStore) {
-  return store.collection<RequestLogEntry>(REQUEST_LOG_COLLECTION, REQUEST_LOG_SPEC);
-}
-
-/** The stored entry of a pending request, redacted. */
-export function toEntry(p: PendingRequest, retentionMs: number): RequestLogEntry {
-  return {
-    _id: p.requestId,
-    businessId: p.businessId,
-    at: Math.round(p.at),
-    method: p.method,
-    route: p.route,
-    path: safePath(p.path),
-    query: safeQuery(p.search),
-    status: p.status,
-    statusClass: `${Math.floor(p.status / 100)}xx`,
-    code: p.code,
-    durationMs: Math.round(p.durationMs * 1000) / 1000,
-    host: p.host,
-    credentialId: p.credentialId,
-    expiresAt: Math.round(p.at) + retentionMs,
-  };
-}
-
 /** The query with every value outside SAFE_QUERY_PARAMS (or not a short plain token) redacted. */
 export function safeQuery(search: string): string | null {
   if (search.length <= 1) return null;
+  // Clients repeat their query strings: the redacted form is remembered (a bounded map, cleared when full).
+  const known = _redactedQueries.get(search);
+  if (known !== undefined) return known;
+  if (_redactedQueries.size >= MAX_REMEMBERED_QUERIES) _redactedQueries.clear();
+  const redacted = _redactQuery(search);
+  _redactedQueries.set(search, redacted);
+  return redacted;
+}
+
+function _redactQuery(search: string): string | null {
   const parts: string[] = [];
   for (const pair of search.slice(1).split("&")) {
     if (pair === "") continue;
@@ -143,6 +113,8 @@ export function safePath(path: string): string {
 // --- Internal helpers ---
 
 const REDACTED = "[redacted]";
+const MAX_REMEMBERED_QUERIES = 1_000;
+const _redactedQueries = new Map<string, string | null>();
 const MAX_PATH = 512;
 const MAX_PARAMS = 20;
 const PARAM_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,39}$/;

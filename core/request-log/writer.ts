@@ -2,9 +2,10 @@
  * The request log's writer: off the request path by construction. A request's completion only
  * appends a small record to an in-memory buffer (bounded: a full buffer drops the record and counts
  * it, it never slows the request); a worker flushes the buffer every `flushMs`, or as soon as a
- * batch is full, as one `insertMany` per `batchRecords` records. A store that cannot take a batch
- * (down, circuit open, timing out) loses that batch: counted, and one log line per outage, never a
- * retry that would hold memory or block. Stopping the worker flushes what is buffered.
+ * batch is full: the records become groups (./group.ts), written as one `insertMany` per
+ * `batchRecords` records. A store that cannot take a batch (down, circuit open, timing out) loses
+ * that batch: counted, and one log line per outage, never a retry that would hold memory or block.
+ * Stopping the worker flushes what is buffered.
  *
  * Which requests are kept (docs/dashboard.md "Request log"): those of an API route (API-key or bearer
  * authentication) and those no route matched, whenever the request has a business — the key's
@@ -18,7 +19,8 @@ import type { RequestContext } from "../context.ts";
 import { describeError, type Logger } from "../log.ts";
 import type { CounterSeries, GatewayMetrics } from "../metrics.ts";
 import type { Worker } from "../plugin.ts";
-import { openRequestLogCollection, toEntry, type PendingRequest } from "./entry.ts";
+import type { PendingRequest } from "./entry.ts";
+import { groupRequests, openRequestLogGroups } from "./group.ts";
 
 /** What the request flow calls once per request (on every exit path, after the response is built). */
 export interface RequestLogSink {
@@ -133,20 +135,26 @@ async function _writeAll(st: _State): Promise<void> {
   const taken = st.buffer;
   st.buffer = [];
   const { config } = st.o;
-  const retentionMs = config.retentionDays * 86_400_000;
-  const collection = openRequestLogCollection(st.o.store);
-  for (let i = 0; i < taken.length; i += config.batchRecords) {
-    const part = taken.slice(i, i + config.batchRecords);
+  const groups = groupRequests(taken, config.retentionDays * 86_400_000, config.batchRecords);
+  const collection = openRequestLogGroups(st.o.store);
+  // Groups go to the store a batch of records at a time (one insertMany each).
+  for (let i = 0; i < groups.length; ) {
+    const part: typeof groups = [];
+    let records = 0;
+    while (i < groups.length && (part.length === 0 || records + groups[i]!.n <= config.batchRecords)) {
+      records += groups[i]!.n;
+      part.push(groups[i++]!);
+    }
     try {
-      await collection.insertMany(part.map((p) => toEntry(p, retentionMs)));
-      st.written.inc(part.length);
+      await collection.insertMany(part);
+      st.written.inc(records);
       if (st.failing) st.o.log.event("request_log_write_recovered", { lost: st.lostInOutage });
       st.failing = false;
       st.lostInOutage = 0;
     } catch (e) {
-      st.unavailable.inc(part.length);
-      st.lostInOutage += part.length;
-      if (!st.failing) st.o.log.warn("request_log_write_failed", { records: part.length, error: describeError(e) });
+      st.unavailable.inc(records);
+      st.lostInOutage += records;
+      if (!st.failing) st.o.log.warn("request_log_write_failed", { records, error: describeError(e) });
       st.failing = true;
     }
   }

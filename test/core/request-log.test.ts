@@ -10,7 +10,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Doc, DocumentStore } from "../../adapters/ports.ts";
 import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
-import { openRequestLogCollection, safePath, safeQuery, type RequestLogEntry } from "../../core/request-log/entry.ts";
+import { safePath, safeQuery, type RequestLogEntry } from "../../core/request-log/entry.ts";
+import { entriesOf, openRequestLogGroups } from "../../core/request-log/group.ts";
 import { plugins } from "../../plugins/index.ts";
 import { withStoreFaults } from "../support/store-faults.ts";
 import { ADMIN_KEY, BEARER_DEMO, DEMO_KEY, OTHER_KEY, STORED, gatewayTracker, type CallInit, type TestGateway } from "../support/gateway.ts";
@@ -145,7 +146,7 @@ test("the operator console's search box finds a request ID in the request log (i
 test("store down: requests are still served, the lost batch is counted and logged once", async () => {
   let down = true;
   const raw = await createSqliteDocumentStore({ file: ":memory:" });
-  const store = withStoreFaults(raw, (collection, method) => (down && collection === "request_log" && method === "insertMany" ? "before" : null));
+  const store = withStoreFaults(raw, (collection, method) => (down && collection === "request_log_groups" && method === "insertMany" ? "before" : null));
   const tg = await _start({ ports: { documentStore: store } });
   for (let i = 0; i < 5; i++) {
     const res = await tg.call("/probe/echo", { headers: { "x-api-key": DEMO_KEY } });
@@ -173,7 +174,7 @@ test("a full buffer drops the request's record and counts it; stopping the gatew
   assert.is(tg.gateway.requestLog!.buffered(), 100);
   assert.match(await tg.gateway.kit.metrics.text(), /gatehouse_request_log_dropped_total\{reason="buffer_full"\} 10/);
   await tg.close();
-  assert.is(await openRequestLogCollection(raw).count({}), 100, "the stop flushed the buffer");
+  assert.is((await openRequestLogGroups(raw).find({}, { limit: 1000 })).items.flatMap(entriesOf).length, 100, "the stop flushed the buffer");
   await raw.close();
 });
 
@@ -188,6 +189,6 @@ async function _start(extra: { ports?: { documentStore: DocumentStore } } = {}):
 }
 
 async function _all(tg: TestGateway): Promise<RequestLogEntry[]> {
-  const page = await openRequestLogCollection(tg.gateway.kit.ports.documentStore).find({}, { limit: 1000 });
-  return page.items as Array<RequestLogEntry & Doc>;
+  const page = await openRequestLogGroups(tg.gateway.kit.ports.documentStore).find({}, { limit: 1000 });
+  return page.items.flatMap(entriesOf);
 }

@@ -6,8 +6,8 @@
 import * as assert from "uvu/assert";
 import type { RawResponse } from "./raw-http.ts";
 
-/** A version-4 UUID, as the gateway's request ids are. */
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** A version-7 UUID (its first 48 bits the time it was made), as the gateway's request ids are. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**
  * A problem+json response: status, content type, Cache-Control no-store, body code and status,

@@ -54,7 +54,7 @@ const GROWING = [
   "collections_payment_links",
   "collections_wallet_entries",
   "webhook_outbox",
-  "request_log",
+  "request_log_groups",
 ];
 
 /** The identifier the console's search box and pages look up (an IRN, operation ID and invoice ID at once). */

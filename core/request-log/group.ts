@@ -1,0 +1,185 @@
+/**
+ * How the request log is stored (docs/dashboard.md "Request log", docs/decisions.md "Request log:
+ * groups, not a row per request"): one document per **group** — the requests of one flush that
+ * share a business, a status, a code, a route and a second of their end time — with the rest of
+ * each request as one line of tab-separated fields in a text field (`rows`). A flush of 500 pings
+ * is one document, not 500, so the log's write cost per request falls with traffic; one text
+ * rather than arrays keeps the document a handful of JSON tokens for the engine to parse and index.
+ * A filter of the dashboard (status, code, route, or two of them) names group fields, so it is one
+ * indexed query of the groups whatever the mix.
+ *
+ * Finding a request by its ID needs no index per request: the ID is a UUIDv7 carrying its start
+ * time (core/request-id.ts), and each group records the earliest start of its requests
+ * (`startMin`), so only groups that were open at that time are read.
+ */
+import type { CollectionSpec, Doc, DocumentStore } from "../../adapters/ports.ts";
+import { requestIdTime } from "../request-id.ts";
+import { safePath, safeQuery, type PendingRequest, type RequestLogEntry } from "./entry.ts";
+
+export const REQUEST_LOG_GROUPS = "request_log_groups";
+
+/** A group's requests end within one such window (aligned to it), so `to - from < GROUP_SPAN_MS`. */
+export const GROUP_SPAN_MS = 1_000;
+
+/** One group: its requests' shared fields, its time bounds, and one line per request. */
+export interface RequestLogGroup extends Doc {
+  businessId: string;
+  status: number;
+  /** "2xx", "4xx"… (the dashboard's status filter). */
+  statusClass: string;
+  code: string | null;
+  /** The route's template, null for requests no route matched. */
+  route: string | null;
+  /** Earliest and latest end time (epoch ms) of its requests. */
+  from: number;
+  to: number;
+  /** Earliest start of its requests (from their IDs' time; their end time for an ID without one). */
+  startMin: number;
+  /** How many requests. */
+  n: number;
+  /**
+   * One line per request, in the order they ended, each `id at durationMs method path query host
+   * credentialId` separated by tabs ("" for no query or no credential). No field can hold a tab or a
+   * line break (URLs, hosts, methods and IDs cannot; `_field` replaces one with a space in the fields
+   * that come from the request, regardless).
+   */
+  rows: string;
+  expiresAt: number;
+}
+
+/**
+ * The indexes (each one costs every group written, not every request): the business's groups by
+ * end time (the list, a next page, a request ID), one per filter and one per pair of filters with
+ * the route, and every business's groups by end time (the operators' request ID search). `from`,
+ * `status` and `startMin` trail so a next page, an exact status and a request ID are checked in the
+ * index, without reading a group.
+ */
+export const REQUEST_LOG_GROUPS_SPEC: CollectionSpec = {
+  indexes: [
+    { fields: ["businessId", "to", "from", "startMin"] },
+    { fields: ["businessId", "statusClass", "to", "from", "status"] },
+    { fields: ["businessId", "code", "to", "from"] },
+    { fields: ["businessId", "route", "to", "from"] },
+    { fields: ["businessId", "route", "statusClass", "to", "from", "status"] },
+    { fields: ["businessId", "route", "code", "to", "from"] },
+    { fields: ["to", "startMin"] },
+  ],
+  ttlField: "expiresAt",
+};
+
+export function openRequestLogGroups(store: DocumentStore) {
+  return store.collection<RequestLogGroup>(REQUEST_LOG_GROUPS, REQUEST_LOG_GROUPS_SPEC);
+}
+
+/**
+ * The groups of a flush's records, redacted, each holding at most `maxPerGroup` requests. A group's
+ * `_id` is its first request's ID (unique: each request is in one group).
+ */
+export function groupRequests(pending: readonly PendingRequest[], retentionMs: number, maxPerGroup: number): RequestLogGroup[] {
+  const open = new Map<string, _Building>();
+  const done: RequestLogGroup[] = [];
+  for (const p of pending) {
+    const at = Math.round(p.at);
+    const key = `${p.businessId}\n${p.status}\n${p.code ?? ""}\n${p.route ?? ""}\n${Math.floor(at / GROUP_SPAN_MS)}`;
+    let b = open.get(key);
+    if (b === undefined || b.lines.length >= maxPerGroup) {
+      if (b !== undefined) done.push(_finish(b));
+      b = { group: _newGroup(p, at, retentionMs), lines: [] };
+      open.set(key, b);
+    }
+    _append(b, p, at, retentionMs);
+  }
+  for (const b of open.values()) done.push(_finish(b));
+  return done;
+}
+
+/** A group's requests as entries, in the order they ended. */
+export function entriesOf(g: RequestLogGroup): RequestLogEntry[] {
+  return g.rows.split("\n").map((line) => _entry(g, line));
+}
+
+/** The group's request with this ID (a gateway request ID: no tab, no line break), or null. */
+export function findInGroup(g: RequestLogGroup, requestId: string): RequestLogEntry | null {
+  let start = 0;
+  if (!g.rows.startsWith(`${requestId}\t`)) {
+    const line = g.rows.indexOf(`\n${requestId}\t`);
+    if (line < 0) return null;
+    start = line + 1;
+  }
+  const end = g.rows.indexOf("\n", start);
+  return _entry(g, g.rows.slice(start, end < 0 ? undefined : end));
+}
+
+// --- Internal helpers ---
+
+/** A group being filled: its lines are joined once, when it is complete. */
+interface _Building {
+  group: RequestLogGroup;
+  lines: string[];
+}
+
+function _finish(b: _Building): RequestLogGroup {
+  b.group.n = b.lines.length;
+  b.group.rows = b.lines.join("\n");
+  return b.group;
+}
+
+function _newGroup(p: PendingRequest, at: number, retentionMs: number): RequestLogGroup {
+  return {
+    _id: p.requestId,
+    businessId: p.businessId,
+    status: p.status,
+    statusClass: `${Math.floor(p.status / 100)}xx`,
+    code: p.code,
+    route: p.route,
+    from: at,
+    to: at,
+    startMin: at,
+    n: 0,
+    rows: "",
+    expiresAt: at + retentionMs,
+  };
+}
+
+/** Adds a request, redacted: its path and query through ./entry.ts's rules, times in whole ms. */
+function _append(b: _Building, p: PendingRequest, at: number, retentionMs: number): void {
+  // The ID (a UUID), the times, the redacted query and the credential id cannot hold a tab or a line break.
+  b.lines.push(`${p.requestId}\t${at}\t${Math.round(p.durationMs * 1000) / 1000}\t${_field(p.method)}\t${_field(safePath(p.path))}\t${safeQuery(p.search) ?? ""}\t${_field(p.host)}\t${p.credentialId ?? ""}`);
+  const g = b.group;
+  if (at < g.from) g.from = at;
+  if (at > g.to) {
+    g.to = at;
+    g.expiresAt = at + retentionMs;
+  }
+  const started = requestIdTime(p.requestId) ?? at;
+  if (started < g.startMin) g.startMin = started;
+}
+
+function _entry(g: RequestLogGroup, line: string): RequestLogEntry {
+  const f = line.split("\t");
+  const at = Number(f[1]);
+  return {
+    _id: f[0]!,
+    businessId: g.businessId,
+    at,
+    method: f[3]!,
+    route: g.route,
+    path: f[4]!,
+    query: f[5] || null,
+    status: g.status,
+    statusClass: g.statusClass,
+    code: g.code,
+    durationMs: Number(f[2]),
+    host: f[6]!,
+    credentialId: f[7] || null,
+    expiresAt: at + (g.expiresAt - g.to),
+  };
+}
+
+/** A field as it goes into a line: a tab or a line break (none is expected) becomes a space. */
+function _field(value: string): string {
+  return LINE_BREAKING.test(value) ? value.replace(LINE_BREAKING_ALL, " ") : value;
+}
+
+const LINE_BREAKING = /[\t\r\n]/;
+const LINE_BREAKING_ALL = /[\t\r\n]/g;
