@@ -1,11 +1,14 @@
 /**
  * The request log's CPU per request, in parts (docs/bench.md "Request log"): `record` on the request
- * path (a context copied into the buffer), and the flush's work per record (the entry built and
- * redacted, then one insertMany per batch into the embedded store: SQLite in memory, its writer
- * inline, so every index update is on this thread). `process.cpuUsage()` (all threads), median of 9
+ * path (a context copied into the buffer), and the flush's work per record (redacted and put in its
+ * group, core/request-log/group.ts, then one insertMany per batch into the embedded store: SQLite in
+ * memory, its writer inline, so every index update is on this thread). `process.cpuUsage()` (all threads), median of 9
  * rounds; robust to other load on the machine.
  *
  *   npx tsx bench/request-log-cost.ts
+ *
+ * REQLOG_FILE=<path>: an SQLite file (writer thread, fsync) instead of memory; REQLOG_BATCH=<n>: the
+ * writer's batchRecords (default 500).
  */
 import { createSqliteDocumentStore } from "../adapters/document-store/sqlite/store.ts";
 import { RequestLogSchema } from "../config/request-log.ts";
@@ -20,7 +23,7 @@ const ROUNDS = 9;
 const PER_ROUND = 20_000;
 
 const store = await createSqliteDocumentStore({ file: process.env.REQLOG_FILE ?? ":memory:" });
-const config = v.parse(RequestLogSchema, { bufferRecords: 1_000_000, flushMs: 3_600_000 });
+const config = v.parse(RequestLogSchema, { bufferRecords: 1_000_000, flushMs: 3_600_000, ...(process.env.REQLOG_BATCH ? { batchRecords: Number(process.env.REQLOG_BATCH) } : {}) });
 const writer = createRequestLogWriter({ store, config, metrics: createGatewayMetrics({ defaultMetrics: false }), log: createLogger({ level: "silent" }) });
 const ctx = createRequestContext({ method: "GET" } as never, "00000000-0000-4000-8000-000000000000", new URL("http://passthrough.demo.localhost/bench/ping?limit=20"));
 Object.assign(ctx, { businessId: "demo", host: "passthrough.demo.localhost", route: { decl: { auth: "apiKey", path: "/bench/ping" } }, principal: { credentialId: "demo-primary" } });

@@ -38,10 +38,10 @@ export interface RequestLogGroup extends Doc {
   /** How many requests. */
   n: number;
   /**
-   * One line per request, in the order they ended, each `id at durationMs method path query host
-   * credentialId` separated by tabs ("" for no query or no credential). No field can hold a tab or a
-   * line break (URLs, hosts, methods and IDs cannot; `_field` replaces one with a space in the fields
-   * that come from the request, regardless).
+   * One line per request, in the order they ended, each `id atMs durationUs method path query host
+   * credentialId` separated by tabs: `atMs` the ms of its end into the group's second (`from`
+   * rounded down to a second), `durationUs` whole µs, "" for no query or no credential. No field can
+   * hold a tab or a line break (`_append` says why).
    */
   rows: string;
   expiresAt: number;
@@ -78,16 +78,19 @@ export function openRequestLogGroups(store: DocumentStore) {
 export function groupRequests(pending: readonly PendingRequest[], retentionMs: number, maxPerGroup: number): RequestLogGroup[] {
   const open = new Map<string, _Building>();
   const done: RequestLogGroup[] = [];
+  let last: _Building | null = null;
   for (const p of pending) {
     const at = Math.round(p.at);
-    const key = `${p.businessId}\n${p.status}\n${p.code ?? ""}\n${p.route ?? ""}\n${Math.floor(at / GROUP_SPAN_MS)}`;
-    let b = open.get(key);
+    const second = Math.floor(at / GROUP_SPAN_MS);
+    // Requests in a row are mostly of one kind: the previous request's group is checked first.
+    let b: _Building | undefined = last !== null && _sameKind(last, p, second) ? last : open.get(_kindKey(p, second));
     if (b === undefined || b.lines.length >= maxPerGroup) {
       if (b !== undefined) done.push(_finish(b));
-      b = { group: _newGroup(p, at, retentionMs), lines: [] };
-      open.set(key, b);
+      b = { group: _newGroup(p, at, retentionMs), second, lines: [], earliestId: null };
+      open.set(_kindKey(p, second), b);
     }
     _append(b, p, at, retentionMs);
+    last = b;
   }
   for (const b of open.values()) done.push(_finish(b));
   return done;
@@ -115,13 +118,29 @@ export function findInGroup(g: RequestLogGroup, requestId: string): RequestLogEn
 /** A group being filled: its lines are joined once, when it is complete. */
 interface _Building {
   group: RequestLogGroup;
+  /** Its second (epoch ms / GROUP_SPAN_MS). */
+  second: number;
   lines: string[];
+  /** The smallest UUIDv7 among its IDs (UUIDv7 text sorts by time): the earliest start. */
+  earliestId: string | null;
+}
+
+function _kindKey(p: PendingRequest, second: number): string {
+  return `${p.businessId}\n${p.status}\n${p.code ?? ""}\n${p.route ?? ""}\n${second}`;
+}
+
+function _sameKind(b: _Building, p: PendingRequest, second: number): boolean {
+  const g = b.group;
+  return b.second === second && g.status === p.status && g.route === p.route && g.code === p.code && g.businessId === p.businessId;
 }
 
 function _finish(b: _Building): RequestLogGroup {
-  b.group.n = b.lines.length;
-  b.group.rows = b.lines.join("\n");
-  return b.group;
+  const g = b.group;
+  g.n = b.lines.length;
+  g.rows = b.lines.join("\n");
+  const started = b.earliestId === null ? null : requestIdTime(b.earliestId);
+  if (started !== null && started < g.startMin) g.startMin = started;
+  return g;
 }
 
 function _newGroup(p: PendingRequest, at: number, retentionMs: number): RequestLogGroup {
@@ -141,23 +160,28 @@ function _newGroup(p: PendingRequest, at: number, retentionMs: number): RequestL
   };
 }
 
-/** Adds a request, redacted: its path and query through ./entry.ts's rules, times in whole ms. */
+/**
+ * Adds a request, redacted (its path and query through ./entry.ts's rules). Its end time is written
+ * as ms into the group's second, its duration in whole µs: small integers, quick to write. The ID (a
+ * UUID), the numbers, the redacted query, the method (an HTTP token), the host (an approved domain)
+ * and the credential id cannot hold a tab or a line break; the path is cleaned regardless.
+ */
 function _append(b: _Building, p: PendingRequest, at: number, retentionMs: number): void {
-  // The ID (a UUID), the times, the redacted query and the credential id cannot hold a tab or a line break.
-  b.lines.push(`${p.requestId}\t${at}\t${Math.round(p.durationMs * 1000) / 1000}\t${_field(p.method)}\t${_field(safePath(p.path))}\t${safeQuery(p.search) ?? ""}\t${_field(p.host)}\t${p.credentialId ?? ""}`);
+  const offset = at - b.second * GROUP_SPAN_MS;
+  b.lines.push(`${p.requestId}\t${offset}\t${Math.round(p.durationMs * 1000)}\t${p.method}\t${_field(safePath(p.path))}\t${safeQuery(p.search) ?? ""}\t${p.host}\t${p.credentialId ?? ""}`);
   const g = b.group;
   if (at < g.from) g.from = at;
   if (at > g.to) {
     g.to = at;
     g.expiresAt = at + retentionMs;
   }
-  const started = requestIdTime(p.requestId) ?? at;
-  if (started < g.startMin) g.startMin = started;
+  const id = p.requestId;
+  if (id.length === 36 && id.charCodeAt(14) === 55 /* "7" */ && (b.earliestId === null || id < b.earliestId)) b.earliestId = id;
 }
 
 function _entry(g: RequestLogGroup, line: string): RequestLogEntry {
   const f = line.split("\t");
-  const at = Number(f[1]);
+  const at = Math.floor(g.from / GROUP_SPAN_MS) * GROUP_SPAN_MS + Number(f[1]);
   return {
     _id: f[0]!,
     businessId: g.businessId,
@@ -169,7 +193,7 @@ function _entry(g: RequestLogGroup, line: string): RequestLogEntry {
     status: g.status,
     statusClass: g.statusClass,
     code: g.code,
-    durationMs: Number(f[2]),
+    durationMs: Number(f[2]) / 1000,
     host: f[6]!,
     credentialId: f[7] || null,
     expiresAt: at + (g.expiresAt - g.to),
