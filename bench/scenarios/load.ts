@@ -35,7 +35,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { buildServers, serverNodeFlags } from "../build.ts";
 import { processCpuMs, processRss, spawnListening, stopProcess, type Listening } from "../processes.ts";
-import { summarizeCannon } from "../report.ts";
+import { envInt, summarizeCannon } from "../report.ts";
 import type { BenchSettings, ScenarioResult, ServerRole } from "../run.ts";
 import {
   BENCH_API_KEY,
@@ -165,6 +165,8 @@ export async function runLoadScenarios(settings: BenchSettings, options: LoadOpt
         }
       }
       outcome.notes.push(..._requestLogCost(scenario.name, outcome.results));
+      if (scenario.servers.includes("gateway") && scenario.servers.includes("gateway-log-off"))
+        outcome.notes.push(await _requestLogPairs(scenario, byName.get("gateway-log-off")!, byName.get("gateway")!, settings, progress));
     }
   } finally {
     await Promise.all(started.map((s) => stopProcess(s.child)));
@@ -228,6 +230,34 @@ function _requestLogCost(scenario: string, rows: readonly ScenarioResult[]): str
   if (!on?.cpuUsPerRequest || !off?.cpuUsPerRequest) return [];
   const d = on.cpuUsPerRequest - off.cpuUsPerRequest;
   return [`${scenario}: request log on − off = ${d.toFixed(2)} µs CPU per request (${on.cpuUsPerRequest.toFixed(2)} vs ${off.cpuUsPerRequest.toFixed(2)}; ${Math.round(on.requestsPerSec)} vs ${Math.round(off.requestsPerSec)} req/s)`];
+}
+
+/**
+ * The request log's cost measured again in BENCH_LOG_PAIRS (default 4, rounded up to even) pairs in
+ * alternating order (off then on, then on then off: "ABBA"), each leg BENCH_LOG_PAIR_SECONDS (default
+ * 5) of the scenario's load. One row of each is too noisy for a cost of a few µs (±10 µs per request
+ * between two rows of the same server), and a leg's cost depends on its place in a pair (measured:
+ * the second leg cost up to 20 µs more, either server); the mean over pairs of both orders cancels
+ * the place.
+ */
+async function _requestLogPairs(scenario: LoadScenario, off: Listening, on: Listening, settings: BenchSettings, progress: (line: string) => void): Promise<string> {
+  const pairs = Math.ceil(envInt(process.env.BENCH_LOG_PAIRS, 4, 1, "BENCH_LOG_PAIRS") / 2) * 2;
+  const seconds = envInt(process.env.BENCH_LOG_PAIR_SECONDS, 5, 1, "BENCH_LOG_PAIR_SECONDS");
+  const leg = async (server: Listening): Promise<number> => {
+    const pid = server.child.pid!;
+    const before = processCpuMs(pid);
+    const r = await _cannon(server.url + scenario.path, settings, seconds);
+    return r.requests.total > 0 ? ((processCpuMs(pid) - before) * 1000) / r.requests.total : Number.NaN;
+  };
+  const differences: number[] = [];
+  for (let i = 0; i < pairs; i++) {
+    progress(`${scenario.name}: request log pair ${i + 1}/${pairs} (${seconds} s a leg)`);
+    const order = i % 2 === 0 ? [off, on] : [on, off];
+    const [first, second] = [await leg(order[0]!), await leg(order[1]!)];
+    differences.push(i % 2 === 0 ? second - first : first - second);
+  }
+  const mean = differences.reduce((a, b) => a + b, 0) / pairs;
+  return `${scenario.name}: request log on − off, mean of ${pairs} pairs in alternating order, ${seconds} s a leg = ${mean.toFixed(2)} µs CPU per request (pairs: ${differences.map((d) => d.toFixed(1)).join(", ")})`;
 }
 
 function _cannon(url: string, settings: BenchSettings, seconds: number): Promise<autocannon.Result> {
