@@ -98,11 +98,13 @@ export function groupRequests(pending: readonly PendingRequest[], retentionMs: n
 
 /** A group's requests as entries, in the order they ended. */
 export function entriesOf(g: RequestLogGroup): RequestLogEntry[] {
+  if (typeof g.rows !== "string") return []; // not a group this version wrote
   return g.rows.split("\n").map((line) => _entry(g, line));
 }
 
 /** The group's request with this ID (a gateway request ID: no tab, no line break), or null. */
 export function findInGroup(g: RequestLogGroup, requestId: string): RequestLogEntry | null {
+  if (typeof g.rows !== "string") return null;
   let start = 0;
   if (!g.rows.startsWith(`${requestId}\t`)) {
     const line = g.rows.indexOf(`\n${requestId}\t`);
