@@ -71,7 +71,11 @@ export function groupFilter(businessId: string, f: RequestLogFilters): Filter {
 
 type _Groups = Collection<RequestLogGroup>;
 
-/** Groups read by the first query of a page or a search; each further query reads twice as many, up to the most. */
+/**
+ * Groups read by the first query of a page or a search; a page's further queries read as many as its
+ * missing requests need at the groups' size so far (at least twice as many), a search's twice as
+ * many; never more than the most.
+ */
 const FIRST_READ = 2;
 const MOST_READ = 256;
 /** Slack for the two clocks a record's times come from (the ID's wall clock, the end's monotonic one). */
@@ -118,6 +122,8 @@ async function _list(groups: _Groups, base: Filter, limit: number, cursor: strin
   /** The groups read that end exactly at `upper` (the next query, `to <= upper`, gives them first again). */
   const readAtUpper = new Set<string>();
   let read = FIRST_READ;
+  let groupsRead = 0;
+  let requestsRead = 0;
   let exhausted = false;
   for (;;) {
     waiting.sort(_newestFirst);
@@ -129,7 +135,10 @@ async function _list(groups: _Groups, base: Filter, limit: number, cursor: strin
     const page = await groups.find(upper === Infinity ? scoped : { ...scoped, to: { $lte: upper } }, { sort: NEWEST_GROUP_FIRST, limit: want });
     for (const g of page.items) {
       if (readAtUpper.has(g._id)) continue;
-      for (const e of entriesOf(g)) if (after === null || _isBefore(e, after)) waiting.push(e);
+      const entries = entriesOf(g);
+      groupsRead += 1;
+      requestsRead += entries.length;
+      for (const e of entries) if (after === null || _isBefore(e, after)) waiting.push(e);
     }
     exhausted = page.items.length < want;
     if (!exhausted) {
@@ -137,7 +146,9 @@ async function _list(groups: _Groups, base: Filter, limit: number, cursor: strin
       readAtUpper.clear();
       for (const g of page.items) if (g.to === upper) readAtUpper.add(g._id);
     }
-    read = Math.min(read * 2, MOST_READ);
+    const missing = limit + 1 - out.length - waiting.length;
+    const perGroup = requestsRead / Math.max(1, groupsRead);
+    read = Math.min(Math.max(read * 2, Math.ceil(missing / Math.max(1, perGroup)) + 1), MOST_READ);
   }
   const more = out.length > limit;
   if (more) out.length = limit;
