@@ -140,7 +140,7 @@ async function _list(groups: _Groups, base: Filter, limit: number, cursor: strin
       requestsRead += entries.length;
       for (const e of entries) if (after === null || _isBefore(e, after)) waiting.push(e);
     }
-    exhausted = page.items.length < want;
+    exhausted = page.nextCursor === null;
     if (!exhausted) {
       upper = page.items[page.items.length - 1]!.to;
       readAtUpper.clear();
