@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import * as v from "valibot";
 import { createRequestContext, type RequestContext } from "../../../core/context.ts";
+import { newRequestId } from "../../../core/request-id.ts";
 import { CATALOG, DEFAULT_BACKOFF_AFTER_SECONDS, docsUrl, type GwCode } from "../../../core/errors/catalog.ts";
 import { CollectionsError, gwError, type Violation } from "../../../core/errors/gateway-error.ts";
 import { MAX_DETAIL, MAX_VIOLATIONS, renderError, type ProblemBody as Problem } from "../../../core/errors/render.ts";
@@ -150,7 +151,7 @@ async function problemOf(res: Response, code: GwCode, path: string): Promise<{ b
 /** A minimal context, as the dispatcher makes one. */
 function ctxFor(path = "/x", service: RequestContext["service"] = "gateway"): RequestContext {
   const url = new URL(`http://${PASSTHROUGH}${path}`);
-  const ctx = createRequestContext(new Request(url), crypto.randomUUID(), url);
+  const ctx = createRequestContext(new Request(url), newRequestId(), url);
   ctx.service = service;
   return ctx;
 }
