@@ -46,7 +46,7 @@ import type { RegulatorSimulator } from "../../adapters/regulator/simulator/serv
 import { DIRECTORY_COLLECTIONS } from "../../core/directory-store.ts";
 import { CATALOG, type CatalogEntry, type GwCode } from "../../core/errors/catalog.ts";
 import { plugins } from "../../plugins/index.ts";
-import { UUID } from "../support/assertions.ts";
+import { REQUEST_ID_UUID } from "../support/assertions.ts";
 import { ADMIN_KEY, DEMO_KEY, OTHER, PASSTHROUGH, STORED, startTestGateway, type TestGateway } from "../support/gateway.ts";
 import { callOverHttp } from "../support/over-http.ts";
 import { DEMO, STORED_DEMO, demoInvoice, startDemoSimulator, storedDemoInvoice } from "../adapters/regulator/simulator/simulator-helpers.ts";
@@ -500,7 +500,7 @@ async function expectContractAnswer(w: World, r: RouteCall, res: Response): Prom
   assert.is(problem.status, 503);
   assert.is(problem.retry?.strategy, CATALOG[code].strategy, "retry.strategy is the catalog's");
   assert.ok((r.codes ?? DEPENDENCY_503).includes(code), `${code} is one of ${(r.codes ?? DEPENDENCY_503).join(", ")}`);
-  assert.match(res.headers.get("x-request-id") ?? "", UUID);
+  assert.match(res.headers.get("x-request-id") ?? "", REQUEST_ID_UUID);
   assert.is(problem.requestId, res.headers.get("x-request-id"), "X-Request-ID equals requestId");
   const after = problem.retry?.afterSeconds ?? (CATALOG[code] as CatalogEntry).afterSeconds;
   if (after !== undefined) assert.is(res.headers.get("retry-after"), String(after), "Retry-After header with retry.afterSeconds");

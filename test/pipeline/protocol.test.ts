@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { UUID, expectProblem, expectRawProblem, until } from "../support/assertions.ts";
+import { REQUEST_ID_UUID, expectProblem, expectRawProblem, until } from "../support/assertions.ts";
 import { DEMO_KEY_HEADERS as KEY, PASSTHROUGH, gatewayTracker, rawRequest } from "../support/gateway.ts";
 import { probeHits, probePlugin } from "../support/probe-plugin.ts";
 
@@ -232,7 +232,7 @@ test("a valid caller X-Request-ID is correlation only: logged as callerRequestId
     const res = await tg.call("/probe/echo", { headers: { ...KEY, "x-request-id": caller } });
     assert.is(res.status, 200, caller);
     const id = res.headers.get("x-request-id")!;
-    assert.match(id, UUID);
+    assert.match(id, REQUEST_ID_UUID);
     assert.is.not(id, caller);
     const done = tg.logs.find((l) => l.event === "gateway_request_completed" && l.requestId === id);
     assert.is(done?.callerRequestId, caller);
@@ -240,7 +240,7 @@ test("a valid caller X-Request-ID is correlation only: logged as callerRequestId
   // On an error too: requestId (body and header) is the gateway's own.
   const err = await tg.call("/probe/echo", { headers: { "x-request-id": "caller-err-1" } });
   const body = await expectProblem(err, 401, "GW_AUTH_API_KEY_REQUIRED", "AFTER_CORRECTION");
-  assert.match(body.requestId, UUID);
+  assert.match(body.requestId, REQUEST_ID_UUID);
   const done = tg.logs.find((l) => l.event === "gateway_request_completed" && l.requestId === body.requestId);
   assert.is(done?.callerRequestId, "caller-err-1");
   await tg.close();
@@ -255,7 +255,7 @@ test("an invalid X-Request-ID gives 400 GW_REQUEST_HEADER_INVALID naming the hea
     assert.is(body.errors?.length, 1, JSON.stringify(bad));
     assert.is(body.errors[0].location, "header");
     assert.is(body.errors[0].field, "X-Request-ID");
-    assert.match(body.requestId, UUID);
+    assert.match(body.requestId, REQUEST_ID_UUID);
     if (bad.length > 3) assert.not.ok(JSON.stringify(body).includes(bad), "the rejected value is not echoed");
   }
   assert.is(probeHits.count, 0, "the handler never ran");

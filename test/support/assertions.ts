@@ -6,8 +6,11 @@
 import * as assert from "uvu/assert";
 import type { RawResponse } from "./raw-http.ts";
 
+/** A version-4 UUID, as the gateway's invoice ids are. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
 /** A version-7 UUID (its first 48 bits the time it was made), as the gateway's request ids are. */
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const REQUEST_ID_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**
  * A problem+json response: status, content type, Cache-Control no-store, body code and status,
@@ -64,7 +67,7 @@ export async function until(condition: () => boolean, timeoutMs = 3_000): Promis
  */
 export function expectContractShape(res: RawResponse, service: "gateway" | "collections", status?: number): Record<string, any> {
   if (status !== undefined) assert.is(res.status, status, "status");
-  assert.match(res.headers["x-request-id"] ?? "", UUID, "X-Request-ID is a gateway request id");
+  assert.match(res.headers["x-request-id"] ?? "", REQUEST_ID_UUID, "X-Request-ID is a gateway request id");
   const body = JSON.parse(res.body) as Record<string, any>;
   assert.is(body.requestId, res.headers["x-request-id"], "body requestId equals X-Request-ID");
   if (service === "gateway") {

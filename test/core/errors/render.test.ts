@@ -15,7 +15,7 @@ import { MAX_DETAIL, MAX_VIOLATIONS, renderError, type ProblemBody as Problem } 
 import { definePlugin } from "../../../core/plugin.ts";
 import { envelope, json } from "../../../core/respond.ts";
 import { health } from "../../../plugins/health/plugin.ts";
-import { UUID } from "../../support/assertions.ts";
+import { REQUEST_ID_UUID } from "../../support/assertions.ts";
 import { BEARER_DEMO, DEMO_KEY_HEADERS as KEY, PASSTHROUGH, startTestGateway, type TestGateway } from "../../support/gateway.ts";
 import { probePlugin } from "../../support/probe-plugin.ts";
 
@@ -116,7 +116,7 @@ async function problemOf(res: Response, code: GwCode, path: string): Promise<{ b
   assert.is(res.headers.get("content-type"), "application/problem+json", `${code} content-type`);
   assert.is(res.headers.get("cache-control"), "no-store", `${code} cache-control`);
   const rid = res.headers.get("x-request-id");
-  assert.ok(rid && UUID.test(rid), `${code} X-Request-ID is a UUID`);
+  assert.ok(rid && REQUEST_ID_UUID.test(rid), `${code} X-Request-ID is a UUID`);
   const body = JSON.parse(text) as Problem;
   assert.is(body.code, code);
   assert.is(res.status, row.status, `${code} HTTP status`);
@@ -358,7 +358,7 @@ test("every response carries X-Request-ID: a fresh UUID per request, never the c
   for (const [path, init] of calls) {
     const res = await tg.call(path, init);
     const id = res.headers.get("x-request-id");
-    assert.ok(id && UUID.test(id), `${path} → ${res.status}: X-Request-ID ${id}`);
+    assert.ok(id && REQUEST_ID_UUID.test(id), `${path} → ${res.status}: X-Request-ID ${id}`);
     assert.not.ok(seen.has(id!), "fresh per request");
     seen.add(id!);
     const text = await res.text();
@@ -460,7 +460,7 @@ async function envelopeOf(res: Response, status: number): Promise<{ requestId: s
   assert.is(res.status, status);
   assert.is(res.headers.get("content-type"), "application/json");
   const rid = res.headers.get("x-request-id");
-  assert.ok(rid && UUID.test(rid));
+  assert.ok(rid && REQUEST_ID_UUID.test(rid));
   const body = (await res.json()) as Awaited<ReturnType<typeof envelopeOf>>;
   assert.equal(Object.keys(body).sort(), ["errors", "message", "requestId", "requestTimestamp", "statusCode"]);
   assert.is(body.requestId, rid);

@@ -22,7 +22,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CATALOG, type GwCode } from "../../../core/errors/catalog.ts";
 import type { LogFields } from "../../../core/log.ts";
-import { UUID } from "../../support/assertions.ts";
+import { REQUEST_ID_UUID } from "../../support/assertions.ts";
 import { ADMIN_KEY, ALLOWLISTED_KEY, BEARER_DEMO, BEARER_OTHER, DEMO_KEY, OTHER_KEY } from "../../support/gateway.ts";
 import { rawExchange, type RawResponse } from "../../support/raw-http.ts";
 import { SUB, invoice, irnOf, startSigningHarness } from "../../plugins/signing/signing-helpers.ts";
@@ -145,7 +145,7 @@ function checkAnswers(c: FuzzCase, responses: RawResponse[], rest: string): stri
   for (const [i, r] of responses.entries()) {
     const at = `answer ${i + 1} (${r.status})`;
     const rid = r.headers["x-request-id"] ?? "";
-    if (!UUID.test(rid)) problems.push(`${at}: X-Request-ID is ${JSON.stringify(rid)}, not a gateway request id`);
+    if (!REQUEST_ID_UUID.test(rid)) problems.push(`${at}: X-Request-ID is ${JSON.stringify(rid)}, not a gateway request id`);
     if (r.status === 500) problems.push(`${at}: a 500`);
     for (const secret of SECRETS) if (r.body.includes(secret)) problems.push(`${at}: the body contains a secret`);
     if (STACK.test(r.body)) problems.push(`${at}: the body contains a stack trace`);
