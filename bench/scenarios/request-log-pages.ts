@@ -55,7 +55,7 @@ async function _run(rows: number, requests: number, progress: (line: string) => 
   const store = await createSqliteDocumentStore({ file: join(dir, "gatehouse.sqlite") });
   try {
     const started = performance.now();
-    const known = await _seed(store, rows, Date.now(), progress);
+    const known = await seedRequestLog(store, rows, Date.now(), progress);
     const seedSeconds = Math.round((performance.now() - started) / 100) / 10;
     progress(`request-log-pages: seeded ${rows} records in ${seedSeconds} s`);
     const config = testConfig({ log: { level: "silent", format: "json" }, limits: benchLimits(), stored: { processor: { enabled: false } } });
@@ -100,8 +100,11 @@ async function _run(rows: number, requests: number, progress: (line: string) => 
   }
 }
 
-/** `rows` records of business demo spread over the last 7 days, and a tenth as many of another; returns an ID of each. */
-async function _seed(store: DocumentStore, rows: number, now: number, progress: (line: string) => void): Promise<{ mine: string; other: string }> {
+/**
+ * `rows` records of business demo spread over the last 7 days, and a tenth as many of another, as
+ * the writer stores them; returns an ID of each (the dashboard-pages scenario seeds its log so too).
+ */
+export async function seedRequestLog(store: DocumentStore, rows: number, now: number, progress: (line: string) => void): Promise<{ mine: string; other: string }> {
   const groups = openRequestLogGroups(store);
   const total = rows + Math.floor(rows / 10);
   const step = Math.max(1, Math.floor((7 * 86_400_000 - 60_000) / total));
