@@ -8,6 +8,7 @@
 import { isInvalidQueryError } from "../../../adapters/ports.ts";
 import type { RequestContext } from "../../../core/context.ts";
 import type { RequestLogEntry } from "../../../core/request-log/entry.ts";
+import { requestIdTime } from "../../../core/request-id.ts";
 import { STATUS_FILTER, createRequestLog, type RequestLog, type RequestLogFilters } from "../../../core/request-log/query.ts";
 import { EMPTY, html, seeOther, segment, type SafeHtml } from "../../../core/ui/index.ts";
 import { viewing } from "../auth.ts";
@@ -37,7 +38,10 @@ export async function requestsScreen(env: DashboardEnv, log: RequestLog, ctx: Re
   if (requestId !== "") {
     const hit = REQUEST_ID.test(requestId) ? await log.find(who.business.id, requestId) : null;
     if (hit) return seeOther(ctx, env.paths.href(`/requests/${segment(hit._id)}`));
-    notice = html`<p class="flash warn" role="status">No request <code>${requestId}</code> in this business's log of the last 7 days.</p>`;
+    notice =
+      requestIdTime(requestId) === null
+        ? html`<p class="flash warn" role="status"><code>${requestId}</code> is not a Gatehouse request ID. Search by the <code>X-Request-ID</code> of the gateway's answer (a UUID whose third group starts with 7), not by an ID your software sent.</p>`
+        : html`<p class="flash warn" role="status">No request <code>${requestId}</code> in this business's log of the last 7 days.</p>`;
   }
   const page = await log
     .list(who.business.id, filters, { limit: PAGE_SIZE, cursor: cursor && CURSOR.test(cursor) ? cursor : null })

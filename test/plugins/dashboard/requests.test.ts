@@ -13,7 +13,7 @@ import { demoOwner } from "./dashboard-helpers.ts";
 const { start, closeAll } = gatewayTracker();
 test.after.each(closeAll);
 
-test("the owner lists, filters and opens the business's requests; another business's request ID is 404 and not listed", async () => {
+test("the owner lists, filters and opens the business's requests; another business's request ID is 404 and not listed; a caller's own ID is named as not the gateway's", async () => {
   const tg = await start({ patch: { requestLog: { flushMs: 3_600_000 } } });
   await callOverHttp(tg);
   const ok = await _send(tg, "/sub-businesses", DEMO_KEY);
@@ -51,6 +51,8 @@ test("the owner lists, filters and opens the business's requests; another busine
   const search = await owner.get(`/dashboard/requests?requestId=${others.id}`);
   assert.is(search.status, 200);
   assert.match(await search.text(), /No request <code>[^<]+<\/code> in this business's log/);
+  const callers = await owner.html("/dashboard/requests?requestId=my-own-correlation-id-42");
+  assert.match(callers, /<code>my-own-correlation-id-42<\/code> is not a Gatehouse request ID/, "a caller's own ID is named as such");
 });
 
 test.run();
