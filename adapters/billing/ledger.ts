@@ -28,7 +28,9 @@
  *   4. each entry moves `pending → debited | declined` (credits and reversals `→ applied`) by a
  *      compare-and-set on its own document `{ _id, state: "pending", round }`;
  *   5. once every entry of the batch was finished, the batch record is cleared (`{ _id, "batch.id" }`
- *      → null; best effort); if any finish failed, the record stays for the next writer or reader.
+ *      → null; best effort), or, when more movements already wait for this batcher, left for the
+ *      next batch's compare-and-set (step 3) to replace; if any finish failed, the record stays for
+ *      the next writer or reader.
  * Exactly once: a batch record leaves the wallet only after its entries were finished, and every
  * decision reads the entries after the wallet version it writes against, so an entry seen pending
  * then was not applied in any batch before that version, and any batch applied since changed the

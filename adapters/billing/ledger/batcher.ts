@@ -60,7 +60,7 @@ async function _drain(s: LedgerState, businessId: string, queue: LedgerQueue): P
         if (items.length >= s.maxBatch) break;
       }
       try {
-        await _applyBatch(s, businessId, items);
+        await _applyBatch(s, businessId, items, queue);
       } catch (e) {
         for (const item of items) _settle(item, null, e);
       }
@@ -75,14 +75,17 @@ async function _drain(s: LedgerState, businessId: string, queue: LedgerQueue): P
  * One batch of `items` against the wallet of `businessId` (steps 1–5 of the header). Resolves each
  * item's waiters with the entry's outcome; an item already decided elsewhere resolves as it is.
  */
-async function _applyBatch(s: LedgerState, businessId: string, items: LedgerItem[]): Promise<void> {
+async function _applyBatch(s: LedgerState, businessId: string, items: LedgerItem[], queue: LedgerQueue): Promise<void> {
   for (let step = 0; step < s.maxSteps; step++) {
     const open = items.filter((i) => !i.settled);
-    if (open.length === 0) return;
+    if (open.length === 0) return _clearFinished(s, businessId, queue);
     const wallet = await loadWallet(s, businessId);
-    if (wallet.batch || wallet.marks) await finishRecorded(s, wallet);
+    // A record this batcher left after finishing every one of its entries is replaced by this
+    // batch's wallet write below; any other record (another process's, a crashed batch's) is
+    // finished and cleared first.
+    if ((wallet.batch && wallet.batch.id !== queue.finished) || wallet.marks) await finishRecorded(s, wallet);
     const { moves, balance } = await _decide(s, wallet, open);
-    if (moves.length === 0) return;
+    if (moves.length === 0) return _clearFinished(s, businessId, queue);
     const batch: WalletBatch = { id: randomUUID(), moves: moves.map((m) => m.move) };
     const applied = await s.wallets.updateOne(
       { _id: businessId, version: wallet.version },
@@ -92,7 +95,8 @@ async function _applyBatch(s: LedgerState, businessId: string, items: LedgerItem
       },
     );
     if (!applied) continue; // another process moved the wallet: read it again and decide again
-    await _finishBatch(s, businessId, batch, moves);
+    queue.finished = null;
+    await _finishBatch(s, businessId, batch, moves, queue);
     return;
   }
   throw new DependencyUnavailableError("billing", "wallet contention: the batch could not be applied", "timeout");
@@ -126,8 +130,11 @@ async function _decide(s: LedgerState, wallet: WalletDoc, open: LedgerItem[]): P
   return { moves, balance };
 }
 
-/** Steps 4–5 after the wallet write: finish each entry, clear the batch record, settle the waiters. */
-async function _finishBatch(s: LedgerState, businessId: string, batch: WalletBatch, moves: _Decided[]): Promise<void> {
+/**
+ * Steps 4–5 after the wallet write: finish each entry, clear the batch record (or leave it for the
+ * next batch of this run to replace, when movements are already waiting), settle the waiters.
+ */
+async function _finishBatch(s: LedgerState, businessId: string, batch: WalletBatch, moves: _Decided[], queue: LedgerQueue): Promise<void> {
   const { hooks } = s;
   for (const m of moves) await hooks.afterApply?.(m.move.e);
   const finished = await Promise.allSettled(moves.map((m) => _finish(s, m.move)));
@@ -135,17 +142,27 @@ async function _finishBatch(s: LedgerState, businessId: string, batch: WalletBat
   // The record leaves the wallet only once every entry it decided is finished: an entry whose
   // finish failed (refused, or never reached the store) stays pending, and without the record
   // the next batch would decide it again and charge it twice. Left in place, the next batch
-  // or wallet() finishes it with the recorded outcome.
+  // or wallet() finishes it with the recorded outcome. When movements wait already, the next
+  // batch's wallet write replaces the finished record: one write and one commit less per batch.
   if (finished.every((r) => r.status === "fulfilled")) {
-    await s.wallets.updateOne({ _id: businessId, "batch.id": batch.id }, { $set: { batch: null } }).catch(() => {
-      // Housekeeping: the next batch or wallet() finishes (no-op) and replaces the record.
-    });
+    queue.finished = batch.id;
+    if (queue.items.size === 0) await _clearFinished(s, businessId, queue);
   }
   moves.forEach((m, i) => {
     const r = finished[i]!;
     if (r.status === "rejected") return _settle(m.item, null, r.reason);
     const state: EntryState = m.move.o === "declined" ? "declined" : m.entry.type === "debit" ? "debited" : "applied";
     _settle(m.item, { entry: { ...m.entry, state, applied: m.move.o === "applied" }, appliedByMe: true, balanceKobo: m.balanceKobo });
+  });
+}
+
+/** Clears the record of this batcher's last batch if it left one with every entry finished (best effort). */
+async function _clearFinished(s: LedgerState, businessId: string, queue: LedgerQueue): Promise<void> {
+  const id = queue.finished;
+  if (!id) return;
+  queue.finished = null;
+  await s.wallets.updateOne({ _id: businessId, "batch.id": id }, { $set: { batch: null } }).catch(() => {
+    // Housekeeping: the next batch or wallet() finishes (no-op) and replaces the record.
   });
 }
 

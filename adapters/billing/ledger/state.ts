@@ -47,6 +47,11 @@ export interface LedgerItem {
 export interface LedgerQueue {
   items: Map<string, LedgerItem>;
   running: boolean;
+  /**
+   * The id of this batcher's last batch whose entries were all finished and whose record was left
+   * on the wallet for the next batch of the same run to replace (null: none).
+   */
+  finished?: string | null;
 }
 
 export interface LedgerState {
