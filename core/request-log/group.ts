@@ -2,7 +2,7 @@
  * How the request log is stored (docs/dashboard.md "Request log", docs/decisions.md "Request log:
  * groups, not a row per request"): one document per **group** — the requests of one flush that
  * share a business, a status, a code, a route and a second of their end time — with the rest of
- * each request as one line of tab-separated fields in a text field (`rows`). A flush of 500 pings
+ * each request as one line of space-separated fields in a text field (`rows`). A flush of 500 pings
  * is one document, not 500, so the log's write cost per request falls with traffic; one text
  * rather than arrays keeps the document a handful of JSON tokens for the engine to parse and index.
  * A filter of the dashboard (status, code, route, or two of them) names group fields, so it is one
@@ -39,9 +39,9 @@ export interface RequestLogGroup extends Doc {
   n: number;
   /**
    * One line per request, in the order they ended, each `id atMs durationUs method path query host
-   * credentialId` separated by tabs: `atMs` the ms of its end into the group's second (`from`
+   * credentialId` separated by spaces: `atMs` the ms of its end into the group's second (`from`
    * rounded down to a second), `durationUs` whole µs, "" for no query or no credential. No field can
-   * hold a tab or a line break (`_append` says why).
+   * hold a space or a line break (`_append` says why): the text needs one JSON escape per line.
    */
   rows: string;
   expiresAt: number;
@@ -102,12 +102,12 @@ export function entriesOf(g: RequestLogGroup): RequestLogEntry[] {
   return g.rows.split("\n").map((line) => _entry(g, line));
 }
 
-/** The group's request with this ID (a gateway request ID: no tab, no line break), or null. */
+/** The group's request with this ID (a gateway request ID: no space, no line break), or null. */
 export function findInGroup(g: RequestLogGroup, requestId: string): RequestLogEntry | null {
   if (typeof g.rows !== "string") return null;
   let start = 0;
-  if (!g.rows.startsWith(`${requestId}\t`)) {
-    const line = g.rows.indexOf(`\n${requestId}\t`);
+  if (!g.rows.startsWith(`${requestId} `)) {
+    const line = g.rows.indexOf(`\n${requestId} `);
     if (line < 0) return null;
     start = line + 1;
   }
@@ -166,11 +166,12 @@ function _newGroup(p: PendingRequest, at: number, retentionMs: number): RequestL
  * Adds a request, redacted (its path and query through ./entry.ts's rules). Its end time is written
  * as ms into the group's second, its duration in whole µs: small integers, quick to write. The ID (a
  * UUID), the numbers, the redacted query, the method (an HTTP token), the host (an approved domain)
- * and the credential id cannot hold a tab or a line break; the path is cleaned regardless.
+ * and the credential id cannot hold a space or a line break; nor can a URL's path, which is
+ * percent-encoded regardless.
  */
 function _append(b: _Building, p: PendingRequest, at: number, retentionMs: number): void {
   const offset = at - b.second * GROUP_SPAN_MS;
-  b.lines.push(`${p.requestId}\t${offset}\t${Math.round(p.durationMs * 1000)}\t${p.method}\t${_field(safePath(p.path))}\t${safeQuery(p.search) ?? ""}\t${p.host}\t${p.credentialId ?? ""}`);
+  b.lines.push(`${p.requestId} ${offset} ${Math.round(p.durationMs * 1000)} ${p.method} ${_field(safePath(p.path))} ${safeQuery(p.search) ?? ""} ${p.host} ${p.credentialId ?? ""}`);
   const g = b.group;
   if (at < g.from) g.from = at;
   if (at > g.to) {
@@ -182,7 +183,7 @@ function _append(b: _Building, p: PendingRequest, at: number, retentionMs: numbe
 }
 
 function _entry(g: RequestLogGroup, line: string): RequestLogEntry {
-  const f = line.split("\t");
+  const f = line.split(" ");
   const at = Math.floor(g.from / GROUP_SPAN_MS) * GROUP_SPAN_MS + Number(f[1]);
   return {
     _id: f[0]!,
@@ -202,10 +203,10 @@ function _entry(g: RequestLogGroup, line: string): RequestLogEntry {
   };
 }
 
-/** A field as it goes into a line: a tab or a line break (none is expected) becomes a space. */
+/** A path as it goes into a line: a space or a line break (a URL's path has none) percent-encoded. */
 function _field(value: string): string {
-  return LINE_BREAKING.test(value) ? value.replace(LINE_BREAKING_ALL, " ") : value;
+  return SEPARATORS.test(value) ? value.replace(SEPARATORS_ALL, (c) => encodeURIComponent(c)) : value;
 }
 
-const LINE_BREAKING = /[\t\r\n]/;
-const LINE_BREAKING_ALL = /[\t\r\n]/g;
+const SEPARATORS = /[ \r\n]/;
+const SEPARATORS_ALL = /[ \r\n]/g;

@@ -11,7 +11,7 @@ import { v7 } from "uuid";
 import { isInvalidQueryError } from "../../adapters/ports.ts";
 import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import type { PendingRequest, RequestLogEntry } from "../../core/request-log/entry.ts";
-import { GROUP_SPAN_MS, groupRequests, openRequestLogGroups } from "../../core/request-log/group.ts";
+import { GROUP_SPAN_MS, entriesOf, groupRequests, openRequestLogGroups } from "../../core/request-log/group.ts";
 import { createRequestLog, type RequestLogFilters } from "../../core/request-log/query.ts";
 
 const DAY = 86_400_000;
@@ -30,6 +30,11 @@ test("a flush's requests of one kind are one group; kinds, seconds and the size 
   const [first] = split;
   assert.equal([first!.from, first!.to, first!.expiresAt], [T0, T0 + 2, T0 + 2 + 7 * DAY]);
   assert.is(first!.startMin, T0 - 40, "the earliest start, read from the request IDs");
+
+  // A path can hold no separator of the lines (a URL's cannot): one that did would come back percent-encoded.
+  const odd = { ..._pending({ at: T0 }), path: "/a b\nc", search: "?limit=5" };
+  const [back] = entriesOf(groupRequests([odd], 7 * DAY, 500)[0]!);
+  assert.equal([back!.path, back!.query, back!.method, back!.host, back!.credentialId, back!.durationMs], ["/a%20b%0Ac", "?limit=5", "GET", "passthrough.demo.localhost", "demo-primary", 40]);
 });
 
 test("lists merge overlapping groups newest first and page through them without loss or repeat, with each filter and pair", async () => {
