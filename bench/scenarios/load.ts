@@ -235,10 +235,10 @@ function _requestLogCost(scenario: string, rows: readonly ScenarioResult[]): str
 /**
  * The request log's cost measured again in BENCH_LOG_PAIRS (default 4, rounded up to even) pairs in
  * alternating order (off then on, then on then off: "ABBA"), each leg BENCH_LOG_PAIR_SECONDS (default
- * 5) of the scenario's load. One row of each is too noisy for a cost of a few µs (±10 µs per request
- * between two rows of the same server), and a leg's cost depends on its place in a pair (measured:
- * the second leg cost up to 20 µs more, either server); the mean over pairs of both orders cancels
- * the place.
+ * 5) of the scenario's load: the mean over pairs of both orders cancels a leg's place in its pair.
+ * On a shared machine even this moves by tens of µs per request (docs/bench.md "Request log": with
+ * the log's writes discarded, pairs of −1 to +73 µs); a cost of a few µs is read off the gateway's
+ * CPU profile instead (`--profile`, then bench/profile-share.ts).
  */
 async function _requestLogPairs(scenario: LoadScenario, off: Listening, on: Listening, settings: BenchSettings, progress: (line: string) => void): Promise<string> {
   const pairs = Math.ceil(envInt(process.env.BENCH_LOG_PAIRS, 4, 1, "BENCH_LOG_PAIRS") / 2) * 2;
