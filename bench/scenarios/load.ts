@@ -235,14 +235,15 @@ function _requestLogCost(scenario: string, rows: readonly ScenarioResult[]): str
 /**
  * The request log's cost measured again in BENCH_LOG_PAIRS (default 4, rounded up to even) pairs in
  * alternating order (off then on, then on then off: "ABBA"), each leg BENCH_LOG_PAIR_SECONDS (default
- * 5) of the scenario's load: the mean over pairs of both orders cancels a leg's place in its pair.
+ * 5; with `--quick`, 2 pairs of 1 s) of the scenario's load: the mean over pairs of both orders cancels a leg's place in its pair.
  * On a shared machine even this moves by tens of µs per request (docs/bench.md "Request log": with
  * the log's writes discarded, pairs of −1 to +73 µs); a cost of a few µs is read off the gateway's
  * CPU profile instead (`--profile`, then bench/profile-share.ts).
  */
 async function _requestLogPairs(scenario: LoadScenario, off: Listening, on: Listening, settings: BenchSettings, progress: (line: string) => void): Promise<string> {
-  const pairs = Math.ceil(envInt(process.env.BENCH_LOG_PAIRS, 4, 1, "BENCH_LOG_PAIRS") / 2) * 2;
-  const seconds = envInt(process.env.BENCH_LOG_PAIR_SECONDS, 5, 1, "BENCH_LOG_PAIR_SECONDS");
+  // `--quick` (a smoke check of ≤ 60 s in all): two pairs of the quick duration.
+  const pairs = Math.ceil(envInt(process.env.BENCH_LOG_PAIRS, settings.quick ? 2 : 4, 1, "BENCH_LOG_PAIRS") / 2) * 2;
+  const seconds = envInt(process.env.BENCH_LOG_PAIR_SECONDS, settings.quick ? Math.max(1, Math.ceil(settings.duration)) : 5, 1, "BENCH_LOG_PAIR_SECONDS");
   const leg = async (server: Listening): Promise<number> => {
     const pid = server.child.pid!;
     const before = processCpuMs(pid);
