@@ -3,11 +3,22 @@
  * each page fetched `requests` times in a row over one keep-alive connection after 3 warm-up
  * fetches, its wall-time percentiles and this process's CPU per request (gateway and client share
  * the process: steadier than wall time on a loaded machine), and the scenario's table row for the
- * page with the worst p99.
+ * page with the worst p99. `runPageBench` is the scenarios' common frame: a seeded SQLite file in a
+ * temporary folder, the full gateway on it, a signed-in keep-alive connection, every page timed.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Secret, TOTP } from "otpauth";
-import { request, type Agent } from "undici";
+import { Agent, request } from "undici";
+import { createSqliteDocumentStore } from "../adapters/document-store/sqlite/store.ts";
+import type { DocumentStore } from "../adapters/ports.ts";
+import { composeGateway } from "../boot/compose.ts";
+import { createLogger } from "../core/log.ts";
+import { serveGateway } from "../core/server.ts";
+import { testConfig } from "../test/support/gateway.ts";
 import type { ScenarioResult } from "./run.ts";
+import { benchLimits } from "./servers/common.ts";
 
 /** The p99 goal of every page scenario (issues 27 and 28), ms. */
 export const PAGE_GOAL_MS = 50;
@@ -113,4 +124,55 @@ export async function signInDashboard(base: string, agent: Agent, host: string, 
 
 function _tenth(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+/** A page scenario: what to seed, how to sign in, which pages to time. */
+export interface PageBench<T> {
+  scenario: string;
+  /** Fills the store; `seeded` names what for the progress line, `known` goes to `pages`. */
+  seed(store: DocumentStore): Promise<{ seeded: string; known: T }>;
+  /** Signs in on the connection; the session cookie. */
+  signIn(base: string, agent: Agent): Promise<string>;
+  /** The Host header of every page. */
+  host: string;
+  /** The pages, each a path or [path, status it must answer]; `get` fetches a page's body once. */
+  pages(known: T, get: (path: string) => Promise<string>): Promise<ReadonlyArray<string | readonly [string, number]>>;
+  requests: number;
+  progress: (line: string) => void;
+}
+
+/** Seeds, starts the gateway, signs in and times every page; problems are pages that failed. */
+export async function runPageBench<T>(b: PageBench<T>): Promise<{ seedSeconds: number; pages: PageResult[]; problems: string[] }> {
+  const dir = mkdtempSync(join(tmpdir(), `gatehouse-${b.scenario}-`));
+  const store = await createSqliteDocumentStore({ file: join(dir, "gatehouse.sqlite") });
+  try {
+    const started = performance.now();
+    const { seeded, known } = await b.seed(store);
+    const seedSeconds = Math.round((performance.now() - started) / 100) / 10;
+    b.progress(`${b.scenario}: seeded ${seeded} in ${seedSeconds} s`);
+    const config = testConfig({ log: { level: "silent", format: "json" }, limits: benchLimits(), stored: { processor: { enabled: false } } });
+    const log = createLogger({ level: "silent", sink: () => {} });
+    const gateway = await composeGateway(config, { log, ports: { documentStore: store } });
+    const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
+    const agent = new Agent({ connections: 1 });
+    try {
+      const cookie = await b.signIn(server.url, agent);
+      const headers = { host: b.host, cookie };
+      const get = async (path: string) => (await request(server.url + path, { headers, dispatcher: agent })).body.text();
+      const pages: PageResult[] = [];
+      const problems: string[] = [];
+      for (const page of await b.pages(known, get)) {
+        const [path, expected] = typeof page === "string" ? [page, 200] : page;
+        const r = await measurePage({ base: server.url, agent, headers, expected }, path, b.requests).catch((e: Error) => (problems.push(`${b.scenario}: ${e.message}`), null));
+        if (r) pages.push(r);
+      }
+      return { seedSeconds, pages, problems };
+    } finally {
+      await agent.close();
+      await server.drain("bench");
+    }
+  } finally {
+    await store.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

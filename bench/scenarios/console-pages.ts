@@ -12,22 +12,15 @@
  * sequential requests on one keep-alive connection with a signed-in operator's cookie; a page that
  * does not answer 200 is a problem.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Agent, request } from "undici";
-import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
-import { composeGateway } from "../../boot/compose.ts";
-import { createLogger } from "../../core/log.ts";
-import { serveGateway } from "../../core/server.ts";
-import { DEAD_LETTERS_COLLECTION } from "../../adapters/alerts/types.ts";
+import { request, type Agent } from "undici";
 import type { LetterDoc } from "../../adapters/alerts/state.ts";
+import { DEAD_LETTERS_COLLECTION } from "../../adapters/alerts/types.ts";
+import type { DocumentStore } from "../../adapters/ports.ts";
 import { openStoredInvoices, type InvoiceDoc } from "../../plugins/invoice/stored-invoices.ts";
-import { ADMIN_KEY, STORED, testConfig } from "../../test/support/gateway.ts";
+import { ADMIN_KEY, STORED } from "../../test/support/gateway.ts";
 import { envInt } from "../report.ts";
-import { measurePage, pageNotes, worstPageResult, type PageResult } from "../page-timing.ts";
+import { pageNotes, runPageBench, worstPageResult } from "../page-timing.ts";
 import type { BenchScenario } from "../run.ts";
-import { benchLimits } from "../servers/common.ts";
 
 const BATCH = 1000;
 const PAGES = [
@@ -62,37 +55,20 @@ export const consolePagesScenario: BenchScenario = {
 
 // --- Internal helpers ---
 
-async function _run(count: number, frozen: number, letters: number, requests: number, progress: (line: string) => void): Promise<{ seedSeconds: number; pages: PageResult[]; problems: string[] }> {
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-console-bench-"));
-  const store = await createSqliteDocumentStore({ file: join(dir, "gatehouse.sqlite") });
-  try {
-    const started = performance.now();
-    await _seed(store, count, frozen, Date.now(), progress);
-    await _seedLetters(store, letters, Date.now());
-    const seedSeconds = Math.round((performance.now() - started) / 100) / 10;
-    progress(`console-pages: seeded ${count} invoices (${frozen} frozen) and ${letters} dead letters in ${seedSeconds} s`);
-    const config = testConfig({ log: { level: "silent", format: "json" }, limits: benchLimits(), stored: { processor: { enabled: false } } });
-    const log = createLogger({ level: "silent", sink: () => {} });
-    const gateway = await composeGateway(config, { log, ports: { documentStore: store } });
-    const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
-    const agent = new Agent({ connections: 1 });
-    try {
-      const cookie = await _signIn(server.url, agent);
-      const pages: PageResult[] = [];
-      const problems: string[] = [];
-      for (const path of PAGES) {
-        const r = await measurePage({ base: server.url, agent, headers: { host: "localhost", cookie } }, path, requests).catch((e: Error) => (problems.push(`console-pages: ${e.message}`), null));
-        if (r) pages.push(r);
-      }
-      return { seedSeconds, pages, problems };
-    } finally {
-      await agent.close();
-      await server.drain("bench");
-    }
-  } finally {
-    await store.close().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  }
+function _run(count: number, frozen: number, letters: number, requests: number, progress: (line: string) => void) {
+  return runPageBench({
+    scenario: "console-pages",
+    host: "localhost",
+    requests,
+    progress,
+    async seed(store) {
+      await _seed(store, count, frozen, Date.now(), progress);
+      await _seedLetters(store, letters, Date.now());
+      return { seeded: `${count} invoices (${frozen} frozen) and ${letters} dead letters`, known: null };
+    },
+    signIn: _signIn,
+    pages: async () => PAGES,
+  });
 }
 
 async function _signIn(base: string, agent: Agent): Promise<string> {
@@ -116,7 +92,7 @@ async function _signIn(base: string, agent: Agent): Promise<string> {
  */
 export const seedBenchInvoices = (...args: Parameters<typeof _seed>): Promise<void> => _seed(...args);
 
-async function _seed(store: Awaited<ReturnType<typeof createSqliteDocumentStore>>, count: number, frozen: number, now: number, progress: (line: string) => void): Promise<void> {
+async function _seed(store: DocumentStore, count: number, frozen: number, now: number, progress: (line: string) => void): Promise<void> {
   const invoices = openStoredInvoices(store);
   const every = Math.max(1, Math.floor(count / frozen));
   const step = Math.floor((90 * 86_400_000) / count);
@@ -129,7 +105,7 @@ async function _seed(store: Awaited<ReturnType<typeof createSqliteDocumentStore>
 }
 
 /** `count` dead-lettered alerts over the last 30 days, one in ten replayed. */
-async function _seedLetters(store: Awaited<ReturnType<typeof createSqliteDocumentStore>>, count: number, now: number): Promise<void> {
+async function _seedLetters(store: DocumentStore, count: number, now: number): Promise<void> {
   const letters = store.collection<LetterDoc>(DEAD_LETTERS_COLLECTION, { indexes: [{ fields: ["deadAtMs"] }, { fields: ["status", "deadAtMs"] }] });
   const step = Math.floor((30 * 86_400_000) / Math.max(1, count));
   for (let b = 0; b < count; b += BATCH) {

@@ -15,22 +15,13 @@
  * shares the cores); a page that does not answer 200 is a problem.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Agent, request } from "undici";
-import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
-import { composeGateway } from "../../boot/compose.ts";
-import { createLogger } from "../../core/log.ts";
-import { serveGateway } from "../../core/server.ts";
+import type { DocumentStore } from "../../adapters/ports.ts";
 import { hashPassword } from "../../plugins/dashboard/passwords.ts";
 import { createUserStore } from "../../plugins/dashboard/users.ts";
 import { openStoredInvoices, type InvoiceDoc } from "../../plugins/invoice/stored-invoices.ts";
-import { testConfig } from "../../test/support/gateway.ts";
 import { envInt } from "../report.ts";
-import { measurePage, pageNotes, signInDashboard, worstPageResult, type PageResult } from "../page-timing.ts";
+import { pageNotes, runPageBench, signInDashboard, worstPageResult } from "../page-timing.ts";
 import type { BenchScenario } from "../run.ts";
-import { benchLimits } from "../servers/common.ts";
 import { seedBenchInvoices } from "./console-pages.ts";
 import { seedRequestLog } from "./request-log-pages.ts";
 
@@ -51,26 +42,23 @@ export const dashboardPagesScenario: BenchScenario = {
 
 // --- Internal helpers ---
 
-async function _run(count: number, logRows: number, requests: number, progress: (line: string) => void): Promise<{ seedSeconds: number; pages: PageResult[]; problems: string[] }> {
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-dashboard-bench-"));
-  const store = await createSqliteDocumentStore({ file: join(dir, "gatehouse.sqlite") });
-  try {
-    const started = performance.now();
-    await seedBenchInvoices(store, count, Math.max(1, Math.floor(count / 10)), Date.now(), progress);
-    const newest = await _newestWithUuid(store);
-    if (logRows > 0) await seedRequestLog(store, logRows, Date.now(), progress);
-    await createUserStore(store, Date.now).create({ businessId: "demo", email: USER.email, name: "Bench owner", role: "owner", status: "active", password: await hashPassword(USER.password), invitedBy: null, totpSecret: USER.totpSecret });
-    const seedSeconds = Math.round((performance.now() - started) / 100) / 10;
-    progress(`dashboard-pages: seeded ${count} invoices and ${logRows} request-log records in ${seedSeconds} s`);
-    const config = testConfig({ log: { level: "silent", format: "json" }, limits: benchLimits(), stored: { processor: { enabled: false } } });
-    const log = createLogger({ level: "silent", sink: () => {} });
-    const gateway = await composeGateway(config, { log, ports: { documentStore: store } });
-    const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
-    const agent = new Agent({ connections: 1 });
-    try {
-      const cookie = await signInDashboard(server.url, agent, "localhost", USER);
+function _run(count: number, logRows: number, requests: number, progress: (line: string) => void) {
+  return runPageBench({
+    scenario: "dashboard-pages",
+    host: "localhost",
+    requests,
+    progress,
+    async seed(store) {
+      await seedBenchInvoices(store, count, Math.max(1, Math.floor(count / 10)), Date.now(), progress);
+      const newest = await _newestWithUuid(store);
+      if (logRows > 0) await seedRequestLog(store, logRows, Date.now(), progress);
+      await createUserStore(store, Date.now).create({ businessId: "demo", email: USER.email, name: "Bench owner", role: "owner", status: "active", password: await hashPassword(USER.password), invitedBy: null, totpSecret: USER.totpSecret });
+      return { seeded: `${count} invoices and ${logRows} request-log records`, known: newest };
+    },
+    signIn: (base, agent) => signInDashboard(base, agent, "localhost", USER),
+    async pages(newest) {
       const from = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
-      const pages = [
+      return [
         "/dashboard/invoices",
         "/dashboard/invoices?status=frozen",
         "/dashboard/invoices?subBusinessId=sub-3",
@@ -80,25 +68,12 @@ async function _run(count: number, logRows: number, requests: number, progress: 
         "/dashboard/keys",
         "/dashboard/requests",
       ];
-      const results: PageResult[] = [];
-      const problems: string[] = [];
-      for (const path of pages) {
-        const r = await measurePage({ base: server.url, agent, headers: { host: "localhost", cookie } }, path, requests).catch((e: Error) => (problems.push(`dashboard-pages: ${e.message}`), null));
-        if (r) results.push(r);
-      }
-      return { seedSeconds, pages: results, problems };
-    } finally {
-      await agent.close();
-      await server.drain("bench");
-    }
-  } finally {
-    await store.close().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  }
+    },
+  });
 }
 
 /** The newest seeded invoice again under a UUID id (invoice ids are UUIDs; the seeding's are not). */
-async function _newestWithUuid(store: Awaited<ReturnType<typeof createSqliteDocumentStore>>): Promise<string> {
+async function _newestWithUuid(store: DocumentStore): Promise<string> {
   const invoices = openStoredInvoices(store);
   const newest = (await invoices.find({ businessId: "demo" }, { sort: [{ field: "createdAtMs", direction: -1 }], limit: 1 })).items[0]!;
   const at = new Date().toISOString();

@@ -13,24 +13,14 @@
  * 401), 2 % 5xx; eight routes and unmatched paths. Each page: 3 warm-up requests, then REQLOG_BENCH_REQUESTS (default 30) sequential requests
  * on one keep-alive connection with the demo owner's session (password and TOTP sign-in).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Agent, request } from "undici";
 import { v7 } from "uuid";
-import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
 import type { DocumentStore } from "../../adapters/ports.ts";
-import { composeGateway } from "../../boot/compose.ts";
-import { createLogger } from "../../core/log.ts";
 import type { PendingRequest } from "../../core/request-log/entry.ts";
 import { groupRequests, openRequestLogGroups } from "../../core/request-log/group.ts";
-import { serveGateway } from "../../core/server.ts";
 import { DEMO_OWNER } from "../../plugins/dashboard/demo-owner.ts";
-import { testConfig } from "../../test/support/gateway.ts";
 import { envInt } from "../report.ts";
-import { measurePage, pageNotes, signInDashboard, worstPageResult, type PageResult } from "../page-timing.ts";
+import { pageNotes, runPageBench, signInDashboard, worstPageResult } from "../page-timing.ts";
 import type { BenchScenario } from "../run.ts";
-import { benchLimits } from "../servers/common.ts";
 
 const BATCH = 5_000;
 const HOST = "passthrough.demo.localhost";
@@ -50,54 +40,34 @@ export const requestLogPagesScenario: BenchScenario = {
 
 // --- Internal helpers ---
 
-async function _run(rows: number, requests: number, progress: (line: string) => void): Promise<{ seedSeconds: number; pages: PageResult[]; problems: string[] }> {
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-reqlog-bench-"));
-  const store = await createSqliteDocumentStore({ file: join(dir, "gatehouse.sqlite") });
-  try {
-    const started = performance.now();
-    const known = await seedRequestLog(store, rows, Date.now(), progress);
-    const seedSeconds = Math.round((performance.now() - started) / 100) / 10;
-    progress(`request-log-pages: seeded ${rows} records in ${seedSeconds} s`);
-    const config = testConfig({ log: { level: "silent", format: "json" }, limits: benchLimits(), stored: { processor: { enabled: false } } });
-    const log = createLogger({ level: "silent", sink: () => {} });
-    const gateway = await composeGateway(config, { log, ports: { documentStore: store } });
-    const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
-    const agent = new Agent({ connections: 1 });
-    try {
-      const cookie = await signInDashboard(server.url, agent, HOST, DEMO_OWNER);
-      const first = await _get(server.url, agent, cookie, "/dashboard/requests");
-      const next = /href="([^"]+)" rel="next"/.exec(first.body)?.[1]?.replace(/&amp;/g, "&");
+function _run(rows: number, requests: number, progress: (line: string) => void) {
+  return runPageBench({
+    scenario: "request-log-pages",
+    host: HOST,
+    requests,
+    progress,
+    seed: async (store) => ({ seeded: `${rows} records`, known: await seedRequestLog(store, rows, Date.now(), progress) }),
+    signIn: (base, agent) => signInDashboard(base, agent, HOST, DEMO_OWNER),
+    async pages(known, get) {
+      const next = /href="([^"]+)" rel="next"/.exec(await get("/dashboard/requests"))?.[1]?.replace(/&amp;/g, "&");
       // Each page with the status it must answer (a request ID of this business redirects to its page;
       // another business's is not found).
-      const pages: Array<[string, number]> = [
-        ["/dashboard/requests", 200],
-        ...(next ? [[next, 200] as [string, number]] : []),
-        ["/dashboard/requests?status=5xx", 200],
-        ["/dashboard/requests?status=404", 200],
-        ["/dashboard/requests?code=GW_API_KEY_INVALID", 200],
-        ["/dashboard/requests?route=%2Finvoices%2F%3Airn%2Ftransmit", 200],
-        ["/dashboard/requests?route=unmatched", 200],
-        ["/dashboard/requests?status=5xx&route=%2Fwallet", 200],
-        ["/dashboard/requests?status=503&route=%2Fsub-businesses", 200],
+      return [
+        "/dashboard/requests",
+        ...(next ? [next] : []),
+        "/dashboard/requests?status=5xx",
+        "/dashboard/requests?status=404",
+        "/dashboard/requests?code=GW_API_KEY_INVALID",
+        "/dashboard/requests?route=%2Finvoices%2F%3Airn%2Ftransmit",
+        "/dashboard/requests?route=unmatched",
+        "/dashboard/requests?status=5xx&route=%2Fwallet",
+        "/dashboard/requests?status=503&route=%2Fsub-businesses",
         [`/dashboard/requests?requestId=${known.mine}`, 303],
-        [`/dashboard/requests/${known.mine}`, 200],
+        `/dashboard/requests/${known.mine}`,
         [`/dashboard/requests/${known.other}`, 404],
-      ];
-      const results: PageResult[] = [];
-      const problems: string[] = [];
-      for (const [path, status] of pages) {
-        const r = await measurePage({ base: server.url, agent, headers: { host: HOST, cookie }, expected: status }, path, requests).catch((e: Error) => (problems.push(`request-log-pages: ${e.message}`), null));
-        if (r) results.push(r);
-      }
-      return { seedSeconds, pages: results, problems };
-    } finally {
-      await agent.close();
-      await server.drain("bench");
-    }
-  } finally {
-    await store.close().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  }
+      ] as const;
+    },
+  });
 }
 
 /**
@@ -159,10 +129,5 @@ function _pending(i: number, at: number, businessId: string): PendingRequest {
     host: HOST,
     credentialId: status === 401 ? null : "demo-primary",
   };
-}
-
-async function _get(base: string, agent: Agent, cookie: string, path: string): Promise<{ status: number; body: string }> {
-  const res = await request(base + path, { headers: { host: HOST, cookie }, dispatcher: agent });
-  return { status: res.statusCode, body: await res.body.text() };
 }
 
