@@ -14,13 +14,13 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { suite, test } from "uvu";
+import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createLogger } from "../../../core/log.ts";
 import { serveGateway, type RunningServer } from "../../../core/server.ts";
 import { DEMO_RAW } from "../../support/gateway.ts";
 import { httpCall } from "../../support/raw-http.ts";
-import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
+import { CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot, withBrowser } from "../../support/browser.ts";
 import { freePort } from "../../support/ports.ts";
 import {
   BEARER_DEMO,
@@ -47,16 +47,7 @@ interface Tx {
   bankTransfer?: { accountNumber: string };
 }
 
-const missing = await browserMissing();
-if (missing) {
-  if (process.env.CI === "true") throw new Error(`[browser checkout-transfer] ${missing}; CI=true so this is a failure, not a skip`);
-  process.stdout.write(`SKIPPED browser checkout-transfer: ${missing}\n`);
-  const s = suite("browser checkout-transfer");
-  s.skip(`browser checkout-transfer (${missing})`, () => {});
-  s.run();
-} else {
-  await run();
-}
+await withBrowser("browser checkout-transfer", run);
 
 async function run(): Promise<void> {
   const { chromium } = await import("playwright-core");

@@ -15,7 +15,7 @@
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import type { AlertChannel } from "../../../adapters/ports.ts";
-import { suite, test } from "uvu";
+import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createLogger } from "../../../core/log.ts";
 import { serveGateway } from "../../../core/server.ts";
@@ -24,7 +24,7 @@ import { openStoredInvoices, type InvoiceDoc } from "../../../plugins/invoice/st
 import { startReceiver } from "../../adapters/alerts/alert-helpers.ts";
 import { OPERATOR_KEY, VIEWER_KEY, VIEWER_PATCH } from "../../plugins/console/console-helpers.ts";
 import { expectProblem, invoice, startSigningHarness } from "../../plugins/signing/signing-helpers.ts";
-import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
+import { CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot, withBrowser } from "../../support/browser.ts";
 import { freePort } from "../../support/ports.ts";
 
 const SHOTS = [
@@ -40,16 +40,7 @@ const SHOTS = [
   "console-audit.png",
 ];
 
-const missing = await browserMissing();
-if (missing) {
-  if (process.env.CI === "true") throw new Error(`[browser console] ${missing}; CI=true so this is a failure, not a skip`);
-  process.stdout.write(`SKIPPED browser console: ${missing}\n`);
-  const s = suite("browser console");
-  s.skip(`browser console (${missing})`, () => {});
-  s.run();
-} else {
-  await run();
-}
+await withBrowser("browser console", run);
 
 async function run(): Promise<void> {
   const { chromium } = await import("playwright-core");

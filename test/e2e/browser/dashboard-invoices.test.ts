@@ -13,28 +13,19 @@
  */
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { suite, test } from "uvu";
+import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { hashPassword } from "../../../plugins/dashboard/passwords.ts";
 import { createUserStore } from "../../../plugins/dashboard/users.ts";
 import { totpCode } from "../../plugins/dashboard/dashboard-helpers.ts";
 import { qrMaterial } from "../../plugins/dashboard/data-helpers.ts";
 import { STORED_BUSINESS, SUB, accepted, intakeInvoice, startStoredHarness } from "../../plugins/stored-processing/stored-helpers.ts";
-import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
+import { CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot, withBrowser } from "../../support/browser.ts";
 
 const SHOTS = ["dashboard-invoices.png", "dashboard-invoice.png"];
 const USER = { email: "dev@stored.example.test", password: "stored developer 0001", totpSecret: "KRSXG5CTMVRXEZLUKRSXG5CTMVRXEZLU" };
 
-const missing = await browserMissing();
-if (missing) {
-  if (process.env.CI === "true") throw new Error(`[browser dashboard invoices] ${missing}; CI=true so this is a failure, not a skip`);
-  process.stdout.write(`SKIPPED browser dashboard invoices: ${missing}\n`);
-  const s = suite("browser dashboard invoices");
-  s.skip(`browser dashboard invoices (${missing})`, () => {});
-  s.run();
-} else {
-  await run();
-}
+await withBrowser("browser dashboard invoices", run);
 
 async function run(): Promise<void> {
   const { chromium } = await import("playwright-core");

@@ -11,27 +11,18 @@
  */
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { suite, test } from "uvu";
+import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { verifyWebhook } from "../../../client/webhooks.ts";
 import { DEMO_OWNER } from "../../../plugins/dashboard/demo-owner.ts";
 import { totpCode } from "../../plugins/dashboard/dashboard-helpers.ts";
-import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
+import { CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot, withBrowser } from "../../support/browser.ts";
 import { startTestGateway } from "../../support/gateway.ts";
 import { eventually, startWebhookReceiver } from "../../support/webhook-receiver.ts";
 
 const SHOTS = ["dashboard-webhooks-endpoint.png", "dashboard-webhooks-delivery.png", "dashboard-webhooks-log.png"];
 
-const missing = await browserMissing();
-if (missing) {
-  if (process.env.CI === "true") throw new Error(`[browser dashboard webhooks] ${missing}; CI=true so this is a failure, not a skip`);
-  process.stdout.write(`SKIPPED browser dashboard webhooks: ${missing}\n`);
-  const s = suite("browser dashboard webhooks");
-  s.skip(`browser dashboard webhooks (${missing})`, () => {});
-  s.run();
-} else {
-  await run();
-}
+await withBrowser("browser dashboard webhooks", run);
 
 async function run(): Promise<void> {
   const { chromium } = await import("playwright-core");

@@ -12,25 +12,16 @@
  */
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { suite, test } from "uvu";
+import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DEMO_OWNER } from "../../../plugins/dashboard/demo-owner.ts";
 import { mailedLink, totpCode } from "../../plugins/dashboard/dashboard-helpers.ts";
-import { browserMissing, CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot } from "../../support/browser.ts";
+import { CHROMIUM, CHROMIUM_ARGS, screenshotsDir, shot, withBrowser } from "../../support/browser.ts";
 import { DEMO_KEY, PASSTHROUGH, startTestGateway } from "../../support/gateway.ts";
 
 const SHOTS = ["dashboard-sign-in.png", "dashboard-home.png", "dashboard-team.png", "dashboard-two-factor.png", "dashboard-recovery-codes.png", "dashboard-key-created.png", "dashboard-keys.png", "dashboard-request.png"];
 
-const missing = await browserMissing();
-if (missing) {
-  if (process.env.CI === "true") throw new Error(`[browser dashboard] ${missing}; CI=true so this is a failure, not a skip`);
-  process.stdout.write(`SKIPPED browser dashboard: ${missing}\n`);
-  const s = suite("browser dashboard");
-  s.skip(`browser dashboard (${missing})`, () => {});
-  s.run();
-} else {
-  await run();
-}
+await withBrowser("browser dashboard", run);
 
 async function run(): Promise<void> {
   const { chromium } = await import("playwright-core");
