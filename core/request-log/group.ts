@@ -83,11 +83,12 @@ export function groupRequests(pending: readonly PendingRequest[], retentionMs: n
     const at = Math.round(p.at);
     const second = Math.floor(at / GROUP_SPAN_MS);
     // Requests in a row are mostly of one kind: the previous request's group is checked first.
-    let b: _Building | undefined = last !== null && _sameKind(last, p, second) ? last : open.get(_kindKey(p, second));
+    let key: string | null = null;
+    let b: _Building | undefined = last !== null && _sameKind(last, p, second) ? last : open.get((key = _kindKey(p, second)));
     if (b === undefined || b.lines.length >= maxPerGroup) {
       if (b !== undefined) done.push(_finish(b));
       b = { group: _newGroup(p, at, retentionMs), second, lines: [], earliestId: null };
-      open.set(_kindKey(p, second), b);
+      open.set(key ?? _kindKey(p, second), b);
     }
     _append(b, p, at, retentionMs);
     last = b;

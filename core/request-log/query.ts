@@ -43,19 +43,23 @@ export const STATUS_FILTER = /^[1-5](\d\d|xx)$/;
  * How long after its start a request can still be found by its ID: a request that took longer is
  * in the log (and in the lists) but its ID search does not reach it (docs/dashboard.md).
  */
-export const LONGEST_FOUND_REQUEST_MS = 15 * 60_000;
+const LONGEST_FOUND_REQUEST_MS = 15 * 60_000;
 
 export function createRequestLog(store: DocumentStore): RequestLog {
   const groups = openRequestLogGroups(store);
   return {
     find: (businessId, requestId) => _findById(groups, { businessId }, requestId),
     findAny: (requestId) => _findById(groups, {}, requestId),
-    list: (businessId, filters, page) => _list(groups, groupFilter(businessId, filters), page.limit, page.cursor ?? null),
+    list: (businessId, filters, page) => _list(groups, _groupFilter(businessId, filters), page.limit, page.cursor ?? null),
   };
 }
 
-/** The store filter of a list's groups (exported for the query-plan test and the bench). */
-export function groupFilter(businessId: string, f: RequestLogFilters): Filter {
+// --- Internal helpers ---
+
+type _Groups = Collection<RequestLogGroup>;
+
+/** The store filter of a list's groups. */
+function _groupFilter(businessId: string, f: RequestLogFilters): Filter {
   const filter: Filter = { businessId };
   if (f.status !== undefined) {
     // An exact status narrows by its class first (the index), then by itself.
@@ -66,10 +70,6 @@ export function groupFilter(businessId: string, f: RequestLogFilters): Filter {
   if (f.route !== undefined) filter.route = f.route === "unmatched" ? null : f.route;
   return filter;
 }
-
-// --- Internal helpers ---
-
-type _Groups = Collection<RequestLogGroup>;
 
 /**
  * Groups read by the first query of a page or a search; a page's further queries read as many as its
