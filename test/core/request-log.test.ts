@@ -126,6 +126,10 @@ test("operators find a request by ID and list a business's requests newest first
   assert.equal(first.data.map((e) => e._id), [ids[3], ids[2]]);
   const second = await list(`businessId=demo&limit=2&cursor=${first.nextCursor}`);
   assert.equal(second.data.map((e) => e._id), [ids[1], ids[0]]);
+  const forged = await tg.call(`/admin/requests?businessId=demo&cursor=${Buffer.from("12 ").toString("base64url")}x`, { headers: ADMIN });
+  assert.is(forged.status, 400, "a cursor no page gave");
+  const problem = (await forged.json()) as { code: string; errors: Array<{ field: string; code: string }> };
+  assert.equal([problem.code, problem.errors.map((e) => [e.field, e.code])], ["GW_REQUEST_VALIDATION_FAILED", [["cursor", "FORMAT"]]]);
   assert.is((await tg.call("/admin/requests", { headers: ADMIN })).status, 400, "a business or a request ID is required");
   assert.is((await tg.call("/admin/requests?businessId=demo&status=abc", { headers: ADMIN })).status, 400);
   assert.is((await tg.call("/admin/requests?businessId=demo", { headers: { "x-api-key": DEMO_KEY } })).status, 401, "operators only");
