@@ -18,8 +18,13 @@
  * Each query also reports the garbage collections of the process during its measured requests;
  * INVOICES_BENCH_CPU_PROF=<file.cpuprofile> writes a CPU profile of the measured requests
  * (`npx tsx bench/profile-top.ts <file>`).
+ *
+ * INVOICES_BENCH_FILE=<path> keeps the seeded database there (with `<path>.seed.json`: the count,
+ * the seeding instant and what it counted) and a later run with the same count reuses it instead of
+ * seeding again: a million invoices take 10–18 minutes to seed, the queries one. The queries are
+ * then dated from the seeding instant, so they find what the seeder counted.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Session } from "node:inspector/promises";
@@ -56,7 +61,7 @@ export const invoicesListScenario: BenchScenario = {
   async run({ env, progress }) {
     const count = envInt(env.INVOICES_BENCH_COUNT, 100_000, 100, "INVOICES_BENCH_COUNT");
     const requests = envInt(env.INVOICES_BENCH_REQUESTS, 30, 1, "INVOICES_BENCH_REQUESTS");
-    const r = await runInvoicesListBench(count, requests, progress);
+    const r = await runInvoicesListBench(count, requests, progress, env.INVOICES_BENCH_FILE);
     const worst = r.queries.reduce((a, q) => (q.latencyMs.p99 > a.latencyMs.p99 ? q : a));
     const first = r.queries[0]!.latencyMs;
     const result: ScenarioResult = {
@@ -89,15 +94,21 @@ export async function runInvoicesListBench(
   count: number,
   requests: number,
   progress: (line: string) => void,
+  keptFile?: string,
 ): Promise<{ seedSeconds: number; queries: InvoiceQueryResult[]; problems: string[] }> {
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-invoices-bench-"));
-  const store = await createSqliteDocumentStore({ file: join(dir, "gatehouse.sqlite") });
+  const dir = keptFile ? null : mkdtempSync(join(tmpdir(), "gatehouse-invoices-bench-"));
+  const file = keptFile ?? join(dir!, "gatehouse.sqlite");
+  const kept = keptFile ? _keptSeed(keptFile, count) : null;
+  if (keptFile && !kept) for (const f of [keptFile, `${keptFile}-wal`, `${keptFile}-shm`, `${keptFile}.seed.json`]) rmSync(f, { force: true });
+  const store = await createSqliteDocumentStore({ file });
   try {
-    const now = Date.now();
     const started = performance.now();
-    const counts = await _seed(store, count, now, progress);
+    const now = kept?.now ?? Date.now();
+    const counts = kept?.counts ?? (await _seed(store, count, now, progress));
     const seedSeconds = Math.round((performance.now() - started) / 100) / 10;
-    progress(`invoices-list: seeded ${count} invoices in ${seedSeconds} s`);
+    if (kept) progress(`invoices-list: reusing ${count} invoices seeded ${new Date(now).toISOString()} in ${file}`);
+    else progress(`invoices-list: seeded ${count} invoices in ${seedSeconds} s`);
+    if (keptFile && !kept) writeFileSync(`${keptFile}.seed.json`, JSON.stringify({ count, now, counts }));
     const config = testConfig({ log: { level: "silent", format: "json" }, limits: benchLimits(), stored: { processor: { enabled: false } } });
     const log = createLogger({ level: "silent", sink: () => {} });
     const gateway = await composeGateway(config, { log, ports: { documentStore: store } });
@@ -121,11 +132,18 @@ export async function runInvoicesListBench(
     }
   } finally {
     await store.close().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 // --- Internal helpers ---
+
+/** The seed kept beside `file` by an earlier run with the same count, or null. */
+function _keptSeed(file: string, count: number): { now: number; counts: _Counts } | null {
+  if (!existsSync(file) || !existsSync(`${file}.seed.json`)) return null;
+  const seed = JSON.parse(readFileSync(`${file}.seed.json`, "utf8")) as { count: number; now: number; counts: _Counts };
+  return seed.count === count ? { now: seed.now, counts: seed.counts } : null;
+}
 
 interface _Counts {
   byStatus: Record<string, number>;
