@@ -2,10 +2,11 @@
  * The Stored invoice processor (spec §3.2, §3.4; DECISIONS.md "Stored mode"; ARCHITECTURE.md §6–§7).
  *
  * Any number of processors, in any number of processes, share the work through the document store:
- * each claims due invoices (`dueAt ≤ now`) with a lease (DocumentStore.claim), works on them with
- * p-queue concurrency (one pass per invoice, pass.ts), and writes every change as a compare-and-set
- * on the invoice's `rev` while it still holds the lease (writes.ts). A processor that dies leaves its
- * lease to expire; the next one picks the invoice up where the record says it is.
+ * each claims due invoices (`dueAt ≤ now`) with a lease each (DocumentStore.claim; as many per claim
+ * round as it has free slots), works on them with p-queue concurrency (one pass per invoice,
+ * pass.ts), and writes every change as a compare-and-set on the invoice's `rev` while it still holds
+ * the lease (writes.ts). A processor that dies leaves its lease to expire; the next one picks the
+ * invoice up where the record says it is.
  *
  * Backoff: dependency outages back off per invoice (base × 2^(n−1), jittered, capped) and pause the
  * processor's claims the same way while they last; business refusals back off by budget spent.
@@ -99,10 +100,11 @@ function _newLoop(o: ProcessorOptions): Loop {
 }
 
 async function _claimLoop(l: Loop): Promise<void> {
-  const { o, owner, invoices } = l.rt;
+  const { o } = l.rt;
   while (l.running) {
     l.lastTickAt = Date.now();
-    if (l.queue.pending + l.queue.size >= o.concurrency) {
+    const free = o.concurrency - (l.queue.pending + l.queue.size);
+    if (free <= 0) {
       await new Promise((resolve) => l.queue.once("next", resolve));
       continue;
     }
@@ -111,21 +113,35 @@ async function _claimLoop(l: Loop): Promise<void> {
       await l.sleeper.sleep(pause); // a wake during the pause only re-checks it
       continue;
     }
-    let doc: (InvoiceDoc & { lease: Lease }) | null;
-    try {
-      doc = await invoices.claim({ dueAt: { $lte: Date.now() } }, owner, o.leaseMs, SORT);
-    } catch (e) {
-      o.log.warn("stored_processor_claim_failed", { error: describeError(e) });
-      _passEnded(l, true);
-      continue;
-    }
-    if (!doc) {
-      await l.sleeper.sleep(o.pollMs);
-      continue;
-    }
-    const claimed = doc;
-    void l.queue.add(() => _pass(l, claimed));
+    const claimed = await _claimRound(l, free);
+    if (claimed === null) continue; // the store failed: the pause above applies
+    for (const doc of claimed) void l.queue.add(() => _pass(l, doc));
+    if (claimed.length === 0) await l.sleeper.sleep(o.pollMs);
   }
+}
+
+/**
+ * One claim round: up to `free` due invoices, oldest first, each with its own lease. The claims are
+ * asked for in one turn, so the store takes them together (the SQLite writer in one transaction,
+ * one commit for the round); each claim is still the port's atomic claim of one document, so the
+ * claims of several processes stay exclusive. Null when the store failed (the claims that did
+ * land are worked on; a claim whose answer was lost leaves a lease that expires).
+ */
+async function _claimRound(l: Loop, free: number): Promise<Array<InvoiceDoc & { lease: Lease }> | null> {
+  const { o, owner, invoices } = l.rt;
+  const now = Date.now();
+  const results = await Promise.allSettled(Array.from({ length: free }, () => invoices.claim({ dueAt: { $lte: now } }, owner, o.leaseMs, SORT)));
+  const claimed: Array<InvoiceDoc & { lease: Lease }> = [];
+  let failure: unknown = null;
+  for (const r of results) {
+    if (r.status === "rejected") failure ??= r.reason;
+    else if (r.value) claimed.push(r.value);
+  }
+  if (failure === null) return claimed;
+  o.log.warn("stored_processor_claim_failed", { error: describeError(failure) });
+  _passEnded(l, true);
+  for (const doc of claimed) void l.queue.add(() => _pass(l, doc));
+  return null;
 }
 
 async function _pass(l: Loop, doc: InvoiceDoc & { lease: Lease }): Promise<void> {
