@@ -10,6 +10,10 @@
  *    invoices (taken in through the gateway), then ONE processor (the production one, default
  *    settings) drains it from pending to signed against the simulator. Measured: the drain time and
  *    invoices/s. The intake gateway runs without its processor, so phase 1 measures intake only.
+ * CPU per item, from /proc (the gateway runs in this process): the main thread's per intake (the
+ * load generator runs in a worker thread of this process, so nothing else is attributable there);
+ * per drained invoice the process's (every thread), the main thread's and the busiest other thread's
+ * (the SQLite writer).
  * Documents come from demoInvoice() (test/adapters/regulator/simulator/simulator-helpers.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -30,7 +34,7 @@ import { summarizeCannon } from "../report.ts";
 import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
 import { problemsOf } from "./load.ts";
 import { benchLimits } from "../servers/common.ts";
-import { spawnListening, stopProcess, type Listening } from "../processes.ts";
+import { spawnListening, stopProcess, threadCpuMs, threadCpuSplit, type Listening } from "../processes.ts";
 
 const SETUP_REQUEST = fileURLToPath(new URL("./stored-intake-request.cjs", import.meta.url));
 const INTAKE_PATH = "/api/v1/invoice/sign";
@@ -54,11 +58,15 @@ export const stored: BenchScenario = {
       const intake = await _intake(sim.url, settings, progress);
       const drain = await _drain(sim.url, backlog, progress);
       const result: ScenarioResult = {
-        ...intake,
+        ...intake.result,
         extra: {
+          intakeMainCpuUsPerIntake: intake.mainCpuUs,
           backlog,
           drainSeconds: Math.round(drain.ms) / 1000,
           processorInvoicesPerSec: Math.round((backlog / drain.ms) * 1000 * 10) / 10,
+          processorCpuUsPerInvoice: drain.cpuUs.process,
+          processorMainCpuUsPerInvoice: drain.cpuUs.main,
+          processorWriterCpuUsPerInvoice: drain.cpuUs.writer,
         },
       };
       return { results: [result], notes: [], problems: problemsOf(result) };
@@ -110,7 +118,7 @@ async function _gateway(simUrl: string): Promise<Running> {
 
 const HEADERS = { host: STORED, "x-api-key": STORED_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
 
-async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void): Promise<ScenarioResult> {
+async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void): Promise<{ result: ScenarioResult; mainCpuUs: number }> {
   const g = await _gateway(simUrl);
   try {
     const setupRequest = settings.workers > 0 ? SETUP_REQUEST : (createRequire(import.meta.url)(SETUP_REQUEST) as (r: unknown) => unknown);
@@ -129,13 +137,16 @@ async function _intake(simUrl: string, settings: BenchSettings, progress: (line:
     }
     progress(`stored: intake, measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
     const meta = { name: "stored/gateway", scenario: "stored", server: "gateway", role: "subject" as const, description: "Stored intake (202), a new invoice per request" };
-    return summarizeCannon(meta, INTAKE_PATH, await cannon(settings.duration));
+    const before = threadCpuMs(process.pid);
+    const measured = await cannon(settings.duration);
+    const main = threadCpuSplit(process.pid, before, threadCpuMs(process.pid)).get("main") ?? 0;
+    return { result: summarizeCannon(meta, INTAKE_PATH, measured), mainCpuUs: Math.round((main * 1000) / Math.max(1, measured.requests.total)) };
   } finally {
     await g.close();
   }
 }
 
-async function _drain(simUrl: string, backlog: number, progress: (line: string) => void): Promise<{ ms: number }> {
+async function _drain(simUrl: string, backlog: number, progress: (line: string) => void): Promise<{ ms: number; cpuUs: { process: number; main: number; writer: number } }> {
   const g = await _gateway(simUrl);
   try {
     progress(`stored: taking in a backlog of ${backlog} invoices`);
@@ -160,6 +171,7 @@ async function _drain(simUrl: string, backlog: number, progress: (line: string) 
     const processor = createProcessorFor(kit);
     progress(`stored: one processor (concurrency ${p.concurrency}) draining ${backlog} invoices to signed`);
     const started = performance.now();
+    const before = threadCpuMs(process.pid);
     await processor.start();
     try {
       for (;;) {
@@ -170,13 +182,26 @@ async function _drain(simUrl: string, backlog: number, progress: (line: string) 
         if (performance.now() - started > DRAIN_TIMEOUT_MS) throw new Error(`bench stored: the backlog did not drain (${signed} of ${backlog} signed)`);
         await new Promise((r) => setTimeout(r, 100));
       }
-      return { ms: performance.now() - started };
+      const ms = performance.now() - started;
+      return { ms, cpuUs: _cpuPerItem(threadCpuSplit(process.pid, before, threadCpuMs(process.pid)), backlog) };
     } finally {
       await processor.stop();
     }
   } finally {
     await g.close();
   }
+}
+
+/** µs of CPU per item: every thread, the main thread, the busiest other thread. */
+function _cpuPerItem(split: Map<string, number>, items: number): { process: number; main: number; writer: number } {
+  const per = (ms: number) => Math.round((ms * 1000) / items);
+  let all = 0;
+  let other = 0;
+  for (const [name, ms] of split) {
+    all += ms;
+    if (name !== "main") other = Math.max(other, ms);
+  }
+  return { process: per(all), main: per(split.get("main") ?? 0), writer: per(other) };
 }
 
 function _backlogSize(env: Record<string, string | undefined>): number {
