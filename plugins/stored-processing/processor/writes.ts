@@ -29,11 +29,14 @@ export function lastErrorOf(code: string, regulatorMessage?: string): LastError 
 /**
  * One compare-and-set on the invoice, still holding the lease. "changed": someone else (a transmit
  * or cancel request) wrote first; `p.cur` is the fresh document and the pass re-evaluates it.
+ * Unless the write says otherwise (the pass's last write does), the invoice is due again when the
+ * lease ends: that is when another processor may take it over, and it keeps the invoices in hand
+ * out of the front of the claims' `dueAt` order (a claim skips leased invoices one by one).
  */
 export async function write(p: Pass, set: Partial<InvoiceDoc>, events: InvoiceEvent[] = [], unset: string[] = []): Promise<Written> {
   const { rt } = p;
   const d = p.cur;
-  const next: Record<string, unknown> = { ...set, rev: d.rev + 1, updatedAt: new Date().toISOString() };
+  const next: Record<string, unknown> = { dueAt: p.lease.until, ...set, rev: d.rev + 1, updatedAt: new Date().toISOString() };
   next.events = p.flushed ? events : [...d.events, ...events];
   const counting = p.worked && !p.counted;
   if (counting) next.attempts = d.attempts + 1;
