@@ -183,8 +183,12 @@ export const ConfigSchema = v.strictObject({
         v.strictObject({
           /** Run the processor in this process's workers (`npm start` and `npm run worker`). */
           enabled: v.optional(v.boolean(), true),
-          /** Invoices worked on at once per process (p-queue concurrency). */
-          concurrency: v.optional(POSITIVE_INT, 16),
+          /**
+           * Invoices worked on at once per process (p-queue concurrency). 64: a pass mostly waits for
+           * commits and regulator calls, and the more passes wait together, the more writes share a
+           * commit (docs/decisions.md "Stored mode").
+           */
+          concurrency: v.optional(POSITIVE_INT, 64),
           /** Pause between looks for due work when none was found (new intakes in-process wake it at once). */
           pollMs: v.optional(POSITIVE_INT, 500),
           /** Lease on a claimed invoice; default 3 × regulator.timeoutMs + 30 000 (more than one pass can take). */
