@@ -70,6 +70,7 @@ export function createProcessorFor(kit: PluginKit, options: StoredProcessingOpti
     log: kit.log,
     secret: deriveStoredSecret(kit.config.regulator.apiSecret),
     concurrency: p.concurrency,
+    claimsPerRound: _claimsPerRound(kit.ports.documentStore.kind, p.concurrency),
     pollMs: p.pollMs,
     leaseMs: p.leaseMs ?? 3 * kit.config.regulator.timeoutMs + 30_000,
     backoffBaseMs: p.backoffBaseMs,
@@ -79,6 +80,19 @@ export function createProcessorFor(kit: PluginKit, options: StoredProcessingOpti
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(kit.ports.alerts ? { alerts: kit.ports.alerts } : {}),
   });
+}
+
+/**
+ * How many claims a processor asks for together. The SQLite store runs the writes of one turn one
+ * after another in one transaction, so a round of claims costs one commit and each claim takes the
+ * next free invoice. MongoDB's claim reads the first due invoice and compare-and-sets its lease:
+ * claims asked for together would all race for that one invoice and retry (measured on the
+ * MongoDB-wire server: 74 claims/s one at a time, 47/s eight at a time, 38/s 64 at a time), so
+ * there each claim is awaited before the next. A port operation claiming up to n invoices would
+ * serve both.
+ */
+function _claimsPerRound(storeKind: string, concurrency: number): number {
+  return storeKind.startsWith("sqlite") ? concurrency : 1;
 }
 
 function _build(kit: PluginKit, options: StoredProcessingOptions): Built {

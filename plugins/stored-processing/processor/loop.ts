@@ -2,8 +2,8 @@
  * The Stored invoice processor (spec §3.2, §3.4; DECISIONS.md "Stored mode"; ARCHITECTURE.md §6–§7).
  *
  * Any number of processors, in any number of processes, share the work through the document store:
- * each claims due invoices (`dueAt ≤ now`) with a lease each (DocumentStore.claim; as many per claim
- * round as it has free slots), works on them with p-queue concurrency (one pass per invoice,
+ * each claims due invoices (`dueAt ≤ now`) with a lease each (DocumentStore.claim; on SQLite as
+ * many per claim round as it has free slots), works on them with p-queue concurrency (one pass per invoice,
  * pass.ts), and writes every change as a compare-and-set on the invoice's `rev` while it still holds
  * the lease (writes.ts). A processor that dies leaves its lease to expire; the next one picks the
  * invoice up where the record says it is.
@@ -113,7 +113,7 @@ async function _claimLoop(l: Loop): Promise<void> {
       await l.sleeper.sleep(pause); // a wake during the pause only re-checks it
       continue;
     }
-    const claimed = await _claimRound(l, free);
+    const claimed = await _claimRound(l, Math.min(free, o.claimsPerRound ?? 1));
     if (claimed === null) continue; // the store failed: the pause above applies
     for (const doc of claimed) void l.queue.add(() => _pass(l, doc));
     if (claimed.length === 0) await l.sleeper.sleep(o.pollMs);
@@ -121,16 +121,16 @@ async function _claimLoop(l: Loop): Promise<void> {
 }
 
 /**
- * One claim round: up to `free` due invoices, oldest first, each with its own lease. The claims are
- * asked for in one turn, so the store takes them together (the SQLite writer in one transaction,
- * one commit for the round); each claim is still the port's atomic claim of one document, so the
- * claims of several processes stay exclusive. Null when the store failed (the claims that did
- * land are worked on; a claim whose answer was lost leaves a lease that expires).
+ * One claim round: up to `n` due invoices, oldest first, each with its own lease. The claims are
+ * asked for in one turn, so a store that groups writes takes them together (the SQLite writer in
+ * one transaction, one commit for the round); each claim is still the port's atomic claim of one
+ * document, so the claims of several processes stay exclusive. Null when the store failed (the
+ * claims that did land are worked on; a claim whose answer was lost leaves a lease that expires).
  */
-async function _claimRound(l: Loop, free: number): Promise<Array<InvoiceDoc & { lease: Lease }> | null> {
+async function _claimRound(l: Loop, n: number): Promise<Array<InvoiceDoc & { lease: Lease }> | null> {
   const { o, owner, invoices } = l.rt;
   const now = Date.now();
-  const results = await Promise.allSettled(Array.from({ length: free }, () => invoices.claim({ dueAt: { $lte: now } }, owner, o.leaseMs, SORT)));
+  const results = await Promise.allSettled(Array.from({ length: n }, () => invoices.claim({ dueAt: { $lte: now } }, owner, o.leaseMs, SORT)));
   const claimed: Array<InvoiceDoc & { lease: Lease }> = [];
   let failure: unknown = null;
   for (const r of results) {

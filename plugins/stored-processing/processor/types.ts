@@ -29,6 +29,13 @@ export interface ProcessorOptions {
   /** HMAC key of the billing fingerprints (deriveStoredSecret). */
   secret: Buffer;
   concurrency: number;
+  /**
+   * At most this many claims asked for together in one claim round (default 1: each claim awaited
+   * before the next). More only where the store takes claims asked for together without making
+   * them race for the same invoice (the SQLite writer runs them one after another in one
+   * transaction; plugin.ts decides).
+   */
+  claimsPerRound?: number;
   pollMs: number;
   leaseMs: number;
   backoffBaseMs: number;
