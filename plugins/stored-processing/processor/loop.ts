@@ -79,6 +79,8 @@ interface Loop {
   /** Consecutive passes that met a dependency outage, and the claim pause they cause. */
   outageStreak: number;
   pauseUntil: number;
+  /** Claims the next round asks for at most (grows while rounds come back full; see _nextRoundSize). */
+  roundSize: number;
 }
 
 function _newLoop(o: ProcessorOptions): Loop {
@@ -95,6 +97,7 @@ function _newLoop(o: ProcessorOptions): Loop {
     processed: 0,
     outageStreak: 0,
     pauseUntil: 0,
+    roundSize: 1,
   };
   return l;
 }
@@ -113,8 +116,10 @@ async function _claimLoop(l: Loop): Promise<void> {
       await l.sleeper.sleep(pause); // a wake during the pause only re-checks it
       continue;
     }
-    const claimed = await _claimRound(l, Math.min(free, o.claimsPerRound ?? 1));
+    const asked = Math.min(free, o.claimsPerRound ?? 1, l.roundSize);
+    const claimed = await _claimRound(l, asked);
     if (claimed === null) continue; // the store failed: the pause above applies
+    l.roundSize = _nextRoundSize(l.roundSize, asked, claimed.length, o.concurrency);
     for (const doc of claimed) void l.queue.add(() => _pass(l, doc));
     if (claimed.length === 0) await l.sleeper.sleep(o.pollMs);
   }
@@ -142,6 +147,17 @@ async function _claimRound(l: Loop, n: number): Promise<Array<InvoiceDoc & { lea
   _passEnded(l, true);
   for (const doc of claimed) void l.queue.add(() => _pass(l, doc));
   return null;
+}
+
+/**
+ * A round that came back full may ask for twice as many next time (at most `concurrency`); one that
+ * did not asks for what it got (at least one). A backlog reaches full rounds in a few rounds, while
+ * a processor that keeps up with its intake (woken by each one) asks for about one invoice per
+ * round rather than for every free slot: a claim that finds nothing still costs the store a write.
+ */
+function _nextRoundSize(current: number, asked: number, got: number, concurrency: number): number {
+  if (got === asked) return Math.min(concurrency, Math.max(current, asked * 2));
+  return Math.max(1, got);
 }
 
 async function _pass(l: Loop, doc: InvoiceDoc & { lease: Lease }): Promise<void> {
