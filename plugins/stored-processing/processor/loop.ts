@@ -2,10 +2,10 @@
  * The Stored invoice processor (spec §3.2, §3.4; DECISIONS.md "Stored mode"; ARCHITECTURE.md §6–§7).
  *
  * Any number of processors, in any number of processes, share the work through the document store:
- * each claims due invoices (`dueAt ≤ now`) with a lease each (DocumentStore.claim; on SQLite as
- * many per claim round as it has free slots), works on them with p-queue concurrency (one pass per invoice,
- * pass.ts), and writes every change as a compare-and-set on the invoice's `rev` while it still holds
- * the lease (writes.ts). A processor that dies leaves its lease to expire; the next one picks the
+ * each claims due invoices (`dueAt ≤ now`) with a lease each (DocumentStore.claim; on SQLite
+ * several per claim round), works on them with p-queue concurrency (one pass per invoice, pass.ts),
+ * and writes every change as a compare-and-set on the invoice's `rev` while it still holds the
+ * lease (writes.ts). A processor that dies leaves its lease to expire; the next one picks the
  * invoice up where the record says it is.
  *
  * Backoff: dependency outages back off per invoice (base × 2^(n−1), jittered, capped) and pause the
