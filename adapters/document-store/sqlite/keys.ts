@@ -1,6 +1,6 @@
 /**
  * How a document field becomes an SQL value that orders and compares as filter.ts does: the
- * field's *key*. Every indexed path has a virtual generated column holding its key, and every
+ * field's *key*. Every indexed path has a key column holding its key, and every
  * SQL comparison, sort and index of the store is on keys:
  *
  *   null or missing  →  -9e999 (SQLite's -Infinity: never a JSON number; not NULL, so a unique
@@ -34,7 +34,10 @@ export function jsonPath(path: string): string {
   return _sqlString("$" + path.split(".").map((s) => `."${s}"`).join(""));
 }
 
-/** The key of `path` in the document column `doc` (see the module comment). */
+/**
+ * The key of `path` in the document `doc` (see the module comment): the document column, or any
+ * SQL expression of a document's JSON text (a parameter `?1`, json_each's `value`).
+ */
 export function keyExpr(path: string, doc = "doc"): string {
   const p = jsonPath(path);
   return (
@@ -67,7 +70,7 @@ export function hasArrayAlong(doc: unknown, path: string): boolean {
   return false;
 }
 
-/** The generated column holding the key of `path` (the same name in every process). */
+/** The key column holding the key of `path` (the same name in every process). */
 export function keyColumn(path: string): string {
   return `k_${_hash(path, 12)}`;
 }

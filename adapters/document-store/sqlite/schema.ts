@@ -1,11 +1,14 @@
 /**
  * A collection's tables and indexes. Each collection is one table `(_id TEXT PRIMARY KEY, doc TEXT)`
  * holding the document's JSON; each path named by a declared index (or the TTL field) gets a
- * VIRTUAL generated column holding its key (./keys.ts), and each declared index becomes an SQLite
- * index on those columns (UNIQUE for unique ones; a sparse index is partial: only documents having
- * every field). Generated columns rather than expression indexes: one definition per path shared
- * by every index and sort that uses it, and queries name a column, so the planner matches it
- * without comparing long expressions.
+ * key column holding its key (./keys.ts), and each declared index becomes an SQLite index on those
+ * columns (UNIQUE for unique ones; a sparse index is partial: only documents having every field).
+ * Columns rather than expression indexes: one definition per path shared by every index and sort
+ * that uses it, and queries name a column, so the planner matches it without comparing long
+ * expressions. They are plain columns the writer sets (./rows.ts), not generated ones: SQLite
+ * counts every column generated from `doc` as changed whenever `doc` is set, so each update would
+ * rewrite every index entry of its row; a plain column is rewritten only when its key changed.
+ * A new key column is filled for the rows already there by one UPDATE (the same key expression).
  *
  * Arrays (filter.ts matches an array field element by element, which one key per document cannot
  * index): when a path's column is created and no document holds an array along it, a marker view
@@ -109,7 +112,8 @@ export function ensureCollection(conn: SqliteConnection, collection: string, spe
   for (const path of _paths(merged)) {
     const col = keyColumn(path);
     if (columns.has(col)) continue;
-    conn.exec(`ALTER TABLE ${table} ADD COLUMN ${ident(col)} GENERATED ALWAYS AS (${keyExpr(path)}) VIRTUAL`);
+    conn.exec(`ALTER TABLE ${table} ADD COLUMN ${ident(col)}`); // no type: no affinity, keys stay as SQL computes them
+    conn.exec(`UPDATE ${table} SET ${ident(col)} = ${keyExpr(path)}`);
     if (!conn.get(`SELECT 1 FROM ${table} WHERE ${arrayAlongExpr(path)} LIMIT 1`)) conn.exec(`CREATE VIEW IF NOT EXISTS ${ident(`${raw}/scalar/${col}`)} AS SELECT 1`);
   }
   for (const ix of merged.indexes ?? []) _createIndex(conn, collection, raw, ix);

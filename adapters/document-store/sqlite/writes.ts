@@ -4,9 +4,9 @@
  * write lock across processes), so compare-and-set, upserts, unique keys and lease claims are
  * atomic within a process and across every process sharing the file.
  *
- * Updates are applied in JS with filter.ts's `applyUpdate` and written back whole; SQLite keeps the
- * key columns and indexes in step and enforces unique indexes (a clash → DuplicateKeyError naming
- * the index). An expired document never blocks a unique key or an `_id`: on a clash in a TTL
+ * Updates are applied in JS with filter.ts's `applyUpdate` and written back whole, with the key
+ * columns whose values changed (./rows.ts); SQLite keeps the indexes in step and enforces unique
+ * indexes (a clash → DuplicateKeyError naming the index). An expired document never blocks a unique key or an `_id`: on a clash in a TTL
  * collection the expired documents are swept and the write is tried once more.
  */
 import { DuplicateKeyError, type Doc, type Lease } from "../../ports.ts";
@@ -15,6 +15,7 @@ import { sqliteCode, type SqlParam, type SqliteConnection } from "./connection.t
 import { NULL_KEY, hasArrayAlong } from "./keys.ts";
 import type { WriteOp, WriteValue } from "./protocol.ts";
 import { selectMatches, visibleSql } from "./queries.ts";
+import { changedKeyPaths, insertManySql, insertSql, updateSql } from "./rows.ts";
 import { dropMarkersFor, ensureCollection, loadSchema, violatedIndex, type CollectionSchema } from "./schema.ts";
 import { translateFilter } from "./translate.ts";
 
@@ -100,9 +101,10 @@ function _update(state: WriterState, op: Extract<WriteOp, { kind: "update" }>): 
     _insert(state.conn, schema, doc._id, text, () => doc, op.now);
     return text;
   }
-  const next = applyUpdate(row.doc ?? (JSON.parse(row.text) as Doc), op.update, false);
+  const before = row.doc ?? (JSON.parse(row.text) as Doc);
+  const next = applyUpdate(before, op.update, false);
   const text = JSON.stringify(next);
-  _replace(state.conn, schema, row.rowid, text, next, op.now);
+  _replace(state.conn, schema, row.rowid, text, before, next, op.now);
   return op.returnDoc ? text : true;
 }
 
@@ -112,9 +114,10 @@ function _claim(state: WriterState, op: Extract<WriteOp, { kind: "claim" }>): Wr
   const [row] = selectMatches(state.conn, schema, { filter: op.filter, sort: normalizeSort(op.sort), after: null, skip: 0, limit: 1, now: op.now, extra });
   if (!row) return null;
   const lease: Lease = { owner: op.owner, until: op.now + op.leaseMs };
-  const next = applyUpdate(row.doc ?? (JSON.parse(row.text) as Doc), { $set: { lease } }, false);
+  const before = row.doc ?? (JSON.parse(row.text) as Doc);
+  const next = applyUpdate(before, { $set: { lease } }, false);
   const text = JSON.stringify(next);
-  _replace(state.conn, schema, row.rowid, text, next, op.now);
+  _replace(state.conn, schema, row.rowid, text, before, next, op.now);
   return text;
 }
 
@@ -126,7 +129,7 @@ function _release(state: WriterState, op: Extract<WriteOp, { kind: "release" }>)
   const lease = doc.lease as Partial<Lease> | null | undefined;
   if (!lease || lease.owner !== op.owner) return false;
   const next = applyUpdate(doc, { $unset: ["lease"] }, false);
-  state.conn.run(`UPDATE ${schema.table} SET doc = ? WHERE rowid = ?`, [JSON.stringify(next), row[0] as number]);
+  state.conn.run(updateSql(schema, changedKeyPaths(schema, doc, next)), [JSON.stringify(next), row[0] as number]);
   return true;
 }
 
@@ -156,7 +159,7 @@ function _deleteMany(state: WriterState, op: Extract<WriteOp, { kind: "deleteMan
 
 function _insert(conn: SqliteConnection, schema: CollectionSchema, id: string, text: string, doc: () => unknown, now: number): void {
   _dropMarkers(conn, schema, text, doc);
-  _retryingClash(conn, schema, now, () => conn.run(`INSERT INTO ${schema.table} (_id, doc) VALUES (?, ?)`, [id, text]));
+  _retryingClash(conn, schema, now, () => conn.run(insertSql(schema), [id, text]));
 }
 
 /**
@@ -168,12 +171,14 @@ function _insertMany(conn: SqliteConnection, schema: CollectionSchema, text: str
     const docs = JSON.parse(text) as unknown[];
     dropMarkersFor(conn, schema, (path) => docs.some((d) => hasArrayAlong(d, path)));
   }
-  _retryingClash(conn, schema, now, () => conn.run(`INSERT INTO ${schema.table} (_id, doc) SELECT value ->> '$._id', value FROM json_each(?)`, [text]));
+  _retryingClash(conn, schema, now, () => conn.run(insertManySql(schema), [text]));
 }
 
-function _replace(conn: SqliteConnection, schema: CollectionSchema, rowid: number, text: string, doc: unknown, now: number): void {
-  _dropMarkers(conn, schema, text, () => doc);
-  _retryingClash(conn, schema, now, () => conn.run(`UPDATE ${schema.table} SET doc = ? WHERE rowid = ?`, [text, rowid]));
+/** Rewrites a row's document (`before` → `after`, whose JSON is `text`) and the keys that changed. */
+function _replace(conn: SqliteConnection, schema: CollectionSchema, rowid: number, text: string, before: unknown, after: unknown, now: number): void {
+  _dropMarkers(conn, schema, text, () => after);
+  const sql = updateSql(schema, changedKeyPaths(schema, before, after));
+  _retryingClash(conn, schema, now, () => conn.run(sql, [text, rowid]));
 }
 
 /** Drops the marker of every indexed path the document holds an array along (no "[" in the text: none). */

@@ -1,0 +1,109 @@
+/**
+ * The SQL that writes a collection's rows: the document's JSON text and its key columns. Key
+ * columns are plain columns the writer sets, each computed by SQL from the bound document text
+ * with the key expression (./keys.ts `keyExpr`), the same one a query's column stands for. An
+ * insert sets every key; an update sets `doc` and only the columns whose path's value changed
+ * (`changedKeyPaths`, judged in JS on the old and new documents): SQLite rewrites the entries of
+ * the indexes on the columns an UPDATE sets, so an update that changes no indexed value touches
+ * none of them, and computes no key.
+ *
+ * The statements are built once per schema (and per set of changed columns) and kept with it.
+ */
+import { ident, keyExpr } from "./keys.ts";
+import type { CollectionSchema } from "./schema.ts";
+
+/** `INSERT` of one document: parameters `[_id, text]`. */
+export function insertSql(schema: CollectionSchema): string {
+  const c = _cache(schema);
+  if (c.insert === null) {
+    const [cols, exprs] = _keyParts(schema, (path) => keyExpr(path, "?2"));
+    c.insert = `INSERT INTO ${schema.table} (_id, doc${cols}) VALUES (?1, ?2${exprs})`;
+  }
+  return c.insert;
+}
+
+/** `INSERT` of a JSON array of documents, read by json_each: parameter `[text]`. */
+export function insertManySql(schema: CollectionSchema): string {
+  const c = _cache(schema);
+  if (c.insertMany === null) {
+    const [cols, exprs] = _keyParts(schema, (path) => keyExpr(path, "value"));
+    c.insertMany = `INSERT INTO ${schema.table} (_id, doc${cols}) SELECT value ->> '$._id', value${exprs} FROM json_each(?)`;
+  }
+  return c.insertMany;
+}
+
+/** `UPDATE` of one row's document and the key columns of `paths`: parameters `[text, rowid]`. */
+export function updateSql(schema: CollectionSchema, paths: readonly string[]): string {
+  const c = _cache(schema);
+  const key = paths.join("\u0000");
+  let sql = c.updates.get(key);
+  if (sql === undefined) {
+    const sets = paths.map((path) => `, ${schema.columns.get(path)!} = ${keyExpr(path, "?1")}`).join("");
+    sql = `UPDATE ${schema.table} SET doc = ?1${sets} WHERE rowid = ?2`;
+    c.updates.set(key, sql);
+  }
+  return sql;
+}
+
+/**
+ * The key paths whose value differs between two versions of a document (the columns an update
+ * sets). A path's key is a function of the JSON value SQL's JSON path finds there (object members
+ * only: a path through an array or a scalar finds nothing), so equal JSON texts mean equal keys.
+ * Values `applyUpdate` left alone are the same object in both (it copies on write).
+ */
+export function changedKeyPaths(schema: CollectionSchema, before: unknown, after: unknown): string[] {
+  const out: string[] = [];
+  for (const path of schema.columns.keys()) {
+    const a = _jsonPathValue(before, path);
+    const b = _jsonPathValue(after, path);
+    if (a === b) continue;
+    if (typeof a === "object" && typeof b === "object" && JSON.stringify(a) === JSON.stringify(b)) continue;
+    out.push(path);
+  }
+  return out;
+}
+
+// --- Internal helpers ---
+
+interface _Statements {
+  insert: string | null;
+  insertMany: string | null;
+  /** By the changed paths, joined. */
+  updates: Map<string, string>;
+}
+
+/** Statements per schema object (a schema is re-read, as a new object, whenever its columns change). */
+const _statements = new WeakMap<CollectionSchema, _Statements>();
+
+function _cache(schema: CollectionSchema): _Statements {
+  let c = _statements.get(schema);
+  if (!c) {
+    c = { insert: null, insertMany: null, updates: new Map() };
+    _statements.set(schema, c);
+  }
+  return c;
+}
+
+/** `, "k_…", "k_…"` and `, <key>, <key>` for every key column of the schema. */
+function _keyParts(schema: CollectionSchema, expr: (path: string) => string): [string, string] {
+  let cols = "";
+  let exprs = "";
+  for (const [path, column] of schema.columns) {
+    cols += `, ${column}`;
+    exprs += `, ${expr(path)}`;
+  }
+  return [cols, exprs];
+}
+
+/**
+ * The value SQLite's JSON path `$."a"."b"` finds in a document: object members only (a segment
+ * on an array or a scalar finds nothing), own properties only (JSON.parse makes `__proto__` one).
+ */
+function _jsonPathValue(doc: unknown, path: string): unknown {
+  let cur: unknown = doc;
+  for (const seg of path.includes(".") ? path.split(".") : [path]) {
+    if (typeof cur !== "object" || cur === null || Array.isArray(cur) || !Object.hasOwn(cur, seg)) return undefined;
+    cur = (cur as Record<string, unknown>)[seg];
+  }
+  return cur;
+}
