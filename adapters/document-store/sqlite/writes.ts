@@ -6,8 +6,9 @@
  *
  * Updates are applied in JS with filter.ts's `applyUpdate` and written back whole, with the key
  * columns whose values changed (./rows.ts); SQLite keeps the indexes in step and enforces unique
- * indexes (a clash → DuplicateKeyError naming the index). An expired document never blocks a unique key or an `_id`: on a clash in a TTL
- * collection the expired documents are swept and the write is tried once more.
+ * indexes (a clash → DuplicateKeyError naming the index). An expired document never blocks a
+ * unique key or an `_id`: on a clash in a TTL collection the expired documents are swept and the
+ * write is tried once more.
  */
 import { DuplicateKeyError, type Doc, type Lease } from "../../ports.ts";
 import { applyUpdate, normalizeSort, upsertDocument } from "../filter.ts";
