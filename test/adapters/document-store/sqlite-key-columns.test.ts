@@ -68,6 +68,29 @@ test("every key column holds what the key expression computes, after inserts, ba
   }
 });
 
+test("two processes on one file: an index one declares gets its key from the other's next writes too", async () => {
+  const file = join(tempDir("keycols-two"), "gatehouse.db");
+  const first = await createSqliteDocumentStore({ file });
+  const second = await createSqliteDocumentStore({ file });
+  try {
+    const spec = { indexes: [{ fields: ["a"] }] };
+    await second.collection<Doc>("shared", spec).insert({ _id: "s1", a: 1, b: "x" }); // its writer holds the schema and statements
+    await first.collection<Doc>("shared", spec).insert({ _id: "f1", a: 2, b: "y" });
+    const withB = first.collection<Doc>("shared", { indexes: [{ fields: ["b"], unique: true }] });
+    await withB.insert({ _id: "f2", a: 3, b: "z" });
+    const c2 = second.collection<Doc>("shared");
+    await c2.insert({ _id: "s2", a: 4, b: "w" });
+    await c2.updateOne({ _id: "s1" }, { $set: { b: "v" } });
+    assert.is(_stale(file, "shared", ["a", "b"]), 0);
+    assert.equal((await withB.find({ b: { $in: ["v", "w"] } })).items.map((d) => d._id), ["s1", "s2"]);
+    const clash = await c2.insert({ _id: "s3", b: "z" }).catch((e: unknown) => e);
+    assert.ok(isDuplicateKeyError(clash) && clash.index === "b_1", String(clash));
+  } finally {
+    await first.close();
+    await second.close();
+  }
+});
+
 test("an update names only the key columns whose value changed (compared as JSON, object members only)", () => {
   const conn = openConnection({ file: ":memory:", busyTimeoutMs: 1000, synchronous: "OFF" });
   try {
