@@ -5,29 +5,33 @@
  * with the same names: a new table, the rows copied with their rowid and keys (read from the old
  * columns, so the keys are the ones SQLite computed), the old table dropped, the new one renamed,
  * its indexes created again from the SQL the old ones were created with. The array markers are
- * views of their own and stay. Every table is rebuilt in one transaction: the file is upgraded
- * whole or not at all, and a second process opening it at the same time waits for the write lock,
- * then finds nothing left to do.
+ * views of their own and stay. Each table is rebuilt in a transaction of its own: a table is
+ * upgraded whole or not at all (an open that stops half way leaves the rest to the next one), the
+ * WAL is checkpointed between tables, so it grows to the largest table rather than the whole file,
+ * and a second process opening the file at the same time waits for the write lock, then finds
+ * nothing left to do. The pages of the dropped table stay in the file as free pages, reused by
+ * later writes (the file does not shrink).
  */
 import type { SqliteConnection } from "./connection.ts";
 import { ident, tableName } from "./keys.ts";
 
 /** Rebuilds the tables with generated key columns into plain ones; answers how many it rebuilt. */
 export function upgradeKeyColumns(conn: SqliteConnection): number {
-  if (_generatedTables(conn).length === 0) return 0;
-  conn.begin("IMMEDIATE");
   let rebuilt = 0;
-  try {
-    for (const raw of _generatedTables(conn)) {
-      _rebuild(conn, raw);
-      rebuilt++;
+  for (const raw of _generatedTables(conn)) {
+    conn.begin("IMMEDIATE");
+    try {
+      if (_isGenerated(conn, raw)) {
+        _rebuild(conn, raw); // unless another process did it meanwhile
+        rebuilt++;
+      }
+      conn.commit();
+    } catch (e) {
+      conn.rollback();
+      throw e;
+    } finally {
+      conn.forgetStatements();
     }
-    conn.commit();
-  } catch (e) {
-    conn.rollback();
-    throw e;
-  } finally {
-    conn.forgetStatements();
   }
   return rebuilt;
 }
@@ -39,9 +43,13 @@ function _generatedTables(conn: SqliteConnection): string[] {
   const out: string[] = [];
   for (const [name] of conn.all("SELECT name FROM gatehouse_collections ORDER BY name")) {
     const raw = tableName(name as string);
-    if (conn.get("SELECT 1 FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3) LIMIT 1", [raw])) out.push(raw);
+    if (_isGenerated(conn, raw)) out.push(raw);
   }
   return out;
+}
+
+function _isGenerated(conn: SqliteConnection, raw: string): boolean {
+  return conn.get("SELECT 1 FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3) LIMIT 1", [raw]) !== undefined;
 }
 
 function _rebuild(conn: SqliteConnection, raw: string): void {

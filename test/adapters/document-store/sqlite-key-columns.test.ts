@@ -125,6 +125,7 @@ test("a file written with generated key columns: rebuilt once at open into plain
   writeGeneratedColumnsFile(file, {
     records: { spec: SPEC, docs: records },
     plain: { spec: {}, docs: [{ _id: "p1", v: 1 }] },
+    entries: { spec: { indexes: [{ fields: ["businessId", "state"] }] }, docs: [{ _id: "e1", businessId: "b", state: "pending" }, { _id: "e2", businessId: "b", state: "done" }] },
   });
   const before = _snapshot(file, "records");
   assert.ok(before.generated > 0);
@@ -152,6 +153,8 @@ test("a file written with generated key columns: rebuilt once at open into plain
     await c.updateOne({ _id: "r2" }, { $set: { status: "done" } });
     assert.equal((await c.find({ status: "done" })).items.map((d) => d._id).sort(), ["r1", "r2"]);
     assert.equal(await store.collection<Doc>("plain").get("p1"), { _id: "p1", v: 1 });
+    assert.equal((await store.collection<Doc>("entries").find({ businessId: "b", state: "done" })).items.map((d) => d._id), ["e2"]);
+    assert.is(_snapshot(file, "entries").generated, 0, "every table with generated columns is rebuilt");
   } finally {
     await store.close();
   }
