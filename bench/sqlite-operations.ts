@@ -19,6 +19,7 @@ import { openConnection } from "../adapters/document-store/sqlite/connection.ts"
 import { ident, tableName } from "../adapters/document-store/sqlite/keys.ts";
 import { createSqliteDocumentStore } from "../adapters/document-store/sqlite/store.ts";
 import { gatewayReadyMs } from "./scenarios/start-ready.ts";
+import { fillKeyColumns } from "./sqlite-key-fill.ts";
 
 const MB = Number(process.env.SQLITE_OPS_MB ?? 1024);
 const dir = mkdtempSync(join(tmpdir(), "sqlite-ops-"));
@@ -66,6 +67,7 @@ async function _build(): Promise<{ docs: number; ms: number }> {
         `INSERT INTO ${table} (_id, doc) SELECT printf('d%09d', x), json_object('_id', printf('d%09d', x), 'businessId', 'b' || (x % 100), 'createdAt', x, 'text', hex(randomblob(300))) FROM c`,
     );
   }
+  fillKeyColumns(conn, "bench_docs");
   conn.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   conn.close();
   return { docs, ms: Math.round(performance.now() - started) };

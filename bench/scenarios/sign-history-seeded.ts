@@ -25,6 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openConnection, type SqliteConnection } from "../../adapters/document-store/sqlite/connection.ts";
 import { ident, tableName } from "../../adapters/document-store/sqlite/keys.ts";
+import { fillKeyColumns } from "../sqlite-key-fill.ts";
 import type { CollectionSpec } from "../../adapters/ports.ts";
 import { collectGarbage, processRss } from "../processes.ts";
 import { envInt } from "../report.ts";
@@ -195,7 +196,9 @@ function _insertCopy(conn: SqliteConnection, template: readonly _Template[], cop
         const p = `'$.${path.replace(/'/g, "''")}'`;
         doc = `CASE WHEN json_type(${doc}, ${p}) = 'text' THEN json_set(${doc}, ${p}, json_extract(${doc}, ${p}) || ${suffix}) ELSE ${doc} END`;
       }
+      const last = (conn.get(`SELECT max(rowid) FROM ${t.table}`)![0] as number | null) ?? 0;
       conn.run(`INSERT INTO ${t.table} (_id, doc) SELECT _id || ${suffix}, ${doc} FROM ${t.table} WHERE rowid > ? AND rowid <= ?`, [t.from, t.to]);
+      fillKeyColumns(conn, t.collection, last);
     }
     conn.commit();
   } catch (e) {

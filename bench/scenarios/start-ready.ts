@@ -24,6 +24,7 @@ import { STORED_INVOICES_COLLECTION, openStoredInvoices } from "../../plugins/in
 import { buildDist } from "../../scripts/build.ts";
 import { DEMO_RAW } from "../../test/support/gateway.ts";
 import { BUILD_DIR, serverNodeFlags } from "../build.ts";
+import { fillKeyColumns } from "../sqlite-key-fill.ts";
 import { ROOT, processCpuMs } from "../processes.ts";
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioResult } from "../run.ts";
@@ -113,6 +114,7 @@ export async function buildInvoiceDatabase(file: string, mb: number): Promise<{ 
         `'document', json_object('irn', printf('IRN%09d-94ND90NR-20240611', x), 'note', hex(randomblob(${Math.round((ROW_BYTES - 400) / 2)})))) FROM c`,
     );
   }
+  fillKeyColumns(conn, STORED_INVOICES_COLLECTION);
   conn.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   conn.close();
   return { rows, ms: Math.round(performance.now() - started) };
