@@ -1,28 +1,26 @@
 /**
  * Files written by earlier releases held each key as a VIRTUAL generated column computed from
- * `doc`. The writer sets key columns itself now (./rows.ts), so when it opens a file it rebuilds,
- * once, every collection table that still has generated columns into a table of plain columns
- * with the same names: a new table, the rows copied with their rowid and keys (read from the old
- * columns, so the keys are the ones SQLite computed), the old table dropped, the new one renamed,
- * its indexes created again from the SQL the old ones were created with. The array markers are
- * views of their own and stay. Each table is rebuilt in a transaction of its own: a table is
- * upgraded whole or not at all (an open that stops half way leaves the rest to the next one), the
- * WAL is checkpointed between tables, so it grows to the largest table rather than the whole file,
- * and a second process opening the file at the same time waits for the write lock, then finds
- * nothing left to do. The pages of the dropped table stay in the file as free pages, reused by
- * later writes (the file does not shrink).
+ * `doc`. The writer sets key columns itself now (./rows.ts), so when it opens a file it turns,
+ * once, every collection table that still has generated columns into plain columns of the same
+ * names, in place (`_rebuild`): indexes dropped, each generated column dropped and added again as
+ * a plain one, one UPDATE filling the keys with the same key expression, the indexes created again
+ * from their SQL. The array markers are views of their own and stay. Each table is done in a
+ * transaction of its own: upgraded whole or not at all (an open that stops half way leaves the rest
+ * to the next one), and a second process opening the file at the same time waits for the write
+ * lock, then finds nothing left to do.
  */
+import type { CollectionSpec } from "../../ports.ts";
 import type { SqliteConnection } from "./connection.ts";
-import { ident, tableName } from "./keys.ts";
+import { ident, keyColumn, keyExpr, tableName } from "./keys.ts";
 
 /** Rebuilds the tables with generated key columns into plain ones; answers how many it rebuilt. */
 export function upgradeKeyColumns(conn: SqliteConnection): number {
   let rebuilt = 0;
-  for (const raw of _generatedTables(conn)) {
+  for (const [collection, raw] of _generatedTables(conn)) {
     conn.begin("IMMEDIATE");
     try {
       if (_isGenerated(conn, raw)) {
-        _rebuild(conn, raw); // unless another process did it meanwhile
+        _rebuild(conn, raw, collection); // unless another process did it meanwhile
         rebuilt++;
       }
       conn.commit();
@@ -38,12 +36,12 @@ export function upgradeKeyColumns(conn: SqliteConnection): number {
 
 // --- Internal helpers ---
 
-/** The collection tables holding a generated column (`hidden` 2: virtual, 3: stored). */
-function _generatedTables(conn: SqliteConnection): string[] {
-  const out: string[] = [];
+/** The collections (name, table) whose table holds a generated column (`hidden` 2: virtual, 3: stored). */
+function _generatedTables(conn: SqliteConnection): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
   for (const [name] of conn.all("SELECT name FROM gatehouse_collections ORDER BY name")) {
     const raw = tableName(name as string);
-    if (_isGenerated(conn, raw)) out.push(raw);
+    if (_isGenerated(conn, raw)) out.push([name as string, raw]);
   }
   return out;
 }
@@ -52,20 +50,37 @@ function _isGenerated(conn: SqliteConnection, raw: string): boolean {
   return conn.get("SELECT 1 FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3) LIMIT 1", [raw]) !== undefined;
 }
 
-function _rebuild(conn: SqliteConnection, raw: string): void {
+/**
+ * In place: the indexes are dropped, each generated column is dropped (a VIRTUAL column stores
+ * nothing, so no row is rewritten) and added again as a plain column of the same name, one UPDATE
+ * fills every key column of every row with the same key expression, and the indexes are created
+ * again from their SQL. The rows keep their rowids and pages; the file grows by the keys the rows
+ * now hold, and the WAL by about the table's size until its checkpoint.
+ */
+function _rebuild(conn: SqliteConnection, raw: string, collection: string): void {
   const table = ident(raw);
-  const next = ident(`${raw}/upgrade`);
-  const keys = conn
-    .all("SELECT name FROM pragma_table_xinfo(?) ORDER BY cid", [raw])
-    .map((r) => r[0] as string)
-    .filter((name) => name !== "_id" && name !== "doc")
-    .map(ident);
-  const indexes = conn.all("SELECT sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [raw]).map((r) => r[0] as string);
-  const cols = keys.map((k) => `, ${k}`).join("");
-  // Key columns have no type (no affinity): each keeps the value and type SQL computed.
-  conn.exec(`CREATE TABLE ${next} (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL${cols})`);
-  conn.exec(`INSERT INTO ${next} (rowid, _id, doc${cols}) SELECT rowid, _id, doc${cols} FROM ${table} ORDER BY rowid`);
-  conn.exec(`DROP TABLE ${table}`);
-  conn.exec(`ALTER TABLE ${next} RENAME TO ${table}`);
-  for (const sql of indexes) conn.exec(sql); // built once over the copied rows
+  const generated = new Set(conn.all("SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)", [raw]).map((r) => r[0] as string));
+  const indexes = conn.all("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [raw]) as Array<[string, string]>;
+  for (const [name] of indexes) conn.exec(`DROP INDEX ${ident(name)}`);
+  const sets: string[] = [];
+  for (const path of _keyPaths(conn, collection)) {
+    const col = keyColumn(path);
+    if (!generated.delete(col)) continue;
+    conn.exec(`ALTER TABLE ${table} DROP COLUMN ${ident(col)}`);
+    conn.exec(`ALTER TABLE ${table} ADD COLUMN ${ident(col)}`); // no type: no affinity, keys stay as SQL computes them
+    sets.push(`${ident(col)} = ${keyExpr(path)}`);
+  }
+  for (const col of generated) conn.exec(`ALTER TABLE ${table} DROP COLUMN ${ident(col)}`); // a path no longer declared
+  if (sets.length > 0) conn.exec(`UPDATE ${table} SET ${sets.join(", ")}`);
+  for (const [, sql] of indexes) conn.exec(sql); // built once over the filled columns
+}
+
+/** The paths the collection's recorded spec gives a key column (its indexes' fields and TTL field). */
+function _keyPaths(conn: SqliteConnection, collection: string): string[] {
+  const row = conn.get("SELECT spec FROM gatehouse_collections WHERE name = ?", [collection]);
+  const spec = row ? (JSON.parse(row[0] as string) as CollectionSpec) : {};
+  const paths = new Set<string>();
+  for (const ix of spec.indexes ?? []) for (const f of ix.fields) if (f !== "_id") paths.add(f);
+  if (spec.ttlField) paths.add(spec.ttlField);
+  return [...paths];
 }
