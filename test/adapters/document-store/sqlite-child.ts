@@ -13,6 +13,7 @@ import { createSqliteDocumentStore } from "../../../adapters/document-store/sqli
 import { isDuplicateKeyError } from "../../../adapters/ports.ts";
 
 const [file, scenario, name = "child"] = process.argv.slice(2);
+const _pause = new Int32Array(new SharedArrayBuffer(4));
 const store = await createSqliteDocumentStore({ file: file!, busyTimeoutMs: 20_000 });
 
 if (scenario === "fsync") {
@@ -28,7 +29,7 @@ if (scenario === "fsync") {
     for (;;) {
       const id = `s${n++}`;
       await c.insert({ _id: id, n, pad: "x".repeat(300) });
-      writeSync(1, `${id}\n`);
+      _print(`${id}\n`);
     }
   };
   await Promise.all(Array.from({ length: 16 }, loop));
@@ -71,4 +72,21 @@ async function _race(who: string): Promise<Record<string, unknown>> {
   const won = inserted.filter((r) => r.status === "fulfilled").length;
   const duplicates = inserted.filter((r) => r.status === "rejected" && isDuplicateKeyError(r.reason)).length;
   return { who, casRetries, won, duplicates, claimed, commits: store.writerStats().commits };
+}
+
+/**
+ * Writes a line to stdout, waiting while the pipe is full: the parent reads the stream's lines as
+ * they come, and a child that inserts faster than it reads would otherwise get EAGAIN (stdout is a
+ * non-blocking pipe here) and die before it is killed on purpose.
+ */
+function _print(line: string): void {
+  for (;;) {
+    try {
+      writeSync(1, line);
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
+      Atomics.wait(_pause, 0, 0, 1);
+    }
+  }
 }
