@@ -69,6 +69,12 @@ export interface CollectionSpec {
   indexes?: IndexSpec[];
   /** A numeric field holding an epoch-millisecond expiry; the document disappears after it. */
   ttlField?: string;
+  /**
+   * Top-level string (or string-array) fields a `$contains` may be answered from an index rather
+   * than by reading every document: the embedded store keeps a trigram index of them. MongoDB
+   * ignores it (it has no substring index; its `$regex` scan answers the same results).
+   */
+  textFields?: string[];
 }
 
 export interface Lease {

@@ -40,7 +40,11 @@ export function createCollectionState(db: Db, name: string, clock: () => number)
   return { name, coll: db.collection<StoredDoc>(name), clock, ttlField: undefined, uniques: [], opened: new Set(), pendingIndexes: [], creating: null };
 }
 
-/** Applies a collection spec: the TTL field and the indexes it names, created from now on. */
+/**
+ * Applies a collection spec: the TTL field and the indexes it names, created from now on.
+ * `textFields` is ignored: MongoDB has no substring index (its text index matches words), so a
+ * `$contains` stays an escaped case-insensitive `$regex` over the documents, with the same results.
+ */
 export function openCollection(s: MongoCollectionState, spec: CollectionSpec | undefined): void {
   if (!spec) return;
   if (spec.ttlField && !s.ttlField) {

@@ -34,8 +34,8 @@ export function explainStatement(conn: SqliteConnection, schema: CollectionSchem
   const table = schema.tableRaw;
   const lines = schema.exists ? _explain(conn, `EXPLAIN QUERY PLAN ${sql}`, st.params) : [];
   const plan = lines.filter((l) => !l.includes("/scalar/") && !/^(SCALAR SUBQUERY|CO-ROUTINE|SCAN CONSTANT ROW)/.test(l));
-  const onTable = plan.filter((l) => l.startsWith(`SEARCH ${table} `) || l.startsWith(`SCAN ${table}`));
-  const scanLine = onTable.find((l) => l.startsWith(`SCAN ${table}`));
+  const onTable = plan.filter((l) => l.startsWith(`SEARCH ${table} `) || l === `SCAN ${table}` || l.startsWith(`SCAN ${table} `));
+  const scanLine = onTable.find((l) => l.startsWith("SCAN "));
   return {
     sql,
     plan,

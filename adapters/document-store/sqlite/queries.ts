@@ -66,7 +66,7 @@ export function matchStatement(schema: CollectionSchema, q: MatchQuery): MatchSt
   if (q.after) where.push(afterCursorSql(keys, q.sort, q.after, params));
   const columns = ["rowid", "doc", ...keys, ...(t.check ? [t.check] : [])].join(", ");
   const order = keys.length > 0 ? ` ORDER BY ${orderBySql(keys, q.sort)}` : "";
-  return { sql: `SELECT ${columns} FROM ${schema.table} WHERE ${where.join(" AND ")}${order}`, params, checked: t.check !== null };
+  return { sql: `SELECT ${columns} FROM ${t.from} WHERE ${where.join(" AND ")}${order}`, params, checked: t.check !== null };
 }
 
 /** The matching rows in sort order, after `skip`, at most `limit`. */
@@ -115,13 +115,13 @@ export function countMatches(conn: SqliteConnection, schema: CollectionSchema, f
   const params = [...t.params];
   const visible = visibleSql(schema, params, now);
   const where = visible ? `${t.where} AND ${visible}` : t.where;
-  if (!t.check) return conn.get(`SELECT count(*) FROM ${schema.table} WHERE ${where}`, params)![0] as number;
+  if (!t.check) return conn.get(`SELECT count(*) FROM ${t.from} WHERE ${where}`, params)![0] as number;
   // One statement while no matching row needs JS's check (the usual case: no array along the paths).
-  const [exact, flagged] = conn.get(`SELECT count(*) FILTER (WHERE NOT ${t.check}), count(*) FILTER (WHERE ${t.check}) FROM ${schema.table} WHERE ${where}`, params)!;
+  const [exact, flagged] = conn.get(`SELECT count(*) FILTER (WHERE NOT ${t.check}), count(*) FILTER (WHERE ${t.check}) FROM ${t.from} WHERE ${where}`, params)!;
   if (flagged === 0) return exact as number;
   const matches = compileFilter(filter);
   return inSnapshot(conn, () => {
-    let n = conn.get(`SELECT count(*) FROM ${schema.table} WHERE ${where} AND NOT ${t.check}`, params)![0] as number;
+    let n = conn.get(`SELECT count(*) FROM ${t.from} WHERE ${where} AND NOT ${t.check}`, params)![0] as number;
     for (let last = -Infinity; ; ) {
       const rows = conn.all(`SELECT rowid, doc FROM ${schema.table} WHERE ${where} AND ${t.check} AND rowid > ? ORDER BY rowid LIMIT ${CHUNK}`, [...params, last]);
       for (const r of rows) if (matches(JSON.parse(r[1] as string) as Doc)) n++;
@@ -154,7 +154,7 @@ export function visibleSql(schema: CollectionSchema, params: SqlParam[], now: nu
  * reading a row, even where SQLite sorts runs of equal keys itself), the outer one reads the page.
  */
 function _skipFirstSql(schema: CollectionSchema, st: MatchStatement, q: MatchQuery): string {
-  const from = st.sql.indexOf(` FROM ${schema.table} WHERE `);
+  const from = st.sql.indexOf(` FROM ${schema.table} `); // then WHERE, or NOT INDEXED (translate.ts)
   const order = st.sql.lastIndexOf(" ORDER BY ");
   const inner = `SELECT rowid${st.sql.slice(from)} LIMIT ? OFFSET ?`;
   const outerOrder = q.sort.length > 0 && order > from ? st.sql.slice(order) : "";

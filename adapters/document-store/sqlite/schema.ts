@@ -26,6 +26,7 @@ import { DuplicateKeyError, InvalidQueryError, type CollectionSpec, type IndexSp
 import { indexName, validateIndexFields } from "../filter.ts";
 import { sqliteCode, type SqliteConnection } from "./connection.ts";
 import { arrayAlongExpr, ident, isSqlPath, keyColumn, keyExpr, presenceExpr, tableName } from "./keys.ts";
+import { ensureTextIndex, loadTextIndex, validateTextFields, type TextIndex } from "./text-index.ts";
 
 export interface IndexInfo {
   /** filter.ts's name (`a_1_b_1`): DuplicateKeyError.index. */
@@ -53,6 +54,8 @@ export interface CollectionSchema {
   /** Fields of sparse indexes: a query adds their presence terms so the planner may use them. */
   sparsePaths: Set<string>;
   ttl: { path: string; column: string } | null;
+  /** The declared text fields' FTS5 index (./text-index.ts), once it exists. */
+  text: TextIndex | null;
 }
 
 /** The collections table, created by the writer when it opens a file. */
@@ -71,6 +74,7 @@ export function loadSchema(conn: SqliteConnection, collection: string): Collecti
     indexes: [],
     sparsePaths: new Set(),
     ttl: null,
+    text: null,
   };
   const row = conn.get("SELECT spec FROM gatehouse_collections WHERE name = ?", [collection]);
   if (!row) return schema;
@@ -92,6 +96,7 @@ export function loadSchema(conn: SqliteConnection, collection: string): Collecti
     if (ix.sparse) for (const f of ix.fields) schema.sparsePaths.add(f);
   }
   if (spec.ttlField && schema.columns.has(spec.ttlField)) schema.ttl = { path: spec.ttlField, column: schema.columns.get(spec.ttlField)! };
+  schema.text = loadTextIndex(conn, raw, spec.textFields);
   return schema;
 }
 
@@ -102,6 +107,7 @@ export function loadSchema(conn: SqliteConnection, collection: string): Collecti
  */
 export function ensureCollection(conn: SqliteConnection, collection: string, spec: CollectionSpec): void {
   for (const ix of spec.indexes ?? []) validateIndexFields(ix.fields);
+  validateTextFields(spec.textFields ?? []);
   for (const path of _paths(spec)) if (!isSqlPath(path)) throw new InvalidQueryError(`index or TTL field "${path}" holds a double quote`);
   const raw = tableName(collection);
   const table = ident(raw);
@@ -118,6 +124,7 @@ export function ensureCollection(conn: SqliteConnection, collection: string, spe
   }
   for (const ix of merged.indexes ?? []) _createIndex(conn, collection, raw, ix);
   if (merged.ttlField) conn.exec(`CREATE INDEX IF NOT EXISTS ${ident(`${raw}/ttl`)} ON ${table} (${ident(keyColumn(merged.ttlField))})`);
+  ensureTextIndex(conn, raw, merged.textFields ?? []);
   conn.run("INSERT INTO gatehouse_collections (name, spec) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET spec = excluded.spec", [collection, JSON.stringify(merged)]);
 }
 
@@ -164,7 +171,8 @@ function _merge(stored: CollectionSpec, spec: CollectionSpec): CollectionSpec {
     }
   }
   const ttlField = spec.ttlField ?? stored.ttlField;
-  return { indexes, ...(ttlField ? { ttlField } : {}) };
+  const textFields = [...new Set([...(stored.textFields ?? []), ...(spec.textFields ?? [])])].sort();
+  return { indexes, ...(ttlField ? { ttlField } : {}), ...(textFields.length > 0 ? { textFields } : {}) };
 }
 
 function _createIndex(conn: SqliteConnection, collection: string, raw: string, ix: IndexSpec): void {

@@ -13,6 +13,8 @@
  * - `$contains` with an ASCII needle: `lower()` is ASCII-only in SQLite, and the only characters
  *   whose JS lower case holds ASCII letters are U+0130 and U+212A, replaced first. Any other needle
  *   is checked in JS on every candidate.
+ * A `$contains` on a declared text field (or an `$or` of them) with a needle the trigram index answers
+ * exactly is a lookup in that index instead (./text-index.ts).
  * Range operators keep filter.ts's type brackets: numbers are the keys between -Infinity (null and
  * missing) and '' (the first TEXT), strings between '' and x'' (the first BLOB).
  */
@@ -21,6 +23,7 @@ import { isOperatorObject } from "../filter.ts";
 import type { SqlParam } from "./connection.ts";
 import { NULL_KEY, arrayAlongExpr, isSqlPath, keyExpr, keySql, presenceExpr } from "./keys.ts";
 import type { CollectionSchema } from "./schema.ts";
+import { textMatchSql } from "./text-index.ts";
 
 export interface Translation {
   /** SQL condition holding every match (exactly the matches where `check` is false). */
@@ -28,15 +31,22 @@ export interface Translation {
   params: SqlParam[];
   /** SQL condition true on the rows JS must re-check; null when SQL is exact for every row. */
   check: string | null;
+  /**
+   * The collection's table as the statement names it: `NOT INDEXED` when a top-level condition is a
+   * text index lookup, so SQLite reads that lookup's rowids first (the rowid still serves) rather
+   * than walking another index and testing each row against the lookup (without statistics it
+   * takes an equality on an index for a few rows: one business is every account of a big one).
+   */
+  from: string;
 }
 
 export function translateFilter(schema: CollectionSchema, filter: Filter): Translation {
-  const ctx: _Ctx = { schema, params: [], checks: new Set(), markers: new Set() };
+  const ctx: _Ctx = { schema, params: [], checks: new Set(), markers: new Set(), textFirst: false };
   let where = _filterSql(filter, ctx, true);
   // Naming the markers makes SQLite re-prepare, and fail, in any snapshot where one was dropped.
   if (ctx.markers.size > 0) where += ` AND EXISTS (SELECT 1 FROM ${[...ctx.markers].join(", ")})`;
   const check = ctx.checks.has("1") ? "1" : ctx.checks.size > 0 ? `(${[...ctx.checks].join(" OR ")})` : null;
-  return { where, params: ctx.params, check };
+  return { where, params: ctx.params, check, from: ctx.textFirst ? `${schema.table} NOT INDEXED` : schema.table };
 }
 
 /** The SQL key of each sort field (`_id`, a key column, or the key expression). */
@@ -85,6 +95,8 @@ interface _Ctx {
   checks: Set<string>;
   /** Marker views the exact forms rely on. */
   markers: Set<string>;
+  /** A top-level condition is a text index lookup. */
+  textFirst: boolean;
 }
 
 function _filterSql(filter: Filter, ctx: _Ctx, top: boolean): string {
@@ -92,7 +104,11 @@ function _filterSql(filter: Filter, ctx: _Ctx, top: boolean): string {
   const presence: string[] = [];
   for (const key in filter) {
     const cond = filter[key];
-    if (key === "$or") {
+    const text = textMatchSql(ctx.schema.text, key, cond, ctx.params);
+    if (text !== null) {
+      terms.push(text);
+      ctx.textFirst ||= top;
+    } else if (key === "$or") {
       terms.push(`(${(cond as Filter[]).map((f) => _filterSql(f, ctx, false)).join(" OR ")})`);
     } else if (key === "_id") {
       terms.push(_and(_ops(cond).map(([op, arg]) => _idOp(op, arg, ctx))));

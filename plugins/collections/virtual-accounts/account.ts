@@ -100,6 +100,8 @@ export function openVirtualAccounts(store: DocumentStore): Collection<VirtualAcc
       // The totals: open single_use accounts per business and `enabled` (account-counts.ts).
       { fields: ["businessId", "accountType", "enabled", "openUntil"] },
     ],
+    // The list's `search` (`$contains` on these three): answered from a trigram index where the store keeps one.
+    textFields: ["reference", "accountNumber", "accountName"],
   });
 }
 

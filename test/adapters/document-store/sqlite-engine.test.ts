@@ -13,7 +13,7 @@ import * as assert from "uvu/assert";
 import { openConnection } from "../../../adapters/document-store/sqlite/connection.ts";
 import { ident, tableName } from "../../../adapters/document-store/sqlite/keys.ts";
 import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
-import { isDependencyUnavailableError, type Doc } from "../../../adapters/ports.ts";
+import { isDependencyUnavailableError, type Doc, type Filter } from "../../../adapters/ports.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const CHILD = join(ROOT, "test/adapters/document-store/sqlite-child.ts");
@@ -183,6 +183,32 @@ test("$contains: ASCII needles in SQL (U+0130 and U+212A as JS lowercases them),
     assert.equal(await ids("COLE"), ["n2", "n3"]);
     assert.not.ok(store.explain("names", { name: { $contains: "cole" } }).jsCheck);
     assert.ok(store.explain("names", { name: { $contains: "éco" } }).jsCheck);
+  } finally {
+    await store.close();
+  }
+});
+
+test("text fields: trigram lookups for printable ASCII needles of three characters or more (JS's lower case of U+0130 and U+212A), a scan otherwise", async () => {
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
+  try {
+    const c = store.collection<Doc>("names", { indexes: [{ fields: ["biz", "n"] }], textFields: ["name", "code"] });
+    const names = ["İstanbul", "\u212aelvin", "ÉCOLE", "école", "plain"];
+    for (const [i, name] of names.entries()) await c.insert({ _id: `n${i}`, biz: "b", n: i, name, code: `C-${i}00` });
+    const ids = async (needle: string): Promise<string[]> => (await c.find({ name: { $contains: needle } })).items.map((d) => d._id);
+    assert.equal(await ids("istanbul"), [], "İ lowers to i + U+0307 in JS");
+    assert.equal(await ids("i\u0307stanbul"), ["n0"]);
+    assert.equal(await ids("kelvin"), ["n1"], "U+212A lowers to k");
+    assert.equal(await ids("stan"), ["n0"]);
+    assert.equal(await ids("COLE"), ["n2", "n3"]);
+    const lookup = (filter: Filter, count = false) => store.explain("names", filter, { count, sort: [{ field: "n", direction: -1 }] });
+    const search: Filter = { biz: "b", $or: [{ name: { $contains: "cole" } }, { code: { $contains: "cole" } }] };
+    for (const plan of [lookup(search), lookup(search, true), lookup({ name: { $contains: "kelvin" } })]) {
+      assert.ok(plan.plan.some((l) => / VIRTUAL TABLE INDEX \d+:M/.test(l)), plan.plan.join(" | "));
+      assert.ok(plan.plan.some((l) => l.includes("USING INTEGER PRIMARY KEY (rowid=?)")), `rows read by rowid: ${plan.plan.join(" | ")}`);
+      assert.is(plan.scan, "none");
+      assert.not.ok(plan.jsCheck);
+    }
+    for (const needle of ["co", "éco", "tab\there"]) assert.not.ok(lookup({ name: { $contains: needle } }).plan.some((l) => l.includes("VIRTUAL TABLE")), needle);
   } finally {
     await store.close();
   }
