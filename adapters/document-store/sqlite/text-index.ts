@@ -15,8 +15,9 @@
  * The index is contentless (`content=''`, `contentless_delete=1`: it stores trigrams, not a copy of
  * the text), keyed by the collection table's rowid, and kept in step by triggers on the collection
  * table (AFTER INSERT / UPDATE OF doc / DELETE), so no write path knows it exists. A declaration that
- * changes the set of fields rebuilds it from the table in the declaring transaction. Fields are
- * top-level (no dotted path): an array along a path prefix would need filter.ts's element-wise walk.
+ * changes the set of fields, or finds a trigger missing, rebuilds it from the table in the declaring
+ * transaction. Fields are top-level (no dotted path): an array along a path prefix would need
+ * filter.ts's element-wise walk.
  */
 import { InvalidQueryError, type Filter } from "../../ports.ts";
 import { isOperatorObject } from "../filter.ts";
@@ -59,7 +60,9 @@ export function ensureTextIndex(conn: SqliteConnection, raw: string, fields: rea
   const wanted = [...new Set(fields)].sort();
   const columns = wanted.map(keyColumn);
   const existing = _ftsColumns(conn, raw);
-  if (existing !== null && existing.size === columns.length && columns.every((c) => existing.has(c))) return;
+  // Whole only with its three triggers: rebuilding the collection table drops them (its upgrade).
+  const whole = existing !== null && existing.size === columns.length && columns.every((c) => existing.has(c)) && _triggerCount(conn, raw) === _TRIGGERS.length;
+  if (whole) return;
   const fts = ident(`${raw}/text`);
   for (const t of _TRIGGERS) conn.exec(`DROP TRIGGER IF EXISTS ${ident(`${raw}/text/${t}`)}`);
   conn.exec(`DROP TABLE IF EXISTS ${fts}`);
@@ -126,6 +129,11 @@ function _term(text: TextIndex, field: string, cond: unknown): [string, string] 
   const needle = (cond as { $contains?: unknown }).$contains;
   if (ops.length !== 1 || typeof needle !== "string" || !_INDEXABLE.test(needle)) return null;
   return [column, needle.toLowerCase()];
+}
+
+function _triggerCount(conn: SqliteConnection, raw: string): number {
+  const names = _TRIGGERS.map((t) => `${raw}/text/${t}`);
+  return conn.get(`SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (?, ?, ?)`, names)![0] as number;
 }
 
 /** The FTS5 table's columns, or null when the table has none. */

@@ -214,6 +214,29 @@ test("text fields: trigram lookups for printable ASCII needles of three characte
   }
 });
 
+test("text fields: a text index missing a trigger (its table rebuilt) is rebuilt at the next declaration", async () => {
+  const file = tempFile();
+  const spec = { textFields: ["name"] };
+  const first = await createSqliteDocumentStore({ file });
+  await first.collection<Doc>("people", spec).insert({ _id: "a1", name: "Acme One" });
+  await first.close();
+  const raw = openConnection({ file, busyTimeoutMs: 1000, synchronous: "FULL" });
+  try {
+    raw.exec(`DROP TRIGGER ${ident(`${tableName("people")}/text/insert`)}`);
+  } finally {
+    raw.close();
+  }
+  const store = await createSqliteDocumentStore({ file });
+  try {
+    const c = store.collection<Doc>("people", spec);
+    await c.insert({ _id: "a2", name: "Acme Two" });
+    assert.equal((await c.find({ name: { $contains: "acme" } })).items.map((d) => d._id), ["a1", "a2"]);
+    assert.ok(store.explain("people", { name: { $contains: "acme" } }).plan.some((l) => l.includes("VIRTUAL TABLE")), "answered from the index");
+  } finally {
+    await store.close();
+  }
+});
+
 test("EXPLAIN QUERY PLAN: equality and range on indexes, sorts in index order, sparse unique lookups; unindexed filters scan", async () => {
   const store = await createSqliteDocumentStore({ file: ":memory:" });
   try {
