@@ -19,29 +19,20 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createSqliteDocumentStore } from "../adapters/document-store/sqlite/store.ts";
-import type { Doc } from "../adapters/ports.ts";
+import { openLedgerCollections } from "../adapters/billing/ledger/documents.ts";
+import type { Collection, Doc } from "../adapters/ports.ts";
+import { openSignAttempts } from "../plugins/invoice/sign-attempts.ts";
 import { tempDir } from "../test/support/temp.ts";
 
 const COUNT = Number(process.env.SIGN_WRITES_COUNT ?? 12_000);
 const PER_COMMIT = Number(process.env.SIGN_WRITES_PER_COMMIT ?? 6);
 
-const RECORDS = {
-  indexes: [
-    { fields: ["attemptKey"], unique: true },
-    { fields: ["operationId"] },
-    { fields: ["status", "startedAtMs"] },
-    { fields: ["money", "completedAtMs", "operationId"] },
-    { fields: ["businessId", "startedAtMs"] },
-  ],
-  ttlField: "expiresAtMs",
-};
-const ENTRIES = { indexes: [{ fields: ["businessId", "createdAt"] }, { fields: ["businessId", "state"] }, { fields: ["state", "updatedAt"] }] };
-
 async function main(): Promise<void> {
   const file = join(tempDir("sign-writes"), "gatehouse.db");
   const store = await createSqliteDocumentStore({ file });
-  const records = store.collection<Doc>("sign_attempts", RECORDS);
-  const entries = store.collection<Doc>("billing_entries", ENTRIES);
+  // The product's own collections and indexes: the sign records and the ledger's entries.
+  const records = openSignAttempts(store) as unknown as Collection<Doc>;
+  const entries = openLedgerCollections(store).entries as unknown as Collection<Doc>;
   await records.count({});
   await entries.count({});
   const answer = Buffer.alloc(1500, 65).toString("base64");
