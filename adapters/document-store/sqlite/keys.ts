@@ -47,6 +47,15 @@ export function keyExpr(path: string, doc = "doc"): string {
   );
 }
 
+/**
+ * `x` lower-cased as JS's `toLowerCase()` does wherever an ASCII needle can match: SQLite's
+ * `lower()` is ASCII-only, and U+0130 and U+212A are the only characters whose JS lower case holds
+ * ASCII letters (`$contains` in SQL, and what the text index holds).
+ */
+export function lowerFoldSql(x: string): string {
+  return `lower(replace(replace(${x}, '\u0130', 'i\u0307'), '\u212a', 'k'))`;
+}
+
 /** True (1) when `path` or one of its prefixes holds an array: filter.ts then matches element-wise. */
 export function arrayAlongExpr(path: string): string {
   const segs = path.split(".");

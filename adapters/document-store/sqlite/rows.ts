@@ -9,7 +9,7 @@
  *
  * The statements are built once per schema (and per set of changed columns) and kept with it.
  */
-import { ident, keyExpr } from "./keys.ts";
+import { ident, keyColumn, keyExpr } from "./keys.ts";
 import type { CollectionSchema } from "./schema.ts";
 
 /** `INSERT` of one document: parameters `[_id, text]`. */
@@ -43,6 +43,16 @@ export function updateSql(schema: CollectionSchema, paths: readonly string[]): s
     c.updates.set(key, sql);
   }
   return sql;
+}
+
+/**
+ * `UPDATE` of every row's key columns of `paths` from its document (rows written without them: a
+ * new index on existing rows, an upgraded table, rows filled in bulk by raw SQL); with `afterRowid`
+ * only the rows after parameter `?1`.
+ */
+export function fillKeysSql(table: string, paths: readonly string[], afterRowid = false): string {
+  const sets = paths.map((path) => `${ident(keyColumn(path))} = ${keyExpr(path)}`).join(", ");
+  return `UPDATE ${table} SET ${sets}${afterRowid ? " WHERE rowid > ?1" : ""}`;
 }
 
 /**

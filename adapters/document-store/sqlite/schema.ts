@@ -25,7 +25,8 @@
 import { DuplicateKeyError, InvalidQueryError, type CollectionSpec, type IndexSpec } from "../../ports.ts";
 import { indexName, validateIndexFields } from "../filter.ts";
 import { sqliteCode, type SqliteConnection } from "./connection.ts";
-import { arrayAlongExpr, ident, isSqlPath, keyColumn, keyExpr, presenceExpr, tableName } from "./keys.ts";
+import { arrayAlongExpr, ident, isSqlPath, keyColumn, presenceExpr, tableName } from "./keys.ts";
+import { fillKeysSql } from "./rows.ts";
 import { ensureTextIndex, loadTextIndex, validateTextFields, type TextIndex } from "./text-index.ts";
 
 export interface IndexInfo {
@@ -85,7 +86,7 @@ export function loadSchema(conn: SqliteConnection, collection: string): Collecti
   const markers = new Set(
     conn.all("SELECT name FROM sqlite_schema WHERE type = 'view' AND substr(name, 1, ?) = ?", [markerPrefix.length, markerPrefix]).map((r) => r[0] as string),
   );
-  for (const path of _paths(spec)) {
+  for (const path of keyPaths(spec)) {
     const col = keyColumn(path);
     if (!columns.has(col)) continue;
     schema.columns.set(path, ident(col));
@@ -108,18 +109,18 @@ export function loadSchema(conn: SqliteConnection, collection: string): Collecti
 export function ensureCollection(conn: SqliteConnection, collection: string, spec: CollectionSpec): void {
   for (const ix of spec.indexes ?? []) validateIndexFields(ix.fields);
   validateTextFields(spec.textFields ?? []);
-  for (const path of _paths(spec)) if (!isSqlPath(path)) throw new InvalidQueryError(`index or TTL field "${path}" holds a double quote`);
+  for (const path of keyPaths(spec)) if (!isSqlPath(path)) throw new InvalidQueryError(`index or TTL field "${path}" holds a double quote`);
   const raw = tableName(collection);
   const table = ident(raw);
   conn.exec(`CREATE TABLE IF NOT EXISTS ${table} (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL)`);
   const stored = conn.get("SELECT spec FROM gatehouse_collections WHERE name = ?", [collection]);
   const merged = _merge(stored ? (JSON.parse(stored[0] as string) as CollectionSpec) : {}, spec);
   const columns = new Set(conn.all("SELECT name FROM pragma_table_xinfo(?)", [raw]).map((r) => r[0] as string));
-  for (const path of _paths(merged)) {
+  for (const path of keyPaths(merged)) {
     const col = keyColumn(path);
     if (columns.has(col)) continue;
     conn.exec(`ALTER TABLE ${table} ADD COLUMN ${ident(col)}`); // no type: no affinity, keys stay as SQL computes them
-    conn.exec(`UPDATE ${table} SET ${ident(col)} = ${keyExpr(path)}`);
+    conn.exec(fillKeysSql(table, [path]));
     if (!conn.get(`SELECT 1 FROM ${table} WHERE ${arrayAlongExpr(path)} LIMIT 1`)) conn.exec(`CREATE VIEW IF NOT EXISTS ${ident(`${raw}/scalar/${col}`)} AS SELECT 1`);
   }
   for (const ix of merged.indexes ?? []) _createIndex(conn, collection, raw, ix);
@@ -152,7 +153,8 @@ export function violatedIndex(schema: CollectionSchema, e: unknown): string {
 
 // --- Internal helpers ---
 
-function _paths(spec: CollectionSpec): string[] {
+/** The paths a spec gives a key column: its indexes' fields (but `_id`) and its TTL field. */
+export function keyPaths(spec: CollectionSpec): string[] {
   const out = new Set<string>();
   for (const ix of spec.indexes ?? []) for (const f of ix.fields) if (f !== "_id") out.add(f);
   if (spec.ttlField) out.add(spec.ttlField);

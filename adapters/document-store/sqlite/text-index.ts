@@ -22,7 +22,7 @@
 import { InvalidQueryError, type Filter } from "../../ports.ts";
 import { isOperatorObject } from "../filter.ts";
 import type { SqlParam, SqliteConnection } from "./connection.ts";
-import { ident, isSqlPath, jsonPath, keyColumn } from "./keys.ts";
+import { ident, isSqlPath, jsonPath, keyColumn, lowerFoldSql } from "./keys.ts";
 
 export interface TextIndex {
   /** The quoted FTS5 table. */
@@ -108,10 +108,9 @@ const _INDEXABLE = /^[\x20-\x7e]{3,}$/;
 /** The text the index holds for `field` of the document column `doc` (see the module comment). */
 function _haystackSql(doc: string, field: string): string {
   const p = jsonPath(field);
-  const fold = (x: string) => `lower(replace(replace(${x}, '\u0130', 'i\u0307'), '\u212a', 'k'))`;
   return (
-    `CASE json_type(${doc}, ${p}) WHEN 'text' THEN ${fold(`${doc} ->> ${p}`)} ` +
-    `WHEN 'array' THEN (SELECT group_concat(${fold("value")}, char(57344)) FROM json_each(${doc}, ${p}) WHERE type = 'text') END`
+    `CASE json_type(${doc}, ${p}) WHEN 'text' THEN ${lowerFoldSql(`${doc} ->> ${p}`)} ` +
+    `WHEN 'array' THEN (SELECT group_concat(${lowerFoldSql("value")}, char(57344)) FROM json_each(${doc}, ${p}) WHERE type = 'text') END`
   );
 }
 

@@ -21,7 +21,7 @@
 import { InvalidQueryError, type Filter, type SortSpec } from "../../ports.ts";
 import { isOperatorObject } from "../filter.ts";
 import type { SqlParam } from "./connection.ts";
-import { NULL_KEY, arrayAlongExpr, isSqlPath, keyExpr, keySql, presenceExpr } from "./keys.ts";
+import { NULL_KEY, arrayAlongExpr, isSqlPath, keyExpr, keySql, lowerFoldSql, presenceExpr } from "./keys.ts";
 import type { CollectionSchema } from "./schema.ts";
 import { textMatchSql } from "./text-index.ts";
 
@@ -215,7 +215,7 @@ function _containsSql(value: string, needle: string, ctx: _Ctx): string {
     return `typeof(${value}) = 'text'`;
   }
   ctx.params.push(needle.toLowerCase());
-  return `(typeof(${value}) = 'text' AND instr(lower(replace(replace(${value}, '\u0130', 'i\u0307'), '\u212a', 'k')), ?) > 0)`;
+  return `(typeof(${value}) = 'text' AND instr(${lowerFoldSql(value)}, ?) > 0)`;
 }
 
 /** A condition on `_id`: a TEXT column present in every document. */

@@ -11,7 +11,9 @@
  */
 import type { CollectionSpec } from "../../ports.ts";
 import type { SqliteConnection } from "./connection.ts";
-import { ident, keyColumn, keyExpr, tableName } from "./keys.ts";
+import { ident, keyColumn, tableName } from "./keys.ts";
+import { fillKeysSql } from "./rows.ts";
+import { keyPaths } from "./schema.ts";
 
 /** Rebuilds the tables with generated key columns into plain ones; answers how many it rebuilt. */
 export function upgradeKeyColumns(conn: SqliteConnection): number {
@@ -62,25 +64,21 @@ function _rebuild(conn: SqliteConnection, raw: string, collection: string): void
   const generated = new Set(conn.all("SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)", [raw]).map((r) => r[0] as string));
   const indexes = conn.all("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [raw]) as Array<[string, string]>;
   for (const [name] of indexes) conn.exec(`DROP INDEX ${ident(name)}`);
-  const sets: string[] = [];
+  const filled: string[] = [];
   for (const path of _keyPaths(conn, collection)) {
     const col = keyColumn(path);
     if (!generated.delete(col)) continue;
     conn.exec(`ALTER TABLE ${table} DROP COLUMN ${ident(col)}`);
     conn.exec(`ALTER TABLE ${table} ADD COLUMN ${ident(col)}`); // no type: no affinity, keys stay as SQL computes them
-    sets.push(`${ident(col)} = ${keyExpr(path)}`);
+    filled.push(path);
   }
   for (const col of generated) conn.exec(`ALTER TABLE ${table} DROP COLUMN ${ident(col)}`); // a path no longer declared
-  if (sets.length > 0) conn.exec(`UPDATE ${table} SET ${sets.join(", ")}`);
+  if (filled.length > 0) conn.exec(fillKeysSql(table, filled));
   for (const [, sql] of indexes) conn.exec(sql); // built once over the filled columns
 }
 
-/** The paths the collection's recorded spec gives a key column (its indexes' fields and TTL field). */
+/** The paths the collection's recorded spec gives a key column. */
 function _keyPaths(conn: SqliteConnection, collection: string): string[] {
   const row = conn.get("SELECT spec FROM gatehouse_collections WHERE name = ?", [collection]);
-  const spec = row ? (JSON.parse(row[0] as string) as CollectionSpec) : {};
-  const paths = new Set<string>();
-  for (const ix of spec.indexes ?? []) for (const f of ix.fields) if (f !== "_id") paths.add(f);
-  if (spec.ttlField) paths.add(spec.ttlField);
-  return [...paths];
+  return row ? keyPaths(JSON.parse(row[0] as string) as CollectionSpec) : [];
 }
