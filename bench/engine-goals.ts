@@ -10,6 +10,8 @@ export const ENGINE_GOALS = {
   /** Billed Pass-through signs on the SQLite file, fsync on, 64 connections. */
   signsPerSec: 3_000,
   signP99Ms: 50,
+  /** The file (fsync on) against the in-memory store in the same run: CPU per sign, at most this ratio. */
+  durabilityCpuRatio: 1.1,
   /** Stored intake (202) and one processor draining to signed. */
   intakePerSec: 3_000,
   intakeP99Ms: 50,
@@ -35,6 +37,9 @@ export function evaluateEngineGoals(rows: readonly ScenarioResult[]): Goal[] {
       met: sign.requestsPerSec >= G.signsPerSec && sign.latency.p99 <= G.signP99Ms,
     });
   }
+  const memory = rows.find((r) => r.scenario === "sign-memory");
+  const durability = sign && memory ? _durability(sign, memory) : undefined;
+  if (durability) goals.push(durability);
   const stored = rows.find((r) => r.scenario === "stored");
   if (stored) {
     const drain = stored.extra?.processorInvoicesPerSec ?? Number.NaN;
@@ -83,6 +88,24 @@ export function evaluateEngineGoals(rows: readonly ScenarioResult[]): Goal[] {
 }
 
 // --- Internal helpers ---
+
+/**
+ * "No regression for durability": the billed sign on the file (WAL, fsync per commit) against the
+ * same sign on SQLite in memory, run one after the other in this run. CPU per sign is compared,
+ * each divided by the simulator's CPU per sign in its own leg (the same work in both, so the ratio
+ * carries the machine's speed as it moved between the legs).
+ */
+function _durability(file: ScenarioResult, memory: ScenarioResult): Goal | undefined {
+  const cpu = (r: ScenarioResult) => (r.cpuUsPerRequest ?? Number.NaN) / (r.extra?.simulatorCpuUs ?? Number.NaN);
+  const ratio = cpu(file) / cpu(memory);
+  if (!Number.isFinite(ratio)) return undefined;
+  return {
+    name: "durability's cost per billed sign (file, fsync on, against SQLite in memory)",
+    measured: `${ratio.toFixed(2)}× the CPU per sign (${_n(file.cpuUsPerRequest!)} against ${_n(memory.cpuUsPerRequest!)} µs; ${_n(file.requestsPerSec)} against ${_n(memory.requestsPerSec)} signs/s)`,
+    target: `≤ ${ENGINE_GOALS.durabilityCpuRatio}× (CPU per sign, each leg divided by its simulator's)`,
+    met: ratio <= ENGINE_GOALS.durabilityCpuRatio,
+  };
+}
 
 function _n(x: number): string {
   return Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "n/a";

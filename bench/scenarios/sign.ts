@@ -286,6 +286,8 @@ function _outcome(r: SignBenchResult): ScenarioOutcome {
     errors: r.errors,
     timeouts: 0,
     seconds: r.seconds,
+    cpuUsPerRequest: r.gatewayCpuUs,
+    extra: { simulatorCpuUs: r.simulatorCpuUs },
   };
   return { results: [result], notes: [formatSignResult(r)], problems: r.problems, extra: r };
 }
