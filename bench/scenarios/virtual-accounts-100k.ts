@@ -12,7 +12,11 @@
  * (accounts on MongoDB, default min(VA_BENCH_COUNT, 20000): jongodb slows down with every document,
  * see docs/bench.md), VA_BENCH_REQUESTS / VA_BENCH_MONGO_REQUESTS (measured requests per query,
  * default 30 / 10), VA_BENCH_STORES (comma list of sqlite, memory, mongodb; default sqlite,mongodb),
- * VA_BENCH_SKIP (comma list: the queries whose name starts with one of them are not run, e.g. `search`).
+ * VA_BENCH_SKIP (comma list: the queries whose name starts with one of them are not run, e.g. `search`),
+ * VA_BENCH_FILE (the `sqlite` store's file, kept after the run with `<file>.seed.json`: what the
+ * seeder counted and when; a later run with the same count reuses it instead of seeding again, its
+ * gateway's clock started at the seeding instant so every expected total still holds),
+ * VA_BENCH_CPU_PROF (a file: a CPU profile of the measured requests, for `npx tsx bench/profile-top.ts`).
  *
  * Seeding writes the accounts as the service stores them straight through the store's port (not
  * 100 000 HTTP calls, nor the service: 2 048 inserts in flight, so the file's commits gather many;
@@ -32,7 +36,8 @@
  * connection (a timed loop: latency of one request at a time, no queueing), p50/p99/mean/max in ms.
  * Results are printed as a table and written to bench/results/virtual-accounts-<ISO time>-<sha>.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -93,6 +98,10 @@ export interface VirtualAccountsBenchOptions {
   requests: number;
   mongoRequests: number;
   stores: VaBenchStore[];
+  /** The `sqlite` store's file, kept and reused (VA_BENCH_FILE); a temporary folder when absent. */
+  keptFile?: string;
+  /** Writes a CPU profile of the measured requests there (VA_BENCH_CPU_PROF). */
+  cpuProfile?: string;
   progress?: (line: string) => void;
 }
 
@@ -102,10 +111,15 @@ export async function runVirtualAccountsBench(options: VirtualAccountsBenchOptio
   const out: StoreResult[] = [];
   for (const kind of options.stores) {
     if (kind === "sqlite" || kind === "memory") {
-      const dir = kind === "sqlite" ? mkdtempSync(join(tmpdir(), "gatehouse-va-bench-")) : null;
-      const store = await createSqliteDocumentStore({ file: dir ? join(dir, "gatehouse.sqlite") : ":memory:" });
+      const keptFile = kind === "sqlite" ? options.keptFile : undefined;
+      const dir = kind === "sqlite" && !keptFile ? mkdtempSync(join(tmpdir(), "gatehouse-va-bench-")) : null;
+      const kept = keptFile ? _keptSeed(keptFile, options.count) : null;
+      if (keptFile && !kept) for (const f of [keptFile, `${keptFile}-wal`, `${keptFile}-shm`, `${keptFile}.seed.json`]) rmSync(f, { force: true });
+      const file = keptFile ?? (dir ? join(dir, "gatehouse.sqlite") : ":memory:");
+      const store = await createSqliteDocumentStore({ file });
       try {
-        out.push(await _runOnStore(dir ? "sqlite (file)" : "sqlite (memory)", store, options.count, options.requests, null, progress));
+        const label = kind === "sqlite" ? "sqlite (file)" : "sqlite (memory)";
+        out.push(await _runOnStore(label, store, options.count, options.requests, null, progress, kept, keptFile, options.cpuProfile));
       } finally {
         await store.close();
         if (dir) rmSync(dir, { recursive: true, force: true });
@@ -155,7 +169,8 @@ export const vaListScenario: BenchScenario = {
   async run({ env, progress }) {
     const count = _int(env.VA_BENCH_COUNT, 100_000);
     const requests = _int(env.VA_BENCH_REQUESTS, 30);
-    const [store] = await runVirtualAccountsBench({ count, mongoCount: 0, requests, mongoRequests: 0, stores: ["sqlite"], progress });
+    const kept = env.VA_BENCH_FILE ? { keptFile: env.VA_BENCH_FILE } : {};
+    const [store] = await runVirtualAccountsBench({ count, mongoCount: 0, requests, mongoRequests: 0, stores: ["sqlite"], progress, ...kept });
     const list = store!.queries[0]!;
     const worst = store!.queries.reduce((a, q) => (q.latencyMs.p99 > a.latencyMs.p99 ? q : a));
     const l = list.latencyMs;
@@ -191,6 +206,8 @@ interface _Seeded {
   rareName: string;
   rareCount: number;
   sample: VirtualAccount;
+  /** When the seeder derived the statuses it counted (the gateway's clock starts there). */
+  now: number;
   /** Bounds of a 3-day creation window (whole UTC days) and how many accounts it holds. */
   window: { start: string; end: string; count: number };
   windowActive: number;
@@ -210,18 +227,16 @@ async function _runOnStore(
   requests: number,
   bulk: ((docs: VirtualAccount[]) => Promise<void>) | null,
   progress: (line: string) => void,
+  kept: _Seeded | null = null,
+  keptFile?: string,
+  cpuProfile?: string,
 ): Promise<StoreResult> {
-  progress(`${name}: seeding ${count.toLocaleString("en-US")} accounts${bulk ? " (built here, copied with insertMany)" : " (straight through the store)"}`);
-  const scratch = bulk ? await createSqliteDocumentStore({ file: ":memory:" }) : null;
-  const seeded = await _seed(scratch ?? store, count, 64, progress, bulk !== null);
-  if (bulk) {
-    const t = performance.now();
-    await bulk(seeded.docs);
-    await scratch!.close();
-    seeded.seconds += (performance.now() - t) / 1000;
-    seeded.docs = [];
-  }
-  progress(`${name}: seeded in ${seeded.seconds.toFixed(1)} s (${Math.round(count / seeded.seconds).toLocaleString("en-US")}/s)`);
+  const seeded = kept ?? (await _seedStore(name, store, count, bulk, progress));
+  if (kept) progress(`${name}: reusing ${count.toLocaleString("en-US")} accounts seeded ${new Date(kept.now).toISOString()} in ${keptFile}`);
+  else if (keptFile) writeFileSync(`${keptFile}.seed.json`, JSON.stringify({ count, seeded: { ...seeded, docs: [] } }));
+  // A reused file: the gateway's time starts at the seeding instant (no expiry falls within 90 minutes of it).
+  const offset = kept ? Date.now() - kept.now : 0;
+  const clock = () => Date.now() - offset;
 
   const config = testConfig({
     log: { level: "silent", format: "json" },
@@ -231,7 +246,7 @@ async function _runOnStore(
   const payments = createSandboxPaymentProcessor();
   const gateway = await composeGateway(config, {
     log,
-    plugins: [health, createCollectionsPlugin()],
+    plugins: [health, createCollectionsPlugin({ clock })],
     ports: { documentStore: store, webhooks: createWebhookOutbox({ store }), payments },
   });
   const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
@@ -259,6 +274,7 @@ async function _runOnStore(
     { name: "find?reference=", path: `/find?reference=${s.reference}`, expectTotal: -2 },
   ];
   const results: QueryResult[] = [];
+  const profiler = await _startProfile(cpuProfile);
   try {
     const skipped = (process.env.VA_BENCH_SKIP ?? "").split(",").map((w) => w.trim()).filter((w) => w !== "");
     for (const q of queries) {
@@ -288,6 +304,7 @@ async function _runOnStore(
       progress(`${name}: ${q.name}: p50 ${r.latencyMs.p50.toFixed(1)} ms, p99 ${r.latencyMs.p99.toFixed(1)} ms (total ${total}, ${items} items)`);
     }
   } finally {
+    await profiler?.stop();
     await agent.close();
     await server.drain("bench");
     payments.dispose();
@@ -301,6 +318,52 @@ async function _runOnStore(
     queries: results,
   };
 }
+
+/** Seeds the store (see `_runOnStore`), reporting how long it took. */
+async function _seedStore(
+  name: string,
+  store: DocumentStore,
+  count: number,
+  bulk: ((docs: VirtualAccount[]) => Promise<void>) | null,
+  progress: (line: string) => void,
+): Promise<_Seeded> {
+  progress(`${name}: seeding ${count.toLocaleString("en-US")} accounts${bulk ? " (built here, copied with insertMany)" : " (straight through the store)"}`);
+  const scratch = bulk ? await createSqliteDocumentStore({ file: ":memory:" }) : null;
+  const seeded = await _seed(scratch ?? store, count, 64, progress, bulk !== null);
+  if (bulk) {
+    const t = performance.now();
+    await bulk(seeded.docs);
+    await scratch!.close();
+    seeded.seconds += (performance.now() - t) / 1000;
+    seeded.docs = [];
+  }
+  progress(`${name}: seeded in ${seeded.seconds.toFixed(1)} s (${Math.round(count / seeded.seconds).toLocaleString("en-US")}/s)`);
+  return seeded;
+}
+
+/** The seed of a kept file (VA_BENCH_FILE), when it holds `count` accounts. */
+function _keptSeed(file: string, count: number): _Seeded | null {
+  if (!existsSync(file) || !existsSync(`${file}.seed.json`)) return null;
+  const seed = JSON.parse(readFileSync(`${file}.seed.json`, "utf8")) as { count: number; seeded: _Seeded };
+  return seed.count === count ? seed.seeded : null;
+}
+
+async function _startProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
+  if (!file) return null;
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 200 });
+  await session.post("Profiler.start");
+  return {
+    async stop() {
+      const { profile } = await session.post("Profiler.stop");
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 
 async function _seed(store: DocumentStore, count: number, concurrency: number, progress: (line: string) => void, collect: boolean): Promise<_Seeded> {
   const realNow = Date.now();
@@ -346,6 +409,7 @@ async function _seed(store: DocumentStore, count: number, concurrency: number, p
     rareName: "customer 0042",
     rareCount,
     sample: sample!,
+    now: realNow,
     window: { start: new Date(windowStartMs).toISOString().slice(0, 10), end: new Date(windowEndMs).toISOString().slice(0, 10), count: windowCount },
     windowActive,
     seconds: (performance.now() - t0) / 1000,
@@ -435,6 +499,8 @@ async function _main(): Promise<void> {
     requests: _int(process.env.VA_BENCH_REQUESTS, 30),
     mongoRequests: _int(process.env.VA_BENCH_MONGO_REQUESTS, 10),
     stores: (process.env.VA_BENCH_STORES ?? "sqlite,mongodb").split(",").map((x) => x.trim()) as VaBenchStore[],
+    ...(process.env.VA_BENCH_FILE ? { keptFile: process.env.VA_BENCH_FILE } : {}),
+    ...(process.env.VA_BENCH_CPU_PROF ? { cpuProfile: process.env.VA_BENCH_CPU_PROF } : {}),
     progress: (line) => process.stdout.write(`  ${line}\n`),
   };
   for (const s of options.stores) if (!VA_BENCH_STORES.includes(s)) throw new Error(`bench: unknown store "${s}"`);
