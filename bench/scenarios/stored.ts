@@ -10,10 +10,11 @@
  *    invoices (taken in through the gateway), then ONE processor (the production one, default
  *    settings) drains it from pending to signed against the simulator. Measured: the drain time and
  *    invoices/s. The intake gateway runs without its processor, so phase 1 measures intake only.
- * CPU per item, from /proc (the gateway runs in this process): the main thread's per intake (the
- * load generator runs in a worker thread of this process, so nothing else is attributable there);
- * per drained invoice the process's (every thread), the main thread's and the busiest other thread's
- * (the SQLite writer).
+ * CPU per item, from /proc (the gateway runs in this process): per intake the main thread's and the
+ * writer's (the busiest thread other than main that was already running before the measured load
+ * started; the load generator is a worker thread started with the load); per drained invoice the
+ * process's (every thread), the main thread's and the busiest other thread's (the SQLite writer).
+ * BENCH_STORED_BACKLOG=0 measures the intake only.
  * Documents come from demoInvoice() (test/adapters/regulator/simulator/simulator-helpers.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -56,17 +57,22 @@ export const stored: BenchScenario = {
     const sim = await _startSimulator();
     try {
       const intake = await _intake(sim.url, settings, progress);
-      const drain = await _drain(sim.url, backlog, progress);
+      const drain = backlog > 0 ? await _drain(sim.url, backlog, progress) : null;
       const result: ScenarioResult = {
         ...intake.result,
         extra: {
-          intakeMainCpuUsPerIntake: intake.mainCpuUs,
+          intakeMainCpuUsPerIntake: intake.cpuUs.main,
+          intakeWriterCpuUsPerIntake: intake.cpuUs.writer,
           backlog,
-          drainSeconds: Math.round(drain.ms) / 1000,
-          processorInvoicesPerSec: Math.round((backlog / drain.ms) * 1000 * 10) / 10,
-          processorCpuUsPerInvoice: drain.cpuUs.process,
-          processorMainCpuUsPerInvoice: drain.cpuUs.main,
-          processorWriterCpuUsPerInvoice: drain.cpuUs.writer,
+          ...(drain
+            ? {
+                drainSeconds: Math.round(drain.ms) / 1000,
+                processorInvoicesPerSec: Math.round((backlog / drain.ms) * 1000 * 10) / 10,
+                processorCpuUsPerInvoice: drain.cpuUs.process,
+                processorMainCpuUsPerInvoice: drain.cpuUs.main,
+                processorWriterCpuUsPerInvoice: drain.cpuUs.writer,
+              }
+            : {}),
         },
       };
       return { results: [result], notes: [], problems: problemsOf(result) };
@@ -118,7 +124,7 @@ async function _gateway(simUrl: string): Promise<Running> {
 
 const HEADERS = { host: STORED, "x-api-key": STORED_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
 
-async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void): Promise<{ result: ScenarioResult; mainCpuUs: number }> {
+async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void): Promise<{ result: ScenarioResult; cpuUs: { main: number; writer: number } }> {
   const g = await _gateway(simUrl);
   try {
     const setupRequest = settings.workers > 0 ? SETUP_REQUEST : (createRequire(import.meta.url)(SETUP_REQUEST) as (r: unknown) => unknown);
@@ -139,8 +145,9 @@ async function _intake(simUrl: string, settings: BenchSettings, progress: (line:
     const meta = { name: "stored/gateway", scenario: "stored", server: "gateway", role: "subject" as const, description: "Stored intake (202), a new invoice per request" };
     const before = threadCpuMs(process.pid);
     const measured = await cannon(settings.duration);
-    const main = threadCpuSplit(process.pid, before, threadCpuMs(process.pid)).get("main") ?? 0;
-    return { result: summarizeCannon(meta, INTAKE_PATH, measured), mainCpuUs: Math.round((main * 1000) / Math.max(1, measured.requests.total)) };
+    const cpu = _intakeCpuMs(before, threadCpuMs(process.pid));
+    const per = (ms: number) => Math.round((ms * 1000) / Math.max(1, measured.requests.total));
+    return { result: summarizeCannon(meta, INTAKE_PATH, measured), cpuUs: { main: per(cpu.main), writer: per(cpu.writer) } };
   } finally {
     await g.close();
   }
@@ -192,6 +199,19 @@ async function _drain(simUrl: string, backlog: number, progress: (line: string) 
   }
 }
 
+/**
+ * CPU ms of the main thread and of the writer during the intake load: the writer is the busiest
+ * other thread that already ran before the load (the load generator's worker thread starts with it).
+ */
+function _intakeCpuMs(before: Map<number, { name: string; ms: number }>, after: Map<number, { name: string; ms: number }>): { main: number; writer: number } {
+  let writer = 0;
+  for (const [tid, t] of after) {
+    const was = before.get(tid);
+    if (tid !== process.pid && was) writer = Math.max(writer, t.ms - was.ms);
+  }
+  return { main: (after.get(process.pid)?.ms ?? 0) - (before.get(process.pid)?.ms ?? 0), writer };
+}
+
 /** µs of CPU per item: every thread, the main thread, the busiest other thread. */
 function _cpuPerItem(split: Map<string, number>, items: number): { process: number; main: number; writer: number } {
   const per = (ms: number) => Math.round((ms * 1000) / items);
@@ -207,7 +227,7 @@ function _cpuPerItem(split: Map<string, number>, items: number): { process: numb
 function _backlogSize(env: Record<string, string | undefined>): number {
   const raw = env.BENCH_STORED_BACKLOG;
   const n = raw === undefined || raw === "" ? 10_000 : Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`bench: BENCH_STORED_BACKLOG must be a positive integer (got "${raw}")`);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`bench: BENCH_STORED_BACKLOG must be a whole number, 0 for intake only (got "${raw}")`);
   return n;
 }
 
