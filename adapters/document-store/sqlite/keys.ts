@@ -39,7 +39,11 @@ export function jsonPath(path: string): string {
  * SQL expression of a document's JSON text (a parameter `?1`, json_each's `value`).
  */
 export function keyExpr(path: string, doc = "doc"): string {
-  const p = jsonPath(path);
+  return keyExprAt(doc, jsonPath(path));
+}
+
+/** The key of what the JSON path `p` (an SQL string literal, `'$'` for the whole) finds in the JSON text `doc`. */
+export function keyExprAt(doc: string, p: string): string {
   return (
     `CASE json_type(${doc}, ${p}) WHEN 'true' THEN x'04' WHEN 'false' THEN x'03' ` +
     `WHEN 'object' THEN CAST(x'01' || (${doc} -> ${p}) AS BLOB) WHEN 'array' THEN CAST(x'02' || (${doc} -> ${p}) AS BLOB) ` +

@@ -16,6 +16,7 @@ import { sqliteCode, type SqlParam, type SqliteConnection } from "./connection.t
 import { NULL_KEY, hasArrayAlong } from "./keys.ts";
 import type { WriteOp, WriteValue } from "./protocol.ts";
 import { selectMatches, visibleSql } from "./queries.ts";
+import { sqlUpdate } from "./sql-update.ts";
 import { changedKeyPaths, insertManySql, insertSql, updateSql } from "./rows.ts";
 import { dropMarkersFor, ensureCollection, loadSchema, violatedIndex, type CollectionSchema } from "./schema.ts";
 import { translateFilter } from "./translate.ts";
@@ -94,6 +95,8 @@ function _schema(state: WriterState, collection: string): CollectionSchema {
 
 function _update(state: WriterState, op: Extract<WriteOp, { kind: "update" }>): WriteValue {
   const schema = _schema(state, op.collection);
+  const done = _updateInSql(state.conn, schema, op);
+  if (done !== null) return done;
   const [row] = selectMatches(state.conn, schema, { filter: op.filter, sort: [], after: null, skip: 0, limit: 1, now: op.now });
   if (!row) {
     if (!op.upsert) return op.returnDoc ? null : false;
@@ -107,6 +110,18 @@ function _update(state: WriterState, op: Extract<WriteOp, { kind: "update" }>): 
   const text = JSON.stringify(next);
   _replace(state.conn, schema, row.rowid, text, before, next, op.now);
   return op.returnDoc ? text : true;
+}
+
+/** The update as one statement when SQL can do it alone (./sql-update.ts); null when it did not change a row. */
+function _updateInSql(conn: SqliteConnection, schema: CollectionSchema, op: Extract<WriteOp, { kind: "update" }>): WriteValue {
+  const st = sqlUpdate(schema, op);
+  if (!st) return null;
+  let value: WriteValue = null;
+  _retryingClash(conn, schema, op.now, () => {
+    if (op.returnDoc) value = (conn.get(st.sql, st.params)?.[0] as string | undefined) ?? null;
+    else value = conn.run(st.sql, st.params) > 0 ? true : null;
+  });
+  return value;
 }
 
 function _claim(state: WriterState, op: Extract<WriteOp, { kind: "claim" }>): WriteValue {
