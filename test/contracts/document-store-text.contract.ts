@@ -87,6 +87,59 @@ export const TEXT_CASES: ReadonlyArray<readonly [string, (ctx: TextCtx) => Promi
       assert.equal(await _ids(wider, { ref: { $contains: "ACME-" } }), ["a7"]);
     },
   ],
+  [
+    "text fields: needles made of trigrams most documents hold (alone, or beside rarer ones), folded letters, quotes, arrays",
+    async ({ store }) => {
+      // 40 documents sharing "customer 1000" and "stores": their trigrams are in every document,
+      // so a store may look up a needle by its rarer trigrams only and must still answer exactly.
+      const docs: Doc[] = Array.from({ length: 40 }, (_, i) => ({
+        _id: `c${String(i).padStart(2, "0")}`,
+        name: `Customer 1000${String(i).padStart(2, "0")} Stores`,
+        number: String(1_000_000_000 + i),
+        n: i,
+      }));
+      docs[3]!.name = "Customer 100003 \u212Aelvin Stores"; // Kelvin sign: lower case "k"
+      docs[4]!.name = "Customer 100004 \u0130zmir Stores"; // dotted capital I: lower case "i" + U+0307
+      docs[5]!.name = 'Customer 100005 say "hi" Stores';
+      docs[6]!.name = "Customer 100006 back\\slash Stores";
+      docs[7]!.tags = ["Customer 100007 Gold", "Stores"];
+      docs[8]!.tags = ["customer 1000", "08gold"];
+      const c = store.collection<Doc>("common_trigrams", { textFields: ["name", "number", "tags"] });
+      const plain = store.collection<Doc>("common_trigrams_plain");
+      for (const d of docs) {
+        await c.insert(d);
+        await plain.insert(d);
+      }
+      const search = (s: string): Filter => ({ $or: [{ name: { $contains: s } }, { number: { $contains: s } }, { tags: { $contains: s } }] });
+      const cases: Array<[Filter, string[] | null]> = [
+        [search("1000000042"), []],
+        [search("1000000017"), ["c17"]],
+        [search("100000001"), ["c10", "c11", "c12", "c13", "c14", "c15", "c16", "c17", "c18", "c19"]],
+        [search("customer 100017 stores"), ["c17"]],
+        [search("customer 1000"), null],
+        [search("1000000"), null],
+        [search("stores"), null],
+        [search("r 100003 kel"), null], // c03 wherever the store folds U+212A as JS does (not jongodb's regex)
+        [search("100004 i"), null], // c04, likewise (U+0130)
+        [search("100004 iz"), []],
+        [search('100005 say "hi'), ["c05"]],
+        [search("100006 back\\sl"), ["c06"]],
+        [search("100007 gold"), ["c07"]],
+        [search("1000 08gold"), []],
+        [{ name: { $contains: "CUSTOMER 100021 STO" } }, ["c21"]],
+        [{ number: { $contains: "0000003" } }, ["c03", "c30", "c31", "c32", "c33", "c34", "c35", "c36", "c37", "c38", "c39"]],
+      ];
+      for (const [filter, expected] of cases) {
+        const got = await _ids(c, filter);
+        assert.equal(got, await _ids(plain, filter), `as without the declaration: ${JSON.stringify(filter)}`);
+        if (expected) assert.equal(got, expected, JSON.stringify(filter));
+        assert.is(await c.count(filter), got.length, `counted: ${JSON.stringify(filter)}`);
+      }
+      assert.is((await _ids(c, search("customer 1000"))).length, 40);
+      const page = await c.find(search("1000000"), { sort: [{ field: "n", direction: -1 }], limit: 3 });
+      assert.equal(page.items.map((d) => d._id), ["c39", "c38", "c37"]);
+    },
+  ],
 ];
 
 // --- Internal helpers ---

@@ -13,6 +13,7 @@ import { compileFilter } from "../filter.ts";
 import type { SqlParam, SqliteConnection } from "./connection.ts";
 import { NULL_KEY } from "./keys.ts";
 import type { CollectionSchema } from "./schema.ts";
+import { trigramDensity } from "./text-index.ts";
 import { afterCursorSql, orderBySql, sortKeys, translateFilter } from "./translate.ts";
 
 export interface MatchQuery {
@@ -51,9 +52,12 @@ export interface MatchStatement {
 const CHUNK = 256;
 const MAX_CHUNK = 16_384;
 
-/** The SQL of `selectMatches` without LIMIT/OFFSET. */
-export function matchStatement(schema: CollectionSchema, q: MatchQuery): MatchStatement {
-  const t = translateFilter(schema, q.filter);
+/**
+ * The SQL of `selectMatches` without LIMIT/OFFSET. With `conn`, a text index lookup is shaped by
+ * what that connection reads of the index (its common trigrams left out).
+ */
+export function matchStatement(schema: CollectionSchema, q: MatchQuery, conn?: SqliteConnection): MatchStatement {
+  const t = translateFilter(schema, q.filter, _density(conn, schema));
   const params = [...t.params];
   const where = [t.where];
   const visible = visibleSql(schema, params, q.now);
@@ -79,7 +83,7 @@ export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, 
     const pinned = _pinnedRow(conn, schema, q, q.filter._id);
     return pinned ? [{ ...toRow(pinned.row), doc: pinned.doc }] : [];
   }
-  const st = matchStatement(schema, q);
+  const st = matchStatement(schema, q, conn);
   if (!st.checked) {
     if (q.limit === 1 && q.skip === 0) {
       const row = conn.get(`${st.sql} LIMIT 1`, st.params); // one row: the binding's cheaper call
@@ -111,7 +115,7 @@ export function selectMatches(conn: SqliteConnection, schema: CollectionSchema, 
 export function countMatches(conn: SqliteConnection, schema: CollectionSchema, filter: Filter, now: number): number {
   if (!schema.exists) return 0;
   if (typeof filter._id === "string") return _pinnedRow(conn, schema, { filter, sort: [], after: null, skip: 0, limit: 1, now }, filter._id) ? 1 : 0;
-  const t = translateFilter(schema, filter);
+  const t = translateFilter(schema, filter, _density(conn, schema));
   const params = [...t.params];
   const visible = visibleSql(schema, params, now);
   const where = visible ? `${t.where} AND ${visible}` : t.where;
@@ -173,6 +177,11 @@ export function inSnapshot<T>(conn: SqliteConnection, fn: () => T): T {
 }
 
 // --- Internal helpers ---
+
+/** The trigram density estimate of the collection's text index on `conn`, if it has one. */
+function _density(conn: SqliteConnection | undefined, schema: CollectionSchema) {
+  return conn && schema.text ? trigramDensity(conn, schema.table, schema.text) : null;
+}
 
 /**
  * The one document a filter's `_id` pins, if visible and matching: read by its primary key (with the

@@ -10,7 +10,9 @@
  * sensitive over that lowered text, and a quoted trigram phrase matches exactly its substring, so a
  * printable-ASCII needle of three characters or more, lower-cased, matches in the index exactly the
  * rows filter.ts matches: no JS re-check. Shorter needles (no trigram) and other needles keep the
- * scan of translate.ts.
+ * scan of translate.ts. A reading connection may look a needle up by its rarer trigrams only (those
+ * most rows hold have posting lists as long as the table) and re-check the candidates in SQL against
+ * the same text (`textMatchSql`).
  *
  * The index is contentless (`content=''`, `contentless_delete=1`: it stores trigrams, not a copy of
  * the text), keyed by the collection table's rowid, and kept in step by triggers on the collection
@@ -29,6 +31,17 @@ export interface TextIndex {
   table: string;
   /** Field → its (unquoted) column in the FTS5 table. */
   columns: Map<string, string>;
+  /** Trigram densities estimated lately on this connection (`trigramDensity`). */
+  densities: DensityCache;
+}
+
+/** Estimates kept DENSITY_TTL_MS (a density moves slowly; a stale one costs time, never a row). */
+export interface DensityCache {
+  /** When the cache was last emptied (ms). */
+  at: number;
+  /** The sampling's starting rowids and the table's largest rowid. */
+  range: { starts: number[]; max: number } | null;
+  values: Map<string, number>;
 }
 
 /** Throws InvalidQueryError unless every text field is a top-level field the store can address. */
@@ -47,7 +60,7 @@ export function loadTextIndex(conn: SqliteConnection, raw: string, fields: reado
   if (existing === null) return null;
   const columns = new Map<string, string>();
   for (const f of fields) if (existing.has(keyColumn(f))) columns.set(f, keyColumn(f));
-  return columns.size > 0 ? { table: ident(`${raw}/text`), columns } : null;
+  return columns.size > 0 ? { table: ident(`${raw}/text`), columns, densities: { at: 0, range: null, values: new Map() } } : null;
 }
 
 /**
@@ -79,24 +92,82 @@ export function ensureTextIndex(conn: SqliteConnection, raw: string, fields: rea
 }
 
 /**
- * The SQL condition answering `cond` under `key` from the text index, appending its parameter: a
- * `{ field: { $contains } }` on a text field, or an `$or` of such terms (one FTS query over their
- * columns). Null when the index cannot answer it exactly (translate.ts then scans).
+ * How common a trigram is among the collection's rows: the share (0–1) of rows whose indexed text
+ * holds it, estimated from its first few index entries (`trigramDensity`).
  */
-export function textMatchSql(text: TextIndex | null, key: string, cond: unknown, params: SqlParam[]): string | null {
+export type TrigramDensity = (trigram: string) => number;
+
+/**
+ * The SQL condition answering `cond` under `key` from the text index, appending its parameters: a
+ * `{ field: { $contains } }` on a text field, or an `$or` of such terms (one FTS query over their
+ * columns). Null when the index cannot answer it (translate.ts then scans).
+ *
+ * Without `density`, each needle is one phrase of all its trigrams: exact. With it, trigrams held by
+ * most rows (every account number holds "000") are left out of the lookup, whose posting lists
+ * would be walked whole for a handful of matches: the needle's runs of the other trigrams are
+ * looked up (a superset of the matches) and each candidate row is re-checked in SQL against the very
+ * text the index holds (`instr`), so the result stays exact.
+ */
+export function textMatchSql(text: TextIndex | null, key: string, cond: unknown, params: SqlParam[], density: TrigramDensity | null = null): string | null {
   if (!text) return null;
   const terms = key === "$or" ? (cond as Filter[]).map((f) => _single(text, f)) : [_term(text, key, cond)];
   if (terms.length === 0 || terms.some((t) => t === null)) return null;
-  // One phrase per distinct needle, over every column searched for it.
+  // One query per distinct needle, over every column searched for it.
   const byNeedle = new Map<string, Set<string>>();
-  for (const t of terms) {
-    const [column, needle] = t!;
-    byNeedle.set(needle, (byNeedle.get(needle) ?? new Set()).add(column));
-  }
-  const query = [...byNeedle].map(([needle, cols]) => `{${[...cols].join(" ")}} : "${needle.replace(/"/g, '""')}"`).join(" OR ");
-  params.push(query);
-  return `rowid IN (SELECT rowid FROM ${text.table} WHERE ${text.table} MATCH ?)`;
+  for (const t of terms) byNeedle.set(t!.needle, (byNeedle.get(t!.needle) ?? new Set()).add(t!.column));
+  let exact = true;
+  const queries = [...byNeedle].map(([needle, cols]) => {
+    const phrases = density ? _selectivePhrases(needle, density) : [needle];
+    exact &&= phrases.length === 1 && phrases[0] === needle;
+    return `{${[...cols].join(" ")}} : (${phrases.map((p) => `"${p.replace(/"/g, '""')}"`).join(" AND ")})`;
+  });
+  params.push(queries.join(" OR "));
+  const lookup = `rowid IN (SELECT rowid FROM ${text.table} WHERE ${text.table} MATCH ?)`;
+  if (exact) return lookup;
+  const recheck = [...byNeedle.keys()].map((needle) => _recheckSql(needle, terms.filter((t) => t!.needle === needle).map((t) => t!.field), params));
+  return `(${lookup} AND (${recheck.join(" OR ")}))`;
 }
+
+/**
+ * The density estimate of the text index `text` of the collection table `table` (quoted), read on
+ * `conn` and kept in `text.densities`. The trigram's first DENSITY_SAMPLE index entries from each of
+ * DENSITY_WINDOWS starting points spread over the table's rowid range (rows written at different
+ * times differ: the first 100 000 account names all hold "r 0"), over the rowids they span (to the
+ * end of the table when fewer are left). The starting points follow the golden ratio, away from
+ * round fractions of the range (sequential data is special there). One short statement per
+ * trigram, a seek and a few entries per starting point (FTS5 seeks to a lower rowid bound given as
+ * an INTEGER: a bound parameter arrives as REAL and makes it walk every entry).
+ */
+export function trigramDensity(conn: SqliteConnection, table: string, text: TextIndex): TrigramDensity {
+  return (trigram) => {
+    const cache = text.densities;
+    const now = Date.now();
+    if (now - cache.at > DENSITY_TTL_MS || cache.values.size >= _MAX_CACHED) {
+      cache.at = now;
+      cache.range = null;
+      cache.values.clear();
+    }
+    let d = cache.values.get(trigram);
+    if (d === undefined) {
+      cache.range ??= _sampleStarts(conn, table);
+      d = _sampleDensity(conn, text, cache.range, trigram);
+      cache.values.set(trigram, d);
+    }
+    return d;
+  };
+}
+
+/** Starting points in the rowid range a trigram's density is sampled from, and index entries read from each. */
+export const DENSITY_WINDOWS = 4;
+export const DENSITY_SAMPLE = 16;
+/** How long density estimates are kept. */
+export const DENSITY_TTL_MS = 60_000;
+/** Trigrams held by more than this share of the rows (most rows) are left out of a lookup (re-checked instead). */
+export const COMMON_TRIGRAM = 0.5;
+/** Trigrams of one needle estimated at most (the others count as common). */
+const _MAX_PROBES = 24;
+/** Estimates kept at most (the cache is emptied beyond). */
+const _MAX_CACHED = 4096;
 
 // --- Internal helpers ---
 
@@ -104,6 +175,47 @@ const _TRIGGERS = ["insert", "update", "delete"] as const;
 
 /** Printable ASCII, three characters or more: a needle the trigram index answers exactly. */
 const _INDEXABLE = /^[\x20-\x7e]{3,}$/;
+
+/**
+ * Whether `needle` is in the indexed text of one of `fields`, exactly (`instr` over the text the
+ * index holds), after a cheaper test on the whole document's JSON text that every such row passes:
+ * a field's text stands verbatim in the JSON (JSON.stringify escapes only `"`, `\`, control
+ * characters and lone surrogates, none of them in a printable-ASCII needle but the first two), so
+ * a needle without `"` or `\` is in the document folded the same way. `lower()` alone (no
+ * replacements) serves a needle without "i" or "k", the only letters the two replacements produce.
+ */
+function _recheckSql(needle: string, fields: string[], params: SqlParam[]): string {
+  const quick = /["\\]/.test(needle) ? null : /[ik]/.test(needle) ? lowerFoldSql("doc") : "lower(doc)";
+  if (quick) params.push(needle);
+  const exact = fields.map((f) => {
+    params.push(needle);
+    return `instr(${_haystackSql("doc", f)}, ?) > 0`;
+  });
+  const any = exact.length === 1 ? exact[0]! : `(${exact.join(" OR ")})`;
+  return quick ? `(instr(${quick}, ?) > 0 AND ${any})` : any;
+}
+
+/** Where the density of a trigram is sampled from (see `trigramDensity`). */
+function _sampleStarts(conn: SqliteConnection, table: string): { starts: number[]; max: number } {
+  // Two subqueries: SQLite seeks a lone min() or max() but scans the table for both at once.
+  const [min, max] = conn.get(`SELECT (SELECT min(rowid) FROM ${table}), (SELECT max(rowid) FROM ${table})`)!.map((v) => Number(v ?? 0)) as [number, number];
+  const span = Math.max(1, max - min + 1);
+  return { starts: Array.from({ length: DENSITY_WINDOWS }, (_, i) => min + Math.floor(span * ((i * 0.6180339887) % 1))), max };
+}
+
+function _sampleDensity(conn: SqliteConnection, text: TextIndex, range: { starts: number[]; max: number }, trigram: string): number {
+  const window = `SELECT count(*), max(rowid) FROM (SELECT rowid FROM ${text.table} WHERE ${text.table} MATCH ? AND rowid >= CAST(? AS INTEGER) LIMIT ${DENSITY_SAMPLE})`;
+  const sql = Array.from({ length: DENSITY_WINDOWS }, () => window).join(" UNION ALL ");
+  const phrase = `"${trigram.replace(/"/g, '""')}"`;
+  const rows = conn.all(sql, range.starts.flatMap((start) => [phrase, start]));
+  let sum = 0;
+  rows.forEach(([n, last], i) => {
+    const start = range.starts[i]!;
+    const spanned = (n as number) < DENSITY_SAMPLE ? range.max - start + 1 : (last as number) - start + 1;
+    sum += (n as number) / Math.max(1, spanned);
+  });
+  return Math.min(1, sum / DENSITY_WINDOWS);
+}
 
 /** The text the index holds for `field` of the document column `doc` (see the module comment). */
 function _haystackSql(doc: string, field: string): string {
@@ -114,20 +226,53 @@ function _haystackSql(doc: string, field: string): string {
   );
 }
 
+/**
+ * The phrases a needle is looked up by: its runs of trigrams that are not common (each run a
+ * substring of the needle). The whole needle (exact, no re-check) when fewer than two of its
+ * distinct trigrams are common (FTS5 seeks within one long list about as fast as SQL re-checks a
+ * row), or when every one is (nothing rarer to look up by).
+ */
+function _selectivePhrases(needle: string, density: TrigramDensity): string[] {
+  const common = new Map<string, boolean>();
+  for (let i = 0; i <= needle.length - 3; i++) {
+    const t = needle.slice(i, i + 3);
+    if (!common.has(t)) common.set(t, common.size >= _MAX_PROBES || density(t) > COMMON_TRIGRAM);
+  }
+  const nCommon = [...common.values()].filter((c) => c).length;
+  if (nCommon < 2 || nCommon === common.size) return [needle];
+  const phrases: string[] = [];
+  for (let i = 0, start = -1; i <= needle.length - 3; i++) {
+    const rare = !common.get(needle.slice(i, i + 3));
+    if (rare && start < 0) start = i;
+    if ((!rare || i === needle.length - 3) && start >= 0) {
+      phrases.push(needle.slice(start, rare ? i + 3 : i + 2));
+      start = -1;
+    }
+  }
+  return phrases;
+}
+
+interface _Term {
+  field: string;
+  column: string;
+  /** Lower-cased. */
+  needle: string;
+}
+
 /** An `$or` branch that is exactly one indexable `$contains` term. */
-function _single(text: TextIndex, f: Filter): [string, string] | null {
+function _single(text: TextIndex, f: Filter): _Term | null {
   const keys = Object.keys(f);
   return keys.length === 1 ? _term(text, keys[0]!, f[keys[0]!]) : null;
 }
 
-/** `[column, lower-cased needle]` for `{ $contains: needle }` alone on a text field. */
-function _term(text: TextIndex, field: string, cond: unknown): [string, string] | null {
+/** The term of `{ $contains: needle }` alone on a text field. */
+function _term(text: TextIndex, field: string, cond: unknown): _Term | null {
   const column = text.columns.get(field);
   if (!column || !isOperatorObject(cond)) return null;
   const ops = Object.keys(cond);
   const needle = (cond as { $contains?: unknown }).$contains;
   if (ops.length !== 1 || typeof needle !== "string" || !_INDEXABLE.test(needle)) return null;
-  return [column, needle.toLowerCase()];
+  return { field, column, needle: needle.toLowerCase() };
 }
 
 function _triggerCount(conn: SqliteConnection, raw: string): number {

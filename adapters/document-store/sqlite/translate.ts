@@ -14,7 +14,8 @@
  *   whose JS lower case holds ASCII letters are U+0130 and U+212A, replaced first. Any other needle
  *   is checked in JS on every candidate.
  * A `$contains` on a declared text field (or an `$or` of them) with a needle the trigram index answers
- * exactly is a lookup in that index instead (./text-index.ts).
+ * exactly is a lookup in that index instead (./text-index.ts), its candidates re-checked in SQL when
+ * the lookup left common trigrams out.
  * Range operators keep filter.ts's type brackets: numbers are the keys between -Infinity (null and
  * missing) and '' (the first TEXT), strings between '' and x'' (the first BLOB).
  */
@@ -23,7 +24,7 @@ import { isOperatorObject } from "../filter.ts";
 import type { SqlParam } from "./connection.ts";
 import { NULL_KEY, arrayAlongExpr, isSqlPath, keyExpr, keySql, lowerFoldSql, presenceExpr } from "./keys.ts";
 import type { CollectionSchema } from "./schema.ts";
-import { textMatchSql } from "./text-index.ts";
+import { textMatchSql, type TrigramDensity } from "./text-index.ts";
 
 export interface Translation {
   /** SQL condition holding every match (exactly the matches where `check` is false). */
@@ -40,8 +41,12 @@ export interface Translation {
   from: string;
 }
 
-export function translateFilter(schema: CollectionSchema, filter: Filter): Translation {
-  const ctx: _Ctx = { schema, params: [], checks: new Set(), markers: new Set(), textFirst: false };
+/**
+ * `density` (a reading connection's estimate, ./text-index.ts) lets a text index lookup leave a
+ * needle's common trigrams out; without it each needle is looked up whole.
+ */
+export function translateFilter(schema: CollectionSchema, filter: Filter, density: TrigramDensity | null = null): Translation {
+  const ctx: _Ctx = { schema, params: [], checks: new Set(), markers: new Set(), textFirst: false, density };
   let where = _filterSql(filter, ctx, true);
   // Naming the markers makes SQLite re-prepare, and fail, in any snapshot where one was dropped.
   if (ctx.markers.size > 0) where += ` AND EXISTS (SELECT 1 FROM ${[...ctx.markers].join(", ")})`;
@@ -97,6 +102,7 @@ interface _Ctx {
   markers: Set<string>;
   /** A top-level condition is a text index lookup. */
   textFirst: boolean;
+  density: TrigramDensity | null;
 }
 
 function _filterSql(filter: Filter, ctx: _Ctx, top: boolean): string {
@@ -104,7 +110,7 @@ function _filterSql(filter: Filter, ctx: _Ctx, top: boolean): string {
   const presence: string[] = [];
   for (const key in filter) {
     const cond = filter[key];
-    const text = textMatchSql(ctx.schema.text, key, cond, ctx.params);
+    const text = textMatchSql(ctx.schema.text, key, cond, ctx.params, ctx.density);
     if (text !== null) {
       terms.push(text);
       ctx.textFirst ||= top;

@@ -12,7 +12,9 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { openConnection } from "../../../adapters/document-store/sqlite/connection.ts";
 import { ident, tableName } from "../../../adapters/document-store/sqlite/keys.ts";
+import type { SqlParam } from "../../../adapters/document-store/sqlite/connection.ts";
 import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
+import { textMatchSql, type TextIndex } from "../../../adapters/document-store/sqlite/text-index.ts";
 import { isDependencyUnavailableError, type Doc, type Filter } from "../../../adapters/ports.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
@@ -209,6 +211,39 @@ test("text fields: trigram lookups for printable ASCII needles of three characte
       assert.not.ok(plan.jsCheck);
     }
     for (const needle of ["co", "éco", "tab\there"]) assert.not.ok(lookup({ name: { $contains: needle } }).plan.some((l) => l.includes("VIRTUAL TABLE")), needle);
+  } finally {
+    await store.close();
+  }
+});
+
+test("text fields: a needle's trigrams held by most rows are left out of the lookup, its candidates re-checked in SQL: still exact (folded letters, quotes, arrays)", async () => {
+  const params: SqlParam[] = [];
+  const text: TextIndex = { table: '"t/text"', columns: new Map([["number", "k_n"]]), densities: { at: 0, range: null, values: new Map() } };
+  const common = (t: string) => (t === "100" || t === "000" ? 0.9 : 0.01);
+  const sql = textMatchSql(text, "number", { $contains: "1000500000" }, params, common)!;
+  assert.equal(params.slice(0, 1), ['{k_n} : ("00500")'], "the runs of rarer trigrams");
+  assert.ok(sql.includes("instr("), sql);
+  params.length = 0;
+  textMatchSql(text, "number", { $contains: "1000500" }, params, (t) => (t === "000" ? 0.9 : 0.01));
+  assert.equal(params, ['{k_n} : ("1000500")'], "one common trigram: the whole needle, exact");
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
+  try {
+    const c = store.collection<Doc>("common_trigrams", { indexes: [{ fields: ["n"] }], textFields: ["name", "number", "tags"] });
+    const names: Record<number, string> = { 3: "Customer 100003 \u212aelvin Stores", 4: "Customer 100004 \u0130zmir Stores", 5: 'Customer 100005 say "hi" Stores' };
+    for (let i = 0; i < 40; i++) {
+      const name = names[i] ?? `Customer 1000${String(i).padStart(2, "0")} Stores`;
+      await c.insert({ _id: `c${String(i).padStart(2, "0")}`, n: i, name, number: String(1_000_000_000 + i), ...(i === 7 ? { tags: ["x", "customer 100007 gold"] } : {}) });
+    }
+    const search = (s: string): Filter => ({ $or: [{ name: { $contains: s } }, { number: { $contains: s } }, { tags: { $contains: s } }] });
+    const ids = async (needle: string): Promise<string[]> => (await c.find(search(needle), { sort: [{ field: "n", direction: 1 }] })).items.map((d) => d._id);
+    assert.equal(await ids("1000000017"), ["c17"]);
+    assert.equal(await ids("customer 100003 kel"), ["c03"], "U+212A lowers to k");
+    assert.equal(await ids("customer 100004 i"), ["c04"], "U+0130 lowers to i + U+0307");
+    assert.equal(await ids("customer 100004 iz"), []);
+    assert.equal(await ids('customer 100005 say "h'), ["c05"]);
+    assert.equal(await ids("customer 100007 gold"), ["c07"]);
+    assert.is(await c.count(search("customer 1000")), 40);
+    assert.is(await c.count(search("100000003")), 10);
   } finally {
     await store.close();
   }
