@@ -3,9 +3,28 @@
  * "Times"). Link windows (`start_date`, `end_date`) accept ISO 8601 dates or date-times.
  */
 
-/** epoch ms → `YYYY-MM-DD HH:MM:SS` (UTC). */
+/**
+ * epoch ms → `YYYY-MM-DD HH:MM:SS` (UTC): `toISOString()`'s first 19 characters with a space for the
+ * `T`, written from the calendar arithmetic for years 0000–9999 (a list of 1 000 accounts formats
+ * 2 000 times; building a Date and its ISO string each time was a tenth of the list's CPU).
+ */
 export function formatTime(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19).replace("T", " ");
+  if (!(ms >= 0 && ms < _YEAR_10000)) return new Date(ms).toISOString().slice(0, 19).replace("T", " ");
+  const days = Math.floor(ms / 86_400_000);
+  const secs = Math.floor((ms - days * 86_400_000) / 1000);
+  // Civil date from days since 1970-01-01 (H. Hinnant's days_from_civil, inverted), years ≥ 0.
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  const h = Math.floor(secs / 3600);
+  const mi = Math.floor((secs % 3600) / 60);
+  return `${_pad4(y)}-${_2[m]}-${_2[d]} ${_2[h]}:${_2[mi]}:${_2[secs % 60]}`;
 }
 
 export function formatTimeOrNull(ms: number | null | undefined): string | null {
@@ -66,6 +85,15 @@ export function parseDateFilter(text: string, edge: "start" | "end"): number | n
 }
 
 // --- Internal helpers ---
+
+/** 10000-01-01T00:00:00Z: from there `toISOString()` writes a six-digit year with a sign. */
+const _YEAR_10000 = 253_402_300_800_000;
+/** "00" … "59". */
+const _2 = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, "0"));
+
+function _pad4(n: number): string {
+  return n >= 1000 ? String(n) : String(n).padStart(4, "0");
+}
 
 function _utc(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number): number | null {
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return null;
