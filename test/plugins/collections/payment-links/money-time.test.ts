@@ -31,6 +31,17 @@ test("fee: percent of the amount, rounded half-up to the kobo, capped", () => {
   assert.equal(split(10_000_00, "CUSTOMER", FEE), { amountKobo: 10_000_00, feeKobo: 150_00, chargeKobo: 10_150_00, netKobo: 10_000_00 });
 });
 
+test("formatTime writes toISOString's date and time (a space for the T), at day and year edges and at random instants", () => {
+  const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace("T", " ");
+  const edges = [0, 999, 86_399_999, 86_400_000, 951_782_400_000, 4_107_542_399_999, 253_402_300_799_999, 253_402_300_800_000, -1, -62_167_219_200_000];
+  for (const ms of edges) assert.is(formatTime(ms), iso(ms), String(ms));
+  for (let i = 0; i < 20_000; i++) {
+    const ms = Math.floor(Math.random() * 253_402_300_800_000);
+    assert.is(formatTime(ms), iso(ms), String(ms));
+  }
+  for (let day = 0; day < 40_000; day += 7) assert.is(formatTime(day * 86_400_000 + 86_399_999), iso(day * 86_400_000 + 86_399_999));
+});
+
 test("window edges: dates are whole UTC days; date-times honour offsets; nonsense is null", () => {
   assert.is(parseWindowEdge("2025-03-01", "start"), Date.UTC(2025, 2, 1));
   assert.is(parseWindowEdge("2025-03-01", "end"), Date.UTC(2025, 2, 2) - 1);
