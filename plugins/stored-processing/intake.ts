@@ -44,8 +44,10 @@ export async function intake(o: StoredDeps, caller: StoredCaller, r: IntakeReque
   }
   o.log.event("stored_invoice_accepted", { requestId: caller.requestId, invoiceId: doc._id, operationId: doc.operationId });
   o.onDue();
-  // The webhook now, when possible; the processor enqueues it otherwise (idempotent).
-  if (doc.events.length > 0) await o.webhooks.enqueue(doc, doc.events).catch(() => undefined);
+  // The webhook is asked for now and not waited for: its event is recorded on the invoice the insert
+  // stored, and the processor enqueues what is recorded (idempotent), so the 202 promises nothing of
+  // it and waits for one commit, not one more per endpoint.
+  if (doc.events.length > 0) void o.webhooks.enqueue(doc, doc.events).catch(() => undefined);
   return doc;
 }
 
