@@ -10,9 +10,9 @@
  *    invoices (taken in through the gateway), then ONE processor (the production one, default
  *    settings) drains it from pending to signed against the simulator. Measured: the drain time and
  *    invoices/s. The intake gateway runs without its processor, so phase 1 measures intake only.
- * CPU per item, from /proc (the gateway runs in this process): per intake the main thread's and the
+ * CPU per item, from /proc (the gateway runs in this process): per intake the main thread's, the
  * writer's (the busiest thread other than main that was already running before the measured load
- * started; the load generator is a worker thread started with the load); per drained invoice the
+ * started) and the rest's (mostly the load generator, a worker thread that ends with the load); per drained invoice the
  * process's (every thread), the main thread's and the busiest other thread's (the SQLite writer).
  * BENCH_STORED_BACKLOG=0 measures the intake only.
  * Documents come from demoInvoice() (test/adapters/regulator/simulator/simulator-helpers.ts).
@@ -35,7 +35,7 @@ import { summarizeCannon } from "../report.ts";
 import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
 import { problemsOf } from "./load.ts";
 import { benchLimits } from "../servers/common.ts";
-import { spawnListening, stopProcess, threadCpuMs, threadCpuSplit, type Listening } from "../processes.ts";
+import { processCpuMs, spawnListening, stopProcess, threadCpuMs, threadCpuSplit, type Listening } from "../processes.ts";
 
 const SETUP_REQUEST = fileURLToPath(new URL("./stored-intake-request.cjs", import.meta.url));
 const INTAKE_PATH = "/api/v1/invoice/sign";
@@ -63,6 +63,7 @@ export const stored: BenchScenario = {
         extra: {
           intakeMainCpuUsPerIntake: intake.cpuUs.main,
           intakeWriterCpuUsPerIntake: intake.cpuUs.writer,
+          intakeLoadGeneratorCpuUsPerIntake: intake.cpuUs.load,
           backlog,
           ...(drain
             ? {
@@ -124,7 +125,7 @@ async function _gateway(simUrl: string): Promise<Running> {
 
 const HEADERS = { host: STORED, "x-api-key": STORED_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
 
-async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void): Promise<{ result: ScenarioResult; cpuUs: { main: number; writer: number } }> {
+async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void): Promise<{ result: ScenarioResult; cpuUs: { main: number; writer: number; load: number } }> {
   const g = await _gateway(simUrl);
   try {
     const setupRequest = settings.workers > 0 ? SETUP_REQUEST : (createRequire(import.meta.url)(SETUP_REQUEST) as (r: unknown) => unknown);
@@ -144,10 +145,11 @@ async function _intake(simUrl: string, settings: BenchSettings, progress: (line:
     progress(`stored: intake, measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
     const meta = { name: "stored/gateway", scenario: "stored", server: "gateway", role: "subject" as const, description: "Stored intake (202), a new invoice per request" };
     const before = threadCpuMs(process.pid);
+    const processBefore = processCpuMs(process.pid);
     const measured = await cannon(settings.duration);
-    const cpu = _intakeCpuMs(before, threadCpuMs(process.pid));
+    const cpu = _intakeCpuMs(before, threadCpuMs(process.pid), processCpuMs(process.pid) - processBefore);
     const per = (ms: number) => Math.round((ms * 1000) / Math.max(1, measured.requests.total));
-    return { result: summarizeCannon(meta, INTAKE_PATH, measured), cpuUs: { main: per(cpu.main), writer: per(cpu.writer) } };
+    return { result: summarizeCannon(meta, INTAKE_PATH, measured), cpuUs: { main: per(cpu.main), writer: per(cpu.writer), load: per(cpu.load) } };
   } finally {
     await g.close();
   }
@@ -200,16 +202,20 @@ async function _drain(simUrl: string, backlog: number, progress: (line: string) 
 }
 
 /**
- * CPU ms of the main thread and of the writer during the intake load: the writer is the busiest
- * other thread that already ran before the load (the load generator's worker thread starts with it).
+ * CPU ms of the main thread, the writer and the rest during the intake load: the writer is the
+ * busiest other thread that already ran before the load; the rest (the process's CPU minus that of
+ * the threads that ran before the load) is mostly the load generator, autocannon's worker thread.
  */
-function _intakeCpuMs(before: Map<number, { name: string; ms: number }>, after: Map<number, { name: string; ms: number }>): { main: number; writer: number } {
+function _intakeCpuMs(before: Map<number, { name: string; ms: number }>, after: Map<number, { name: string; ms: number }>, processMs: number): { main: number; writer: number; load: number } {
   let writer = 0;
+  let old = 0;
   for (const [tid, t] of after) {
     const was = before.get(tid);
-    if (tid !== process.pid && was) writer = Math.max(writer, t.ms - was.ms);
+    if (!was) continue;
+    old += t.ms - was.ms;
+    if (tid !== process.pid) writer = Math.max(writer, t.ms - was.ms);
   }
-  return { main: (after.get(process.pid)?.ms ?? 0) - (before.get(process.pid)?.ms ?? 0), writer };
+  return { main: (after.get(process.pid)?.ms ?? 0) - (before.get(process.pid)?.ms ?? 0), writer, load: Math.max(0, processMs - old) };
 }
 
 /** µs of CPU per item: every thread, the main thread, the busiest other thread. */
