@@ -14,10 +14,13 @@
  * writer's (the busiest thread other than main that was already running before the measured load
  * started) and the rest's (mostly the load generator, a worker thread that ends with the load); per drained invoice the
  * process's (every thread), the main thread's and the busiest other thread's (the SQLite writer).
- * BENCH_STORED_BACKLOG=0 measures the intake only.
+ * BENCH_STORED_BACKLOG=0 measures the intake only; BENCH_STORED_CPU_PROF=<file> writes a CPU profile of
+ * the main thread over the measured intake load (no start-up in it; read it with
+ * bench/profile-top.ts, profile-share.ts, profile-callers.ts).
  * Documents come from demoInvoice() (test/adapters/regulator/simulator/simulator-helpers.ts).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,7 +59,7 @@ export const stored: BenchScenario = {
     const backlog = _backlogSize(env);
     const sim = await _startSimulator();
     try {
-      const intake = await _intake(sim.url, settings, progress);
+      const intake = await _intake(sim.url, settings, progress, env.BENCH_STORED_CPU_PROF || undefined);
       const drain = backlog > 0 ? await _drain(sim.url, backlog, progress) : null;
       const result: ScenarioResult = {
         ...intake.result,
@@ -125,7 +128,7 @@ async function _gateway(simUrl: string): Promise<Running> {
 
 const HEADERS = { host: STORED, "x-api-key": STORED_KEY, "x-sub-business-id": DEMO.businessId, "content-type": "application/json" };
 
-async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void): Promise<{ result: ScenarioResult; cpuUs: { main: number; writer: number; load: number } }> {
+async function _intake(simUrl: string, settings: BenchSettings, progress: (line: string) => void, profileFile?: string): Promise<{ result: ScenarioResult; cpuUs: { main: number; writer: number; load: number } }> {
   const g = await _gateway(simUrl);
   try {
     const setupRequest = settings.workers > 0 ? SETUP_REQUEST : (createRequire(import.meta.url)(SETUP_REQUEST) as (r: unknown) => unknown);
@@ -144,9 +147,11 @@ async function _intake(simUrl: string, settings: BenchSettings, progress: (line:
     }
     progress(`stored: intake, measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
     const meta = { name: "stored/gateway", scenario: "stored", server: "gateway", role: "subject" as const, description: "Stored intake (202), a new invoice per request" };
+    const profile = await _startProfile(profileFile);
     const before = threadCpuMs(process.pid);
     const processBefore = processCpuMs(process.pid);
     const measured = await cannon(settings.duration);
+    await profile?.stop();
     const cpu = _intakeCpuMs(before, threadCpuMs(process.pid), processCpuMs(process.pid) - processBefore);
     const per = (ms: number) => Math.round((ms * 1000) / Math.max(1, measured.requests.total));
     return { result: summarizeCannon(meta, INTAKE_PATH, measured), cpuUs: { main: per(cpu.main), writer: per(cpu.writer), load: per(cpu.load) } };
@@ -216,6 +221,22 @@ function _intakeCpuMs(before: Map<number, { name: string; ms: number }>, after: 
     if (tid !== process.pid) writer = Math.max(writer, t.ms - was.ms);
   }
   return { main: (after.get(process.pid)?.ms ?? 0) - (before.get(process.pid)?.ms ?? 0), writer, load: Math.max(0, processMs - old) };
+}
+
+/** With a file name: a CPU profile of the main thread (the gateway) until `stop`. */
+async function _startProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
+  if (!file) return null;
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    async stop() {
+      const { profile } = await session.post("Profiler.stop");
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 /** µs of CPU per item: every thread, the main thread, the busiest other thread. */
