@@ -209,7 +209,8 @@ async function _drain(simUrl: string, backlog: number, progress: (line: string) 
 /**
  * CPU ms of the main thread, the writer and the rest during the intake load: the writer is the
  * busiest other thread that already ran before the load; the rest (the process's CPU minus that of
- * the threads that ran before the load) is mostly the load generator, autocannon's worker thread.
+ * the threads that ran before the load) is mostly the load generator, autocannon's worker thread,
+ * its start-up included (~0.3 s of CPU, which a 1-s --quick run spreads over few requests).
  */
 function _intakeCpuMs(before: Map<number, { name: string; ms: number }>, after: Map<number, { name: string; ms: number }>, processMs: number): { main: number; writer: number; load: number } {
   let writer = 0;
