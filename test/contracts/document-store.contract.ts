@@ -16,6 +16,7 @@ import * as assert from "uvu/assert";
 import { isDuplicateKeyError, type Collection, type Doc, type DocumentStore, type Filter, type Lease } from "../../adapters/ports.ts";
 import { isInvalidQueryError } from "../../adapters/document-store/filter.ts";
 import { CAS_CASES } from "./document-store-cas.contract.ts";
+import { NAMES_CASES } from "./document-store-names.contract.ts";
 import { TEXT_CASES } from "./document-store-text.contract.ts";
 
 export interface DocumentStoreFixture {
@@ -145,6 +146,7 @@ async function _rejectsWith(p: Promise<unknown>, check: (e: unknown) => boolean,
 const CASES: Case[] = [
   ...TEXT_CASES,
   ...CAS_CASES,
+  ...NAMES_CASES,
   [
     "countNow, where offered (the embedded store), answers what count answers, synchronously; point lookups included",
     async ({ store }) => {

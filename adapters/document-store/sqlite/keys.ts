@@ -24,9 +24,14 @@ import type { SqlParam } from "./connection.ts";
 /** The key of null and missing fields, as an SQL literal. */
 export const NULL_KEY = "-9e999";
 
-/** A field path the store can address in SQL: no segment holds a double quote (JSON path labels cannot escape one). */
+/**
+ * A field path the store can address in SQL: no double quote (a JSON path label cannot hold one),
+ * no backslash (SQLite reads escapes in a quoted label: `a\u0062` would address `ab`), and no lone
+ * surrogate (the label is spliced into the statement's text, which would replace it). Other paths
+ * are matched, sorted and updated in JS.
+ */
 export function isSqlPath(path: string): boolean {
-  return !path.includes('"');
+  return !/["\\]|\p{Cs}/u.test(path);
 }
 
 /** The SQL string literal of a (validated, SQL-addressable) field path's JSON path: `'$."a"."b"'`. */

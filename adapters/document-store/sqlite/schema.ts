@@ -109,7 +109,7 @@ export function loadSchema(conn: SqliteConnection, collection: string): Collecti
 export function ensureCollection(conn: SqliteConnection, collection: string, spec: CollectionSpec): void {
   for (const ix of spec.indexes ?? []) validateIndexFields(ix.fields);
   validateTextFields(spec.textFields ?? []);
-  for (const path of keyPaths(spec)) if (!isSqlPath(path)) throw new InvalidQueryError(`index or TTL field "${path}" holds a double quote`);
+  for (const path of keyPaths(spec)) if (!isSqlPath(path)) throw new InvalidQueryError(`index or TTL field "${path}" holds a double quote, a backslash or a lone surrogate`);
   const raw = tableName(collection);
   const table = ident(raw);
   conn.exec(`CREATE TABLE IF NOT EXISTS ${table} (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL)`);

@@ -60,7 +60,7 @@ export function sortKeys(schema: CollectionSchema, sort: readonly SortSpec[]): s
     if (s.field === "_id") return "_id";
     const col = schema.columns.get(s.field);
     if (col) return col;
-    if (!isSqlPath(s.field)) throw new InvalidQueryError(`cannot sort by "${s.field}": a field name holds a double quote`);
+    if (!isSqlPath(s.field)) throw new InvalidQueryError(`cannot sort by "${s.field}": a field name holds a double quote, a backslash or a lone surrogate`);
     return keyExpr(s.field);
   });
 }
