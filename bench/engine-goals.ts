@@ -96,7 +96,10 @@ export function evaluateEngineGoals(rows: readonly ScenarioResult[]): Goal[] {
  * carries the machine's speed as it moved between the legs).
  */
 function _durability(file: ScenarioResult, memory: ScenarioResult): Goal | undefined {
-  const cpu = (r: ScenarioResult) => (r.cpuUsPerRequest ?? Number.NaN) / (r.extra?.simulatorCpuUs ?? Number.NaN);
+  const cpu = (r: ScenarioResult) => {
+    const [own, simulator] = [r.cpuUsPerRequest ?? 0, r.extra?.simulatorCpuUs ?? 0];
+    return own > 0 && simulator > 0 ? own / simulator : Number.NaN;
+  };
   const ratio = cpu(file) / cpu(memory);
   if (!Number.isFinite(ratio)) return undefined;
   return {

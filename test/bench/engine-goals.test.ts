@@ -47,6 +47,9 @@ test("durability: left out when the in-memory leg did not run or a leg has no CP
   assert.is(durabilityOf([signRow("sqlite", 900, 990, 110)]), undefined);
   const noCpu = { ...signRow("memory", 950, 1_000, 100), cpuUsPerRequest: undefined };
   assert.is(durabilityOf([signRow("sqlite", 900, 990, 110), noCpu]), undefined);
+  // A leg whose simulator reported no CPU has no yardstick: no line (never a ratio of 0 called met).
+  assert.is(durabilityOf([signRow("sqlite", 900, 990, 110), signRow("memory", 950, 1_000, 0)]), undefined);
+  assert.is(durabilityOf([signRow("sqlite", 900, 990, 0), signRow("memory", 950, 1_000, 100)]), undefined);
   // The absolute sign goal is still judged on its own line.
   assert.is(evaluateEngineGoals([signRow("sqlite", 900, 990, 110)])[0]!.met, false);
 });
