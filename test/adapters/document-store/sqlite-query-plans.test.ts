@@ -127,10 +127,6 @@ test("every statement of a representative run finds its rows through an index (s
     textLookups.some((l) => l.startsWith("SCAN collections_virtual_accounts#")),
     "the virtual-account search (a needle of three characters or more) is answered from the text index",
   );
-  assert.ok(
-    textLookups.some((l) => l.startsWith("SCAN collections_payment_links#")),
-    "the payment-link search (a needle of three characters or more) is answered from the text index",
-  );
 });
 
 test.run();

@@ -61,10 +61,6 @@ export function openPaymentLinks(store: DocumentStore): Collection<PaymentLink> 
       { fields: ["businessId", "sourceReference"], unique: true },
       { fields: ["businessId", "createdAt"] },
     ],
-    // The list's `search` (`$contains` on the name or the reference): answered from a trigram index
-    // where the store keeps one. Links are created rarely and searched often, so the index's write
-    // cost is paid where it is cheap (checkout sessions, written on every payment, declare none).
-    textFields: ["linkName", "reference"],
   });
 }
 
