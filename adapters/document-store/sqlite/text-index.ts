@@ -31,7 +31,7 @@ export interface TextIndex {
   table: string;
   /** Field → its (unquoted) column in the FTS5 table. */
   columns: Map<string, string>;
-  /** Trigram densities estimated lately on this connection (`trigramDensity`). */
+  /** Trigram densities (and counts of lookups) estimated lately on this connection (`trigramDensity`). */
   densities: DensityCache;
 }
 
@@ -40,7 +40,7 @@ export interface DensityCache {
   /** When the cache was last emptied (ms). */
   at: number;
   /** The sampling's starting rowids and the table's largest rowid. */
-  range: { starts: number[]; max: number } | null;
+  range: _Range | null;
   values: Map<string, number>;
 }
 
@@ -95,7 +95,14 @@ export function ensureTextIndex(conn: SqliteConnection, raw: string, fields: rea
  * How common a trigram is among the collection's rows: the share (0–1) of rows whose indexed text
  * holds it, estimated from its first few index entries (`trigramDensity`).
  */
-export type TrigramDensity = (trigram: string) => number;
+export interface TrigramDensity {
+  /** The share (0–1) of the rows whose indexed text holds `trigram`. */
+  share(trigram: string): number;
+  /** The rows of the collection (its rowid span). */
+  rows(): number;
+  /** How many rows an FTS5 query matches, counted up to `limit`. */
+  countUpTo(query: string, limit: number): number;
+}
 
 /**
  * The SQL condition answering `cond` under `key` from the text index, appending its parameters: a
@@ -119,7 +126,7 @@ export function textMatchSql(text: TextIndex | null, key: string, cond: unknown,
   const queries = [...byNeedle].map(([needle, cols]) => {
     const phrases = density ? _selectivePhrases(needle, density) : [needle];
     exact &&= phrases.length === 1 && phrases[0] === needle;
-    return `{${[...cols].join(" ")}} : (${phrases.map((p) => `"${p.replace(/"/g, '""')}"`).join(" AND ")})`;
+    return `{${[...cols].join(" ")}} : (${_andSql(phrases)})`;
   });
   params.push(queries.join(" OR "));
   const lookup = `rowid IN (SELECT rowid FROM ${text.table} WHERE ${text.table} MATCH ?)`;
@@ -139,21 +146,32 @@ export function textMatchSql(text: TextIndex | null, key: string, cond: unknown,
  * an INTEGER: a bound parameter arrives as REAL and makes it walk every entry).
  */
 export function trigramDensity(conn: SqliteConnection, table: string, text: TextIndex): TrigramDensity {
-  return (trigram) => {
-    const cache = text.densities;
+  const cache = text.densities;
+  const fresh = () => {
     const now = Date.now();
     if (now - cache.at > DENSITY_TTL_MS || cache.values.size >= _MAX_CACHED) {
       cache.at = now;
       cache.range = null;
       cache.values.clear();
     }
-    let d = cache.values.get(trigram);
-    if (d === undefined) {
-      cache.range ??= _sampleStarts(conn, table);
-      d = _sampleDensity(conn, text, cache.range, trigram);
-      cache.values.set(trigram, d);
-    }
-    return d;
+    return (cache.range ??= _sampleStarts(conn, table));
+  };
+  return {
+    share(trigram) {
+      const range = fresh();
+      let d = cache.values.get(trigram);
+      if (d === undefined) cache.values.set(trigram, (d = _sampleDensity(conn, text, range, trigram)));
+      return d;
+    },
+    rows: () => fresh().rows,
+    countUpTo(query, limit) {
+      fresh();
+      const n = Math.max(1, Math.floor(limit));
+      const key = `\u0000${n} ${query}`; // beside the trigrams: no trigram starts with U+0000 (never printable)
+      let c = cache.values.get(key);
+      if (c === undefined) cache.values.set(key, (c = conn.get(`SELECT count(*) FROM (SELECT rowid FROM ${text.table} WHERE ${text.table} MATCH ? LIMIT ${n})`, [query])![0] as number));
+      return c;
+    },
   };
 }
 
@@ -164,12 +182,23 @@ export const DENSITY_SAMPLE = 16;
 export const DENSITY_TTL_MS = 60_000;
 /** Trigrams held by more than this share of the rows (most rows) are left out of a lookup (re-checked instead). */
 export const COMMON_TRIGRAM = 0.5;
+/** A needle's candidates are sparse when they are at most this share of the rows... */
+export const SPARSE_SHARE = 0.005;
+/** ...or fewer than this many. */
+const _FEW_ROWS = 64;
 /** Trigrams of one needle estimated at most (the others count as common). */
 const _MAX_PROBES = 24;
 /** Estimates kept at most (the cache is emptied beyond). */
 const _MAX_CACHED = 4096;
 
 // --- Internal helpers ---
+
+/** Where a trigram's density is sampled from: starting rowids, the largest rowid, the rowid span. */
+interface _Range {
+  starts: number[];
+  max: number;
+  rows: number;
+}
 
 const _TRIGGERS = ["insert", "update", "delete"] as const;
 
@@ -196,14 +225,14 @@ function _recheckSql(needle: string, fields: string[], params: SqlParam[]): stri
 }
 
 /** Where the density of a trigram is sampled from (see `trigramDensity`). */
-function _sampleStarts(conn: SqliteConnection, table: string): { starts: number[]; max: number } {
+function _sampleStarts(conn: SqliteConnection, table: string): _Range {
   // Two subqueries: SQLite seeks a lone min() or max() but scans the table for both at once.
   const [min, max] = conn.get(`SELECT (SELECT min(rowid) FROM ${table}), (SELECT max(rowid) FROM ${table})`)!.map((v) => Number(v ?? 0)) as [number, number];
   const span = Math.max(1, max - min + 1);
-  return { starts: Array.from({ length: DENSITY_WINDOWS }, (_, i) => min + Math.floor(span * ((i * 0.6180339887) % 1))), max };
+  return { starts: Array.from({ length: DENSITY_WINDOWS }, (_, i) => min + Math.floor(span * ((i * 0.6180339887) % 1))), max, rows: max > 0 ? span : 0 };
 }
 
-function _sampleDensity(conn: SqliteConnection, text: TextIndex, range: { starts: number[]; max: number }, trigram: string): number {
+function _sampleDensity(conn: SqliteConnection, text: TextIndex, range: _Range, trigram: string): number {
   const window = `SELECT count(*), max(rowid) FROM (SELECT rowid FROM ${text.table} WHERE ${text.table} MATCH ? AND rowid >= CAST(? AS INTEGER) LIMIT ${DENSITY_SAMPLE})`;
   const sql = Array.from({ length: DENSITY_WINDOWS }, () => window).join(" UNION ALL ");
   const phrase = `"${trigram.replace(/"/g, '""')}"`;
@@ -228,15 +257,18 @@ function _haystackSql(doc: string, field: string): string {
 
 /**
  * The phrases a needle is looked up by: its runs of trigrams that are not common (each run a
- * substring of the needle). The whole needle (exact, no re-check) when fewer than two of its
- * distinct trigrams are common (FTS5 seeks within one long list about as fast as SQL re-checks a
- * row), or when every one is (nothing rarer to look up by).
+ * substring of the needle), when two or more of its distinct trigrams are common, at least one is
+ * not, and the runs match few rows (counted up to SPARSE_SHARE of the rows, or _FEW_ROWS).
+ * Otherwise the whole needle (exact, no re-check). FTS5 walks a phrase's lists in step: from one
+ * sparse candidate to the next it seeks far into each common list (~20 µs a candidate for the
+ * account number's "000"), while dense candidates lie next to each other there (~1.5 µs, less than
+ * re-checking a row that matches).
  */
 function _selectivePhrases(needle: string, density: TrigramDensity): string[] {
   const common = new Map<string, boolean>();
   for (let i = 0; i <= needle.length - 3; i++) {
     const t = needle.slice(i, i + 3);
-    if (!common.has(t)) common.set(t, common.size >= _MAX_PROBES || density(t) > COMMON_TRIGRAM);
+    if (!common.has(t)) common.set(t, common.size >= _MAX_PROBES || density.share(t) > COMMON_TRIGRAM);
   }
   const nCommon = [...common.values()].filter((c) => c).length;
   if (nCommon < 2 || nCommon === common.size) return [needle];
@@ -249,7 +281,13 @@ function _selectivePhrases(needle: string, density: TrigramDensity): string[] {
       start = -1;
     }
   }
-  return phrases;
+  const limit = Math.max(_FEW_ROWS, SPARSE_SHARE * density.rows());
+  return density.countUpTo(_andSql(phrases), limit) < limit ? phrases : [needle];
+}
+
+/** FTS5 query text: every phrase (quoted), ANDed. */
+function _andSql(phrases: readonly string[]): string {
+  return phrases.map((p) => `"${p.replace(/"/g, '""')}"`).join(" AND ");
 }
 
 interface _Term {

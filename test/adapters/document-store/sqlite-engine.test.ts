@@ -219,13 +219,16 @@ test("text fields: trigram lookups for printable ASCII needles of three characte
 test("text fields: a needle's trigrams held by most rows are left out of the lookup, its candidates re-checked in SQL: still exact (folded letters, quotes, arrays)", async () => {
   const params: SqlParam[] = [];
   const text: TextIndex = { table: '"t/text"', columns: new Map([["number", "k_n"]]), densities: { at: 0, range: null, values: new Map() } };
-  const common = (t: string) => (t === "100" || t === "000" ? 0.9 : 0.01);
+  const common = { share: (t: string) => (t === "100" || t === "000" ? 0.9 : 0.001), rows: () => 1_000_000, countUpTo: () => 1119 };
   const sql = textMatchSql(text, "number", { $contains: "1000500000" }, params, common)!;
   assert.equal(params.slice(0, 1), ['{k_n} : ("00500")'], "the runs of rarer trigrams");
   assert.ok(sql.includes("instr("), sql);
   params.length = 0;
-  textMatchSql(text, "number", { $contains: "1000500" }, params, (t) => (t === "000" ? 0.9 : 0.01));
+  textMatchSql(text, "number", { $contains: "1000500" }, params, { share: (t) => (t === "000" ? 0.9 : 0.001), rows: () => 1_000_000, countUpTo: () => 1 });
   assert.equal(params, ['{k_n} : ("1000500")'], "one common trigram: the whole needle, exact");
+  params.length = 0;
+  textMatchSql(text, "number", { $contains: "1000500000" }, params, { share: (t) => (t === "100" || t === "000" ? 0.9 : 0.01), rows: () => 1_000_000, countUpTo: (_q, limit) => limit });
+  assert.equal(params, ['{k_n} : ("1000500000")'], "dense candidates: the whole needle, exact");
   const store = await createSqliteDocumentStore({ file: ":memory:" });
   try {
     const c = store.collection<Doc>("common_trigrams", { indexes: [{ fields: ["n"] }], textFields: ["name", "number", "tags"] });
