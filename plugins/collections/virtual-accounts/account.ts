@@ -107,9 +107,10 @@ export function openVirtualAccounts(store: DocumentStore): Collection<VirtualAcc
 
 /** The account as the API shows it, its status derived at `now`; `businessState` from the directory. */
 export function virtualAccountView(a: VirtualAccount, now: number, businessState: BusinessState): VirtualAccountView {
+  const ids = _resourceIds(a.businessId);
   return {
     id: a._id,
-    businessId: businessUuid(a.businessId),
+    businessId: ids.business,
     businessState,
     amount: {
       value: a.amountKobo === null ? null : koboToNgn(a.amountKobo),
@@ -117,7 +118,7 @@ export function virtualAccountView(a: VirtualAccount, now: number, businessState
       formatted: a.amountKobo === null ? null : `${a.currency} ${formatNgn(a.amountKobo)}`,
     },
     reference: a.reference,
-    walletId: walletUuid(a.businessId),
+    walletId: ids.wallet,
     sourceReference: a.sourceReference,
     accountNumber: a.accountNumber,
     accountName: a.accountName,
@@ -176,3 +177,16 @@ export function listFilter(businessId: string, q: Omit<ListVirtualAccountsInput,
   }
   return filter;
 }
+
+// --- Internal helpers ---
+
+/**
+ * The resource's `businessId` and `walletId` of a business, the last one asked for kept: a page of
+ * 1 000 accounts of one business asked 2 000 times (a name built and looked up each time).
+ */
+function _resourceIds(businessId: string): { business: string; wallet: string } {
+  if (_lastIds?.of !== businessId) _lastIds = { of: businessId, business: businessUuid(businessId), wallet: walletUuid(businessId) };
+  return _lastIds;
+}
+
+let _lastIds: { of: string; business: string; wallet: string } | null = null;
