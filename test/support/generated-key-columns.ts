@@ -41,7 +41,7 @@ function _collection(conn: SqliteConnection, collection: string, spec: Collectio
   for (const ix of spec.indexes ?? []) {
     const name = ident(`${raw}/${indexName(ix.fields)}${ix.unique ? "/unique" : ""}${ix.sparse ? "/sparse" : ""}`);
     const cols = ix.fields.map((f) => (f === "_id" ? "_id" : ident(keyColumn(f)))).join(", ");
-    const where = ix.sparse ? ` WHERE ${ix.fields.map(presenceExpr).join(" AND ")}` : "";
+    const where = ix.sparse ? ` WHERE ${ix.fields.map((f) => presenceExpr(f)).join(" AND ")}` : "";
     conn.exec(`CREATE ${ix.unique ? "UNIQUE " : ""}INDEX ${name} ON ${table} (${cols})${where}`);
   }
   if (spec.ttlField) conn.exec(`CREATE INDEX ${ident(`${raw}/ttl`)} ON ${table} (${ident(keyColumn(spec.ttlField))})`);

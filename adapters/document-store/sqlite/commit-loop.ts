@@ -9,7 +9,7 @@ import { runBatch } from "./batch.ts";
 import { openConnection, type SqliteConnection } from "./connection.ts";
 import { decodeBatch, type BatchMessage, type BatchReply, type WriteOp } from "./protocol.ts";
 import { META_TABLE_SQL } from "./schema.ts";
-import { upgradeKeyColumns } from "./upgrade.ts";
+import { upgradeKeyColumns, upgradeSparseIndexes } from "./upgrade.ts";
 import { createWriterState, type WriterState } from "./writes.ts";
 
 /** At most this many operations in one transaction (bounds how long the write lock is held). */
@@ -56,13 +56,15 @@ export function createCommitLoop(state: WriterState, reply: (r: BatchReply) => v
 
 /**
  * Opens the writer's connection (WAL, synchronous as asked), creates the collections table and
- * upgrades the tables of a file an earlier release wrote (./upgrade.ts).
+ * upgrades the tables of a file an earlier release wrote (./upgrade.ts: key columns, then sparse
+ * indexes).
  */
 export function openWriterConnection(file: string, busyTimeoutMs: number, synchronous: "FULL" | "OFF"): SqliteConnection {
   const conn = openConnection({ file, busyTimeoutMs, synchronous });
   try {
     conn.exec(META_TABLE_SQL);
     upgradeKeyColumns(conn);
+    upgradeSparseIndexes(conn);
   } catch (e) {
     conn.close();
     throw e;

@@ -72,9 +72,9 @@ export function arrayAlongExpr(path: string): string {
   return terms.length === 1 ? terms[0]! : `(${terms.join(" OR ")})`;
 }
 
-/** True when the field exists (null included): a sparse index's condition, and `$exists`. */
-export function presenceExpr(path: string): string {
-  return `json_type(doc, ${jsonPath(path)}) IS NOT NULL`;
+/** True when the field exists (null included) in the JSON text `doc`: a sparse path's presence column, and `$exists`. */
+export function presenceExpr(path: string, doc = "doc"): string {
+  return `json_type(${doc}, ${jsonPath(path)}) IS NOT NULL`;
 }
 
 /** Whether `path` or one of its prefixes holds an array in `doc` (the JS side of `arrayAlongExpr`). */
@@ -91,6 +91,15 @@ export function hasArrayAlong(doc: unknown, path: string): boolean {
 /** The key column holding the key of `path` (the same name in every process). */
 export function keyColumn(path: string): string {
   return `k_${_hash(path, 12)}`;
+}
+
+/**
+ * The presence column of a sparse index's path: 1 when the field exists (null included), else 0
+ * (`presenceExpr`), set by the writer like a key column. A sparse index's partial condition reads it
+ * rather than `doc`, so an update that leaves the field's presence alone does not touch the index.
+ */
+export function presenceColumn(path: string): string {
+  return `p_${_hash(path, 12)}`;
 }
 
 /** The table of a collection: its name (SQLite names are case-insensitive) and a hash of it. */

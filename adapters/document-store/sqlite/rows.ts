@@ -3,20 +3,21 @@
  * columns are plain columns the writer sets, each computed by SQL from the bound document text
  * with the key expression (./keys.ts `keyExpr`), the same one a query's column stands for. An
  * insert sets every key; an update sets `doc` and only the columns whose path's value changed
- * (`changedKeyPaths`, judged in JS on the old and new documents): SQLite rewrites the entries of
+ * (`changedKeyPaths`, judged in JS on the old and new documents), with the presence columns of
+ * those of them that are sparse index fields: SQLite rewrites the entries of
  * the indexes on the columns an UPDATE sets, so an update that changes no indexed value touches
  * none of them, and computes no key.
  *
  * The statements are built once per schema (and per set of changed columns) and kept with it.
  */
-import { ident, keyColumn, keyExpr } from "./keys.ts";
+import { ident, keyColumn, keyExpr, presenceColumn, presenceExpr } from "./keys.ts";
 import type { CollectionSchema } from "./schema.ts";
 
 /** `INSERT` of one document: parameters `[_id, text]`. */
 export function insertSql(schema: CollectionSchema): string {
   const c = _cache(schema);
   if (c.insert === null) {
-    const [cols, exprs] = _keyParts(schema, (path) => keyExpr(path, "?2"));
+    const [cols, exprs] = _keyParts(schema, "?2");
     c.insert = `INSERT INTO ${schema.table} (_id, doc${cols}) VALUES (?1, ?2${exprs})`;
   }
   return c.insert;
@@ -26,7 +27,7 @@ export function insertSql(schema: CollectionSchema): string {
 export function insertManySql(schema: CollectionSchema): string {
   const c = _cache(schema);
   if (c.insertMany === null) {
-    const [cols, exprs] = _keyParts(schema, (path) => keyExpr(path, "value"));
+    const [cols, exprs] = _keyParts(schema, "value");
     c.insertMany = `INSERT INTO ${schema.table} (_id, doc${cols}) SELECT value ->> '$._id', value${exprs} FROM json_each(?)`;
   }
   return c.insertMany;
@@ -38,7 +39,12 @@ export function updateSql(schema: CollectionSchema, paths: readonly string[]): s
   const key = paths.join("\u0000");
   let sql = c.updates.get(key);
   if (sql === undefined) {
-    const sets = paths.map((path) => `, ${schema.columns.get(path)!} = ${keyExpr(path, "?1")}`).join("");
+    let sets = "";
+    for (const path of paths) {
+      sets += `, ${schema.columns.get(path)!} = ${keyExpr(path, "?1")}`;
+      const presence = schema.presence.get(path);
+      if (presence) sets += `, ${presence} = ${presenceExpr(path, "?1")}`;
+    }
     sql = `UPDATE ${schema.table} SET doc = ?1${sets} WHERE rowid = ?2`;
     c.updates.set(key, sql);
   }
@@ -52,6 +58,12 @@ export function updateSql(schema: CollectionSchema, paths: readonly string[]): s
  */
 export function fillKeysSql(table: string, paths: readonly string[], afterRowid = false): string {
   const sets = paths.map((path) => `${ident(keyColumn(path))} = ${keyExpr(path)}`).join(", ");
+  return `UPDATE ${table} SET ${sets}${afterRowid ? " WHERE rowid > ?1" : ""}`;
+}
+
+/** `UPDATE` of every row's presence columns of `paths` (sparse index fields) from its document. */
+export function fillPresenceSql(table: string, paths: readonly string[], afterRowid = false): string {
+  const sets = paths.map((path) => `${ident(presenceColumn(path))} = ${presenceExpr(path)}`).join(", ");
   return `UPDATE ${table} SET ${sets}${afterRowid ? " WHERE rowid > ?1" : ""}`;
 }
 
@@ -94,13 +106,17 @@ function _cache(schema: CollectionSchema): _Statements {
   return c;
 }
 
-/** `, "k_…", "k_…"` and `, <key>, <key>` for every key column of the schema. */
-function _keyParts(schema: CollectionSchema, expr: (path: string) => string): [string, string] {
+/** `, "k_…", "p_…"` and `, <key>, <presence>` for every key and presence column of the schema, over the JSON text `doc`. */
+function _keyParts(schema: CollectionSchema, doc: string): [string, string] {
   let cols = "";
   let exprs = "";
   for (const [path, column] of schema.columns) {
     cols += `, ${column}`;
-    exprs += `, ${expr(path)}`;
+    exprs += `, ${keyExpr(path, doc)}`;
+  }
+  for (const [path, column] of schema.presence) {
+    cols += `, ${column}`;
+    exprs += `, ${presenceExpr(path, doc)}`;
   }
   return [cols, exprs];
 }

@@ -2,7 +2,8 @@
  * A collection's tables and indexes. Each collection is one table `(_id TEXT PRIMARY KEY, doc TEXT)`
  * holding the document's JSON; each path named by a declared index (or the TTL field) gets a
  * key column holding its key (./keys.ts), and each declared index becomes an SQLite index on those
- * columns (UNIQUE for unique ones; a sparse index is partial: only documents having every field).
+ * columns (UNIQUE for unique ones; a sparse index is partial: only documents having every field,
+ * judged by each field's presence column, which the writer sets like a key column).
  * Columns rather than expression indexes: one definition per path shared by every index and sort
  * that uses it, and queries name a column, so the planner matches it without comparing long
  * expressions. They are plain columns the writer sets (./rows.ts), not generated ones: SQLite
@@ -25,8 +26,8 @@
 import { DuplicateKeyError, InvalidQueryError, type CollectionSpec, type IndexSpec } from "../../ports.ts";
 import { indexName, validateIndexFields } from "../filter.ts";
 import { sqliteCode, type SqliteConnection } from "./connection.ts";
-import { arrayAlongExpr, ident, isSqlPath, keyColumn, presenceExpr, tableName } from "./keys.ts";
-import { fillKeysSql } from "./rows.ts";
+import { arrayAlongExpr, ident, isSqlPath, keyColumn, presenceColumn, presenceExpr, tableName } from "./keys.ts";
+import { fillKeysSql, fillPresenceSql } from "./rows.ts";
 import { ensureTextIndex, loadTextIndex, validateTextFields, type TextIndex } from "./text-index.ts";
 
 export interface IndexInfo {
@@ -54,6 +55,8 @@ export interface CollectionSchema {
   indexes: IndexInfo[];
   /** Fields of sparse indexes: a query adds their presence terms so the planner may use them. */
   sparsePaths: Set<string>;
+  /** Path → quoted presence column (./keys.ts `presenceColumn`), for every sparse path with one. */
+  presence: Map<string, string>;
   ttl: { path: string; column: string } | null;
   /** The declared text fields' FTS5 index (./text-index.ts), once it exists. */
   text: TextIndex | null;
@@ -74,6 +77,7 @@ export function loadSchema(conn: SqliteConnection, collection: string): Collecti
     scalar: new Map(),
     indexes: [],
     sparsePaths: new Set(),
+    presence: new Map(),
     ttl: null,
     text: null,
   };
@@ -96,6 +100,7 @@ export function loadSchema(conn: SqliteConnection, collection: string): Collecti
     schema.indexes.push({ name: indexName(ix.fields), fields: ix.fields, unique: ix.unique === true, sparse: ix.sparse === true, columns: ix.fields.map((f) => (f === "_id" ? "_id" : keyColumn(f))) });
     if (ix.sparse) for (const f of ix.fields) schema.sparsePaths.add(f);
   }
+  for (const path of sparsePaths(spec)) if (columns.has(presenceColumn(path))) schema.presence.set(path, ident(presenceColumn(path)));
   if (spec.ttlField && schema.columns.has(spec.ttlField)) schema.ttl = { path: spec.ttlField, column: schema.columns.get(spec.ttlField)! };
   schema.text = loadTextIndex(conn, raw, spec.textFields);
   return schema;
@@ -123,10 +128,41 @@ export function ensureCollection(conn: SqliteConnection, collection: string, spe
     conn.exec(fillKeysSql(table, [path]));
     if (!conn.get(`SELECT 1 FROM ${table} WHERE ${arrayAlongExpr(path)} LIMIT 1`)) conn.exec(`CREATE VIEW IF NOT EXISTS ${ident(`${raw}/scalar/${col}`)} AS SELECT 1`);
   }
+  for (const path of sparsePaths(merged)) {
+    const col = presenceColumn(path);
+    if (columns.has(col)) continue;
+    conn.exec(`ALTER TABLE ${table} ADD COLUMN ${ident(col)}`);
+    conn.exec(fillPresenceSql(table, [path]));
+  }
   for (const ix of merged.indexes ?? []) _createIndex(conn, collection, raw, ix);
   if (merged.ttlField) conn.exec(`CREATE INDEX IF NOT EXISTS ${ident(`${raw}/ttl`)} ON ${table} (${ident(keyColumn(merged.ttlField))})`);
   ensureTextIndex(conn, raw, merged.textFields ?? []);
   conn.run("INSERT INTO gatehouse_collections (name, spec) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET spec = excluded.spec", [collection, JSON.stringify(merged)]);
+}
+
+/**
+ * The term a query adds for a sparse path it implies present, so that the planner may use the
+ * sparse index: the index's partial condition exactly (its presence column).
+ */
+export function sparseTermSql(schema: CollectionSchema, path: string): string {
+  const col = schema.presence.get(path);
+  return col ? `${col} = 1` : presenceExpr(path);
+}
+
+/** The `CREATE INDEX` of a declared index on the table `raw` (a sparse one is partial on its presence columns). */
+export function createIndexSql(raw: string, ix: IndexSpec): string {
+  const sqlName = ident(`${raw}/${indexName(ix.fields)}${ix.unique ? "/unique" : ""}${ix.sparse ? "/sparse" : ""}`);
+  const cols = ix.fields.map((f) => (f === "_id" ? "_id" : ident(keyColumn(f)))).join(", ");
+  const present = ix.sparse ? ix.fields.filter((f) => f !== "_id").map((f) => `${ident(presenceColumn(f))} = 1`) : [];
+  const where = present.length > 0 ? ` WHERE ${present.join(" AND ")}` : "";
+  return `CREATE ${ix.unique ? "UNIQUE " : ""}INDEX IF NOT EXISTS ${sqlName} ON ${ident(raw)} (${cols})${where}`;
+}
+
+/** The fields of a spec's sparse indexes (but `_id`, always present): each gets a presence column. */
+export function sparsePaths(spec: CollectionSpec): string[] {
+  const out = new Set<string>();
+  for (const ix of spec.indexes ?? []) if (ix.sparse) for (const f of ix.fields) if (f !== "_id") out.add(f);
+  return [...out];
 }
 
 /** Drops the markers of the paths along which `doc` holds an array (the writer, before writing it). */
@@ -178,14 +214,10 @@ function _merge(stored: CollectionSpec, spec: CollectionSpec): CollectionSpec {
 }
 
 function _createIndex(conn: SqliteConnection, collection: string, raw: string, ix: IndexSpec): void {
-  const name = indexName(ix.fields);
-  const sqlName = ident(`${raw}/${name}${ix.unique ? "/unique" : ""}${ix.sparse ? "/sparse" : ""}`);
-  const cols = ix.fields.map((f) => (f === "_id" ? "_id" : ident(keyColumn(f)))).join(", ");
-  const where = ix.sparse ? ` WHERE ${ix.fields.map(presenceExpr).join(" AND ")}` : "";
   try {
-    conn.exec(`CREATE ${ix.unique ? "UNIQUE " : ""}INDEX IF NOT EXISTS ${sqlName} ON ${ident(raw)} (${cols})${where}`);
+    conn.exec(createIndexSql(raw, ix));
   } catch (e) {
-    if (sqliteCode(e).startsWith("SQLITE_CONSTRAINT")) throw new DuplicateKeyError(collection, name);
+    if (sqliteCode(e).startsWith("SQLITE_CONSTRAINT")) throw new DuplicateKeyError(collection, indexName(ix.fields));
     throw e;
   }
 }

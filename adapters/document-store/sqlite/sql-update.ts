@@ -16,8 +16,9 @@
  *   alone. The values are the operation's JSON (JSON.stringify's text, kept verbatim by SQLite).
  * - A value holding an array under a field where an indexed path still has its array marker goes
  *   to the JS path, which drops the marker first.
- * The key columns of the paths under a set or unset field are set from the value's own JSON (the
- * same key expression as ./rows.ts): the indexes on the other columns are not touched.
+ * The key columns (and sparse paths' presence columns) of the paths under a set or unset field are
+ * set from the value's own JSON (the same expressions as ./rows.ts): the indexes on the other
+ * columns are not touched.
  *
  * The statement's text is built once per schema and shape (filter fields, set and unset fields).
  */
@@ -108,9 +109,17 @@ function _buildShape(schema: CollectionSchema, filterFields: string[], setFields
   for (const [path, column] of schema.columns) {
     const dot = path.indexOf(".");
     const field = dot < 0 ? path : path.slice(0, dot);
-    if (unset.includes(field)) sets.push(`${column} = ${NULL_KEY}`);
-    else if (valueParam.has(field)) sets.push(`${column} = ${keyExprAt(valueParam.get(field)!, dot < 0 ? "'$'" : jsonPath(path.slice(dot + 1)))}`);
-    else continue;
+    const presence = schema.presence.get(path);
+    if (unset.includes(field)) {
+      sets.push(`${column} = ${NULL_KEY}`);
+      if (presence) sets.push(`${presence} = 0`);
+    } else if (valueParam.has(field)) {
+      const at = dot < 0 ? "'$'" : jsonPath(path.slice(dot + 1));
+      sets.push(`${column} = ${keyExprAt(valueParam.get(field)!, at)}`);
+      if (presence) sets.push(`${presence} = (json_type(${valueParam.get(field)!}, ${at}) IS NOT NULL)`);
+    } else {
+      continue;
+    }
     if (schema.scalar.has(path)) marked.add(field);
   }
   const where = ["_id = ?1"];

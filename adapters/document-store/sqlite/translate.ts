@@ -23,7 +23,7 @@ import { InvalidQueryError, type Filter, type SortSpec } from "../../ports.ts";
 import { isOperatorObject } from "../filter.ts";
 import type { SqlParam } from "./connection.ts";
 import { NULL_KEY, arrayAlongExpr, isSqlPath, keyExpr, keySql, lowerFoldSql, presenceExpr } from "./keys.ts";
-import type { CollectionSchema } from "./schema.ts";
+import { sparseTermSql, type CollectionSchema } from "./schema.ts";
 import { textMatchSql, type TrigramDensity } from "./text-index.ts";
 
 export interface Translation {
@@ -121,7 +121,7 @@ function _filterSql(filter: Filter, ctx: _Ctx, top: boolean): string {
     } else {
       terms.push(_fieldSql(key, cond, ctx));
       // A sparse (partial) index serves a query only when the query states its condition.
-      if (top && ctx.schema.sparsePaths.has(key) && _ops(cond).some(([op, arg]) => _impliesPresence(op, arg))) presence.push(presenceExpr(key));
+      if (top && ctx.schema.sparsePaths.has(key) && _ops(cond).some(([op, arg]) => _impliesPresence(op, arg))) presence.push(sparseTermSql(ctx.schema, key));
     }
   }
   return _and([...terms, ...presence]);

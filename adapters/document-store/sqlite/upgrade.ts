@@ -8,12 +8,18 @@
  * transaction of its own: upgraded whole or not at all (an open that stops half way leaves the rest
  * to the next one), and a second process opening the file at the same time waits for the write
  * lock, then finds nothing left to do.
+ *
+ * Files written before sparse paths had presence columns held each sparse index partial on
+ * `json_type(doc, …) IS NOT NULL`, which SQLite re-evaluates (and so rewrites the index entry) on
+ * every update of `doc`. `upgradeSparseIndexes` gives such a table its presence columns, filled
+ * from the documents, and creates its sparse indexes again partial on them; the same way, one
+ * transaction per table.
  */
 import type { CollectionSpec } from "../../ports.ts";
 import type { SqliteConnection } from "./connection.ts";
-import { ident, keyColumn, tableName } from "./keys.ts";
-import { fillKeysSql } from "./rows.ts";
-import { keyPaths } from "./schema.ts";
+import { ident, keyColumn, presenceColumn, tableName } from "./keys.ts";
+import { fillKeysSql, fillPresenceSql } from "./rows.ts";
+import { createIndexSql, keyPaths, sparsePaths } from "./schema.ts";
 
 /** Rebuilds the tables with generated key columns into plain ones; answers how many it rebuilt. */
 export function upgradeKeyColumns(conn: SqliteConnection): number {
@@ -36,7 +42,50 @@ export function upgradeKeyColumns(conn: SqliteConnection): number {
   return rebuilt;
 }
 
+/** Gives the tables whose sparse indexes read `doc` presence columns and indexes on them; answers how many. */
+export function upgradeSparseIndexes(conn: SqliteConnection): number {
+  let upgraded = 0;
+  for (const [name] of conn.all("SELECT name FROM gatehouse_collections ORDER BY name")) {
+    const raw = tableName(name as string);
+    if (_docSparseIndexes(conn, raw).length === 0) continue;
+    conn.begin("IMMEDIATE");
+    try {
+      const stale = _docSparseIndexes(conn, raw); // unless another process did it meanwhile
+      if (stale.length > 0) {
+        _presenceIndexes(conn, raw, name as string, stale);
+        upgraded++;
+      }
+      conn.commit();
+    } catch (e) {
+      conn.rollback();
+      throw e;
+    } finally {
+      conn.forgetStatements();
+    }
+  }
+  return upgraded;
+}
+
 // --- Internal helpers ---
+
+/** The names of the table's sparse indexes whose partial condition reads `doc`. */
+function _docSparseIndexes(conn: SqliteConnection, raw: string): string[] {
+  const rows = conn.all("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [raw]) as Array<[string, string]>;
+  return rows.filter(([name, sql]) => name.endsWith("/sparse") && sql.includes("json_type(doc")).map(([name]) => name);
+}
+
+/** Adds and fills the missing presence columns, then drops the `doc`-reading sparse indexes and creates them again. */
+function _presenceIndexes(conn: SqliteConnection, raw: string, collection: string, stale: string[]): void {
+  const table = ident(raw);
+  const row = conn.get("SELECT spec FROM gatehouse_collections WHERE name = ?", [collection]);
+  const spec = row ? (JSON.parse(row[0] as string) as CollectionSpec) : {};
+  const columns = new Set(conn.all("SELECT name FROM pragma_table_xinfo(?)", [raw]).map((r) => r[0] as string));
+  const missing = sparsePaths(spec).filter((path) => !columns.has(presenceColumn(path)));
+  for (const path of missing) conn.exec(`ALTER TABLE ${table} ADD COLUMN ${ident(presenceColumn(path))}`);
+  if (missing.length > 0) conn.exec(fillPresenceSql(table, missing));
+  for (const name of stale) conn.exec(`DROP INDEX ${ident(name)}`);
+  for (const ix of spec.indexes ?? []) if (ix.sparse) conn.exec(createIndexSql(raw, ix));
+}
 
 /** The collections (name, table) whose table holds a generated column (`hidden` 2: virtual, 3: stored). */
 function _generatedTables(conn: SqliteConnection): Array<[string, string]> {
