@@ -1,8 +1,8 @@
 /**
  * The writer's operations and results. Each operation is written as JSON text when it is asked
  * for (that is also the copy with JSON's meaning the port promises), and a batch travels to the
- * writer as one string, the JSON array of its operations: one string copy instead of a structured
- * clone of every filter and update. `now` is the main thread's clock when the operation was asked
+ * writer as one string, its operations' texts joined (`encodeBatch`): one string copy instead of a
+ * structured clone of every filter and update. `now` is the main thread's clock when the operation was asked
  * for (TTL and leases are judged at that instant, as the port's clock says).
  */
 import type { CollectionSpec, Filter, SortSpec, Update } from "../../ports.ts";
@@ -38,7 +38,7 @@ export type WriteFailure =
 /** A batch posted to the writer thread and its answer. */
 export interface BatchMessage {
   seq: number;
-  /** The JSON array text of the batch's WriteOps (`encodeBatch`). */
+  /** The text of the batch's WriteOps (`encodeBatch`). */
   ops: string;
 }
 
@@ -55,19 +55,39 @@ export interface CommitInfo {
   ms: number;
 }
 
-/** One operation's JSON text, for `encodeBatch` (throws what JSON.stringify throws: a cycle, a BigInt). */
+/**
+ * One operation's text, for `encodeBatch` (throws what JSON.stringify throws: a cycle, a BigInt):
+ * its JSON, and for an operation carrying documents' JSON text (insert, insertMany) that text after
+ * a U+0001, outside the JSON, so that it is copied as it is rather than escaped into a JSON string
+ * here and unescaped by the writer. JSON text never holds a raw U+0000 or U+0001 (JSON.stringify
+ * escapes every control character), so the separators cannot be confused with the contents.
+ */
 export function encodeOp(op: WriteOp): string {
-  return JSON.stringify(op);
+  if (op.kind !== "insert" && op.kind !== "insertMany") return JSON.stringify(op);
+  const { text, ...rest } = op;
+  return `${JSON.stringify(rest)}${_TEXT}${text}`;
 }
 
-/** The batch text of operations encoded by `encodeOp`. */
+/** The batch text of operations encoded by `encodeOp`: joined by U+0000. */
 export function encodeBatch(ops: readonly string[]): string {
-  return `[${ops.join(",")}]`;
+  return ops.join(_OP);
 }
 
 /** The operations of a batch text. */
 export function decodeBatch(ops: string): WriteOp[] {
-  return JSON.parse(ops) as WriteOp[];
+  if (ops === "") return [];
+  const out: WriteOp[] = [];
+  for (const part of ops.split(_OP)) {
+    const at = part.indexOf(_TEXT);
+    if (at < 0) {
+      out.push(JSON.parse(part) as WriteOp);
+      continue;
+    }
+    const op = JSON.parse(part.slice(0, at)) as WriteOp & { text: string };
+    op.text = part.slice(at + 1);
+    out.push(op);
+  }
+  return out;
 }
 
 /** The error a failure stands for, on the main thread. */
@@ -81,3 +101,9 @@ export function failureError(f: WriteFailure, kind: string): Error {
       return new DependencyUnavailableError(kind, f.message, f.failureClass);
   }
 }
+
+// --- Internal helpers ---
+
+/** Between two operations of a batch text, and before an operation's documents text. */
+const _OP = "\u0000";
+const _TEXT = "\u0001";
