@@ -61,10 +61,22 @@ export function fillKeysSql(table: string, paths: readonly string[], afterRowid 
   return `UPDATE ${table} SET ${sets}${afterRowid ? " WHERE rowid > ?1" : ""}`;
 }
 
-/** `UPDATE` of every row's presence columns of `paths` (sparse index fields) from its document. */
+/**
+ * `ADD COLUMN` of a presence column: 0 by default, so adding it rewrites no row (SQLite reads the
+ * default for the rows written before) and `fillPresenceSql` rewrites only the rows holding the field.
+ */
+export function addPresenceSql(table: string, path: string): string {
+  return `ALTER TABLE ${table} ADD COLUMN ${ident(presenceColumn(path))} DEFAULT 0`;
+}
+
+/**
+ * `UPDATE` of the presence columns of `paths` (sparse index fields) from the document, on the rows
+ * holding any of the fields (the others keep their 0); with `afterRowid` only the rows after `?1`.
+ */
 export function fillPresenceSql(table: string, paths: readonly string[], afterRowid = false): string {
   const sets = paths.map((path) => `${ident(presenceColumn(path))} = ${presenceExpr(path)}`).join(", ");
-  return `UPDATE ${table} SET ${sets}${afterRowid ? " WHERE rowid > ?1" : ""}`;
+  const any = paths.map((path) => presenceExpr(path)).join(" OR ");
+  return `UPDATE ${table} SET ${sets} WHERE (${any})${afterRowid ? " AND rowid > ?1" : ""}`;
 }
 
 /**

@@ -27,7 +27,7 @@ import { DuplicateKeyError, InvalidQueryError, type CollectionSpec, type IndexSp
 import { indexName, validateIndexFields } from "../filter.ts";
 import { sqliteCode, type SqliteConnection } from "./connection.ts";
 import { arrayAlongExpr, ident, isSqlPath, keyColumn, presenceColumn, presenceExpr, tableName } from "./keys.ts";
-import { fillKeysSql, fillPresenceSql } from "./rows.ts";
+import { addPresenceSql, fillKeysSql, fillPresenceSql } from "./rows.ts";
 import { ensureTextIndex, loadTextIndex, validateTextFields, type TextIndex } from "./text-index.ts";
 
 export interface IndexInfo {
@@ -131,7 +131,7 @@ export function ensureCollection(conn: SqliteConnection, collection: string, spe
   for (const path of sparsePaths(merged)) {
     const col = presenceColumn(path);
     if (columns.has(col)) continue;
-    conn.exec(`ALTER TABLE ${table} ADD COLUMN ${ident(col)}`);
+    conn.exec(addPresenceSql(table, path));
     conn.exec(fillPresenceSql(table, [path]));
   }
   for (const ix of merged.indexes ?? []) _createIndex(conn, collection, raw, ix);

@@ -18,7 +18,7 @@
 import type { CollectionSpec } from "../../ports.ts";
 import type { SqliteConnection } from "./connection.ts";
 import { ident, keyColumn, presenceColumn, tableName } from "./keys.ts";
-import { fillKeysSql, fillPresenceSql } from "./rows.ts";
+import { addPresenceSql, fillKeysSql, fillPresenceSql } from "./rows.ts";
 import { createIndexSql, keyPaths, sparsePaths } from "./schema.ts";
 
 /** Rebuilds the tables with generated key columns into plain ones; answers how many it rebuilt. */
@@ -74,14 +74,17 @@ function _docSparseIndexes(conn: SqliteConnection, raw: string): string[] {
   return rows.filter(([name, sql]) => name.endsWith("/sparse") && sql.includes("json_type(doc")).map(([name]) => name);
 }
 
-/** Adds and fills the missing presence columns, then drops the `doc`-reading sparse indexes and creates them again. */
+/**
+ * Adds the missing presence columns (no row rewritten: 0 by default) and sets them on the rows
+ * holding the fields, then drops the `doc`-reading sparse indexes and creates them again.
+ */
 function _presenceIndexes(conn: SqliteConnection, raw: string, collection: string, stale: string[]): void {
   const table = ident(raw);
   const row = conn.get("SELECT spec FROM gatehouse_collections WHERE name = ?", [collection]);
   const spec = row ? (JSON.parse(row[0] as string) as CollectionSpec) : {};
   const columns = new Set(conn.all("SELECT name FROM pragma_table_xinfo(?)", [raw]).map((r) => r[0] as string));
   const missing = sparsePaths(spec).filter((path) => !columns.has(presenceColumn(path)));
-  for (const path of missing) conn.exec(`ALTER TABLE ${table} ADD COLUMN ${ident(presenceColumn(path))}`);
+  for (const path of missing) conn.exec(addPresenceSql(table, path));
   if (missing.length > 0) conn.exec(fillPresenceSql(table, missing));
   for (const name of stale) conn.exec(`DROP INDEX ${ident(name)}`);
   for (const ix of spec.indexes ?? []) if (ix.sparse) conn.exec(createIndexSql(raw, ix));
