@@ -112,16 +112,29 @@ function _update(state: WriterState, op: Extract<WriteOp, { kind: "update" }>): 
   return op.returnDoc ? text : true;
 }
 
-/** The update as one statement when SQL can do it alone (./sql-update.ts); null when it did not change a row. */
+/**
+ * The update as one statement when SQL can do it alone (./sql-update.ts); null when it did not
+ * change a row, or when SQLite's JSON functions refused the document (nested deeper than they
+ * parse): the JS path then does it, as it did before.
+ */
 function _updateInSql(conn: SqliteConnection, schema: CollectionSchema, op: Extract<WriteOp, { kind: "update" }>): WriteValue {
   const st = sqlUpdate(schema, op);
   if (!st) return null;
   let value: WriteValue = null;
-  _retryingClash(conn, schema, op.now, () => {
-    if (op.returnDoc) value = (conn.get(st.sql, st.params)?.[0] as string | undefined) ?? null;
-    else value = conn.run(st.sql, st.params) > 0 ? true : null;
-  });
+  try {
+    _retryingClash(conn, schema, op.now, () => {
+      if (op.returnDoc) value = (conn.get(st.sql, st.params)?.[0] as string | undefined) ?? null;
+      else value = conn.run(st.sql, st.params) > 0 ? true : null;
+    });
+  } catch (e) {
+    if (_isMalformedJson(e)) return null; // the statement changed nothing
+    throw e;
+  }
   return value;
+}
+
+function _isMalformedJson(e: unknown): boolean {
+  return sqliteCode(e) === "SQLITE_ERROR" && /malformed JSON/.test((e as Error).message);
 }
 
 function _claim(state: WriterState, op: Extract<WriteOp, { kind: "claim" }>): WriteValue {

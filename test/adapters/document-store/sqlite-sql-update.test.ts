@@ -12,6 +12,7 @@ import { ident, keyColumn, keyExpr, tableName } from "../../../adapters/document
 import type { WriteOp } from "../../../adapters/document-store/sqlite/protocol.ts";
 import { META_TABLE_SQL, ensureCollection, loadSchema } from "../../../adapters/document-store/sqlite/schema.ts";
 import { sqlUpdate } from "../../../adapters/document-store/sqlite/sql-update.ts";
+import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { applyOp, createWriterState } from "../../../adapters/document-store/sqlite/writes.ts";
 import type { CollectionSpec, Doc, Filter, Update } from "../../../adapters/ports.ts";
 
@@ -85,6 +86,23 @@ test("a document SQL writes is the JS path's text byte for byte, with every key 
     }
     assert.is(applyOp(state, _op({ _id: "a", phase: "claimed" }, { $set: { phase: "again" } })), false, "no match");
   });
+});
+
+test("a document nested deeper than SQLite's JSON functions parse is updated by the JS path, as before the one-statement form", async () => {
+  const store = await createSqliteDocumentStore({ file: ":memory:" });
+  try {
+    const c = store.collection<Doc>("plain", {});
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 1_100; i++) deep = { d: deep };
+    await c.insert({ _id: "a", state: "pending", deep });
+    assert.is(await c.updateOne({ _id: "a", state: "pending" }, { $set: { state: "debited" } }), true);
+    assert.is(await c.updateOne({ _id: "a", state: "pending" }, { $set: { state: "again" } }), false, "the condition still holds");
+    const back = (await c.get("a"))!;
+    assert.is(back.state, "debited");
+    assert.equal(back.deep, deep, "the nested document kept whole");
+  } finally {
+    await store.close();
+  }
 });
 
 test.run();
