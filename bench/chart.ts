@@ -37,7 +37,10 @@ export function renderChart(report: BenchReport): string {
   out.push(_legend(LABEL_X, y));
   y += 16;
 
-  const loadScenarios = [...new Set(report.scenarios.filter((r) => r.cpuUsPerRequest !== undefined).map((r) => r.scenario))];
+  // A load scenario compares servers (a baseline, peers, the upstream beside the gateway); a
+  // gateway scenario has the gateway's row alone.
+  const compared = new Set(report.scenarios.filter((r) => r.role !== "subject").map((r) => r.scenario));
+  const loadScenarios = [...new Set(report.scenarios.filter((r) => compared.has(r.scenario)).map((r) => r.scenario))];
   for (const scenario of loadScenarios) {
     const rows = report.scenarios.filter((r) => r.scenario === scenario);
     // The scale is the compared servers'; the upstream's own rate (the ceiling) is drawn cut off.
@@ -55,7 +58,7 @@ export function renderChart(report: BenchReport): string {
     }
   }
 
-  const driven = report.scenarios.filter((r) => r.cpuUsPerRequest === undefined);
+  const driven = report.scenarios.filter((r) => !compared.has(r.scenario));
   if (driven.length > 0) {
     y += 26;
     out.push(_text(LABEL_X, y, "gateway scenarios", 14, "bold"));
