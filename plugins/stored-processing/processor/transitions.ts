@@ -70,7 +70,12 @@ export async function mark(p: Pass, step: "dispatching" | "transmitting", back: 
     if (!fenced(fresh)) fresh = await rt.invoices.get(id).catch(() => undefined);
     if (fresh === undefined) continue;
     if (!fenced(fresh)) {
-      if (!fresh || fresh.lease?.owner !== rt.owner || fresh.lease.until !== p.lease.until) return "lost";
+      if (!fresh || fresh.lease?.owner !== rt.owner || fresh.lease.until !== p.lease.until) {
+        // The lease ended before the mark was known: whoever holds the invoice now may find the
+        // mark (it may land late) and freeze it; this says why.
+        rt.o.log.warn("stored_dispatch_mark_unresolved", { invoiceId: id, step, lease: "lost" });
+        return "lost";
+      }
       continue; // still at `before` or `before + 1`: fence again
     }
     p.cur = fresh!;
