@@ -27,7 +27,6 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Session } from "node:inspector/promises";
 import { PerformanceObserver } from "node:perf_hooks";
 import { Agent, request } from "undici";
 import { createSqliteDocumentStore } from "../../adapters/document-store/sqlite/store.ts";
@@ -40,6 +39,7 @@ import { ADMIN_KEY, STORED, STORED_BUSINESS, STORED_KEY, testConfig } from "../.
 import { envInt } from "../report.ts";
 import type { BenchScenario, ScenarioResult } from "../run.ts";
 import { benchLimits } from "../servers/common.ts";
+import { startCpuProfile } from "../cpu-profile.ts";
 
 const DAY = 86_400_000;
 const SPAN_DAYS = 90;
@@ -114,7 +114,7 @@ export async function runInvoicesListBench(
     const gateway = await composeGateway(config, { log, ports: { documentStore: store } });
     const server = await serveGateway(gateway, { host: "127.0.0.1", port: 0, graceMs: 2_000, log });
     const agent = new Agent({ connections: 1 });
-    const profiler = await _startProfile(process.env.INVOICES_BENCH_CPU_PROF);
+    const profiler = await startCpuProfile(process.env.INVOICES_BENCH_CPU_PROF, 200);
     try {
       const queries: InvoiceQueryResult[] = [];
       const problems: string[] = [];
@@ -287,23 +287,6 @@ async function _measure(base: string, agent: Agent, q: _Query, requests: number)
   const at = (p: number) => Math.round(times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]! * 10) / 10;
   const mean = Math.round((times.reduce((a, b) => a + b, 0) / times.length) * 10) / 10;
   return { name: q.name, path: q.path, items, latencyMs: { p50: at(0.5), p99: at(0.99), mean, max: at(1) }, gc };
-}
-
-/** With a file name: a CPU profile of this process (gateway and client) over the measured requests. */
-async function _startProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
-  if (!file) return null;
-  const session = new Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.setSamplingInterval", { interval: 200 });
-  await session.post("Profiler.start");
-  return {
-    async stop() {
-      const { profile } = await session.post("Profiler.stop");
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
 }
 
 function _dayStart(ms: number): number {

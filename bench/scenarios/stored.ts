@@ -19,8 +19,7 @@
  * bench/profile-top.ts, profile-share.ts, profile-callers.ts).
  * Documents come from demoInvoice() (test/adapters/regulator/simulator/simulator-helpers.ts).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,6 +38,7 @@ import type { BenchScenario, BenchSettings, ScenarioResult } from "../run.ts";
 import { problemsOf } from "./load.ts";
 import { benchLimits } from "../servers/common.ts";
 import { processCpuMs, spawnListening, stopProcess, threadCpuMs, threadCpuSplit, type Listening } from "../processes.ts";
+import { startCpuProfile } from "../cpu-profile.ts";
 
 const SETUP_REQUEST = fileURLToPath(new URL("./stored-intake-request.cjs", import.meta.url));
 const INTAKE_PATH = "/api/v1/invoice/sign";
@@ -147,7 +147,7 @@ async function _intake(simUrl: string, settings: BenchSettings, progress: (line:
     }
     progress(`stored: intake, measuring ${settings.duration} s (-c ${settings.connections} -p ${settings.pipelining})`);
     const meta = { name: "stored/gateway", scenario: "stored", server: "gateway", role: "subject" as const, description: "Stored intake (202), a new invoice per request" };
-    const profile = await _startProfile(profileFile);
+    const profile = await startCpuProfile(profileFile);
     const before = threadCpuMs(process.pid);
     const processBefore = processCpuMs(process.pid);
     const measured = await cannon(settings.duration);
@@ -222,22 +222,6 @@ function _intakeCpuMs(before: Map<number, { name: string; ms: number }>, after: 
     if (tid !== process.pid) writer = Math.max(writer, t.ms - was.ms);
   }
   return { main: (after.get(process.pid)?.ms ?? 0) - (before.get(process.pid)?.ms ?? 0), writer, load: Math.max(0, processMs - old) };
-}
-
-/** With a file name: a CPU profile of the main thread (the gateway) until `stop`. */
-async function _startProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
-  if (!file) return null;
-  const session = new Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.start");
-  return {
-    async stop() {
-      const { profile } = await session.post("Profiler.stop");
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
 }
 
 /** µs of CPU per item: every thread, the main thread, the busiest other thread. */

@@ -37,7 +37,6 @@
  * Results are printed as a table and written to bench/results/virtual-accounts-<ISO time>-<sha>.json.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -63,6 +62,7 @@ import { isMongoSkip, startMongoServer } from "../../test/support/mongo-server.t
 import { RESULTS_DIR, gitShortSha } from "../report.ts";
 import type { BenchScenario, ScenarioResult } from "../run.ts";
 import { benchLimits } from "../servers/common.ts";
+import { startCpuProfile } from "../cpu-profile.ts";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -276,7 +276,7 @@ async function _runOnStore(
     { name: "find?reference=", path: `/find?reference=${s.reference}`, expectTotal: -2 },
   ];
   const results: QueryResult[] = [];
-  const profiler = await _startProfile(cpuProfile);
+  const profiler = await startCpuProfile(cpuProfile, 200);
   try {
     const skipped = (process.env.VA_BENCH_SKIP ?? "").split(",").map((w) => w.trim()).filter((w) => w !== "");
     const active = queries.filter((q) => !skipped.some((w) => q.name.startsWith(w)));
@@ -365,23 +365,6 @@ function _keptSeed(file: string, count: number): _Seeded | null {
   const seed = JSON.parse(readFileSync(`${file}.seed.json`, "utf8")) as { count: number; seeded: _Seeded };
   return seed.count === count ? seed.seeded : null;
 }
-
-async function _startProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
-  if (!file) return null;
-  const session = new Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.setSamplingInterval", { interval: 200 });
-  await session.post("Profiler.start");
-  return {
-    async stop() {
-      const { profile } = await session.post("Profiler.stop");
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
-}
-
 
 async function _seed(store: DocumentStore, count: number, concurrency: number, progress: (line: string) => void, collect: boolean): Promise<_Seeded> {
   const realNow = Date.now();
