@@ -24,21 +24,12 @@ import { createIndexSql, keyPaths, sparsePaths } from "./schema.ts";
 /** Rebuilds the tables with generated key columns into plain ones; answers how many it rebuilt. */
 export function upgradeKeyColumns(conn: SqliteConnection): number {
   let rebuilt = 0;
-  for (const [collection, raw] of _generatedTables(conn)) {
-    conn.begin("IMMEDIATE");
-    try {
-      if (_isGenerated(conn, raw)) {
-        _rebuild(conn, raw, collection); // unless another process did it meanwhile
-        rebuilt++;
-      }
-      conn.commit();
-    } catch (e) {
-      conn.rollback();
-      throw e;
-    } finally {
-      conn.forgetStatements();
-    }
-  }
+  for (const [collection, raw] of _generatedTables(conn))
+    _inTransaction(conn, () => {
+      if (!_isGenerated(conn, raw)) return; // another process did it meanwhile
+      _rebuild(conn, raw, collection);
+      rebuilt++;
+    });
   return rebuilt;
 }
 
@@ -48,25 +39,31 @@ export function upgradeSparseIndexes(conn: SqliteConnection): number {
   for (const [name] of conn.all("SELECT name FROM gatehouse_collections ORDER BY name")) {
     const raw = tableName(name as string);
     if (_docSparseIndexes(conn, raw).length === 0) continue;
-    conn.begin("IMMEDIATE");
-    try {
-      const stale = _docSparseIndexes(conn, raw); // unless another process did it meanwhile
-      if (stale.length > 0) {
-        _presenceIndexes(conn, raw, name as string, stale);
-        upgraded++;
-      }
-      conn.commit();
-    } catch (e) {
-      conn.rollback();
-      throw e;
-    } finally {
-      conn.forgetStatements();
-    }
+    _inTransaction(conn, () => {
+      const stale = _docSparseIndexes(conn, raw);
+      if (stale.length === 0) return; // another process did it meanwhile
+      _presenceIndexes(conn, raw, name as string, stale);
+      upgraded++;
+    });
   }
   return upgraded;
 }
 
 // --- Internal helpers ---
+
+/** One table's upgrade in an IMMEDIATE transaction of its own: whole or not at all. */
+function _inTransaction(conn: SqliteConnection, upgrade: () => void): void {
+  conn.begin("IMMEDIATE");
+  try {
+    upgrade();
+    conn.commit();
+  } catch (e) {
+    conn.rollback();
+    throw e;
+  } finally {
+    conn.forgetStatements(); // the tables' shapes changed
+  }
+}
 
 /** The names of the table's sparse indexes whose partial condition reads `doc`. */
 function _docSparseIndexes(conn: SqliteConnection, raw: string): string[] {
