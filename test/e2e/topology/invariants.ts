@@ -438,7 +438,17 @@ export function checkStoredInvoices(s: StoresSnapshot, records: OpRecord[], faul
       return !/"event":"stored_dispatch_mark_unresolved"/.test(_linesWith(workerLogs, d._id));
     })
     .map((d) => ({ invoiceId: d._id, code: d.lastError?.code, history: d.statusHistory, logged: _linesWith(workerLogs, d._id).slice(0, 3_000) }));
-  assert.equal(wrongFreeze, [], "a frozen invoice was mid-dispatch in the killed worker's hands");
+  // The faults' times beside the evidence: a freeze is read against what happened when.
+  const when = (t: number | undefined) => (t ? new Date(t).toISOString() : null);
+  const faultTimes = {
+    gatewayKilled: when(faults.gateway?.killedAt),
+    workerKilled: when(faults.worker?.killedAt),
+    leasedByKilledWorker: faults.worker?.leased ?? [],
+    drained: when(faults.drained?.at),
+    redisDown: [when(faults.redis?.downAt), when(faults.redis?.upAt)],
+    storePaused: [when(faults.store?.pausedAt), when(faults.store?.resumedAt)],
+  };
+  assert.equal(wrongFreeze, [], `a frozen invoice was mid-dispatch in the killed worker's hands (faults: ${JSON.stringify(faultTimes)})`);
 
   const statuses: Record<string, number> = {};
   for (const d of s.invoices) statuses[d.status] = (statuses[d.status] ?? 0) + 1;
