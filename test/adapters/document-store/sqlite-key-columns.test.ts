@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { openConnection, type SqliteConnection } from "../../../adapters/document-store/sqlite/connection.ts";
+import { openConnection } from "../../../adapters/document-store/sqlite/connection.ts";
 import { ident, keyColumn, keyExpr, presenceColumn, tableName } from "../../../adapters/document-store/sqlite/keys.ts";
 import { changedKeyPaths, updateSql } from "../../../adapters/document-store/sqlite/rows.ts";
 import { loadSchema } from "../../../adapters/document-store/sqlite/schema.ts";
@@ -17,6 +17,7 @@ import { createSqliteDocumentStore } from "../../../adapters/document-store/sqli
 import { upgradeKeyColumns } from "../../../adapters/document-store/sqlite/upgrade.ts";
 import { isDuplicateKeyError, type CollectionSpec, type Doc } from "../../../adapters/ports.ts";
 import { writeGeneratedColumnsFile } from "../../support/generated-key-columns.ts";
+import { withSqliteFile } from "../../support/sqlite-file.ts";
 import { tempDir } from "../../support/temp.ts";
 
 const SPEC: CollectionSpec = {
@@ -158,12 +159,7 @@ test("a file written with generated key columns: rebuilt once at open into plain
   } finally {
     await store.close();
   }
-  const conn = openConnection({ file, busyTimeoutMs: 1000, synchronous: "FULL" });
-  try {
-    assert.is(upgradeKeyColumns(conn), 0, "a second open finds nothing to do");
-  } finally {
-    conn.close();
-  }
+  assert.is(withSqliteFile(file, upgradeKeyColumns, "write"), 0, "a second open finds nothing to do");
 });
 
 test.run();
@@ -172,7 +168,7 @@ test.run();
 
 /** Rows whose key column differs from the key expression over their document. */
 function _stale(file: string, collection: string, paths: string[]): number {
-  return _read(file, (conn) => {
+  return withSqliteFile(file, (conn) => {
     const terms = paths.map((p) => `${ident(keyColumn(p))} IS NOT (${keyExpr(p)})`).join(" OR ");
     return conn.get(`SELECT count(*) FROM ${ident(tableName(collection))} WHERE ${terms}`)![0] as number;
   });
@@ -180,7 +176,7 @@ function _stale(file: string, collection: string, paths: string[]): number {
 
 function _snapshot(file: string, collection: string): { generated: number; rows: string; indexes: string[]; views: string[] } {
   const raw = tableName(collection);
-  return _read(file, (conn) => {
+  return withSqliteFile(file, (conn) => {
     // Presence columns (sparse paths, added at open after the key columns) are checked in sqlite-sparse-presence.test.ts.
     const cols = conn.all("SELECT name FROM pragma_table_xinfo(?) WHERE name NOT LIKE 'p\\_%' ESCAPE '\\' ORDER BY name", [raw]).map((r) => ident(r[0] as string));
     const rows = conn.all(`SELECT rowid, ${cols.map((c) => `quote(${c})`).join(", ")} FROM ${ident(raw)} ORDER BY rowid`);
@@ -196,13 +192,4 @@ function _snapshot(file: string, collection: string): { generated: number; rows:
 /** An index line as the sparse upgrade leaves it: partial on the presence column instead of `json_type(doc, …)`. */
 function _onPresence(line: string): string {
   return line.replace(/ WHERE json_type\(doc, '\$\."([^"]+)"'\) IS NOT NULL$/, (_, path: string) => ` WHERE ${ident(presenceColumn(path))} = 1`);
-}
-
-function _read<T>(file: string, fn: (conn: SqliteConnection) => T): T {
-  const conn = openConnection({ file, busyTimeoutMs: 1000, synchronous: "FULL", readOnly: true });
-  try {
-    return fn(conn);
-  } finally {
-    conn.close();
-  }
 }

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { openConnection, type SqliteConnection } from "../../../adapters/document-store/sqlite/connection.ts";
+import { openConnection } from "../../../adapters/document-store/sqlite/connection.ts";
 import { ident, presenceColumn, presenceExpr, tableName } from "../../../adapters/document-store/sqlite/keys.ts";
 import { updateSql } from "../../../adapters/document-store/sqlite/rows.ts";
 import { loadSchema } from "../../../adapters/document-store/sqlite/schema.ts";
@@ -17,6 +17,7 @@ import { createSqliteDocumentStore } from "../../../adapters/document-store/sqli
 import { upgradeKeyColumns, upgradeSparseIndexes } from "../../../adapters/document-store/sqlite/upgrade.ts";
 import { isDuplicateKeyError, type CollectionSpec, type Doc } from "../../../adapters/ports.ts";
 import { writeGeneratedColumnsFile } from "../../support/generated-key-columns.ts";
+import { withSqliteFile } from "../../support/sqlite-file.ts";
 import { tempDir } from "../../support/temp.ts";
 
 const SPEC: CollectionSpec = {
@@ -37,7 +38,7 @@ test("every write keeps the presence columns; an update that leaves the sparse f
     await c.findOneAndUpdate({ _id: "d", status: "x" }, { $set: { formToken: "F2", linkId: "L" } }, { upsert: true });
     assert.is(_stalePresence(file), 0);
     assert.equal(_presence(file), { a: [1, 0, 0], b: [0, 1, 1], c: [1, 1, 0], d: [0, 1, 1] });
-    const schema = _read(file, (conn) => loadSchema(conn, "invoices"));
+    const schema = withSqliteFile(file, (conn) => loadSchema(conn, "invoices"));
     assert.ok(!updateSql(schema, ["status"]).includes("p_"), "status is no sparse field");
     assert.ok(updateSql(schema, ["intakeKey"]).includes(ident(presenceColumn("intakeKey"))));
     const clash = await c.insert({ _id: "e", linkId: "L", formToken: "F" }).catch((e: unknown) => e);
@@ -83,12 +84,7 @@ test("a file whose sparse indexes read doc: presence columns added and filled, i
   } finally {
     await store.close();
   }
-  const again = openConnection({ file, busyTimeoutMs: 1000, synchronous: "FULL" });
-  try {
-    assert.is(upgradeSparseIndexes(again), 0, "a second open finds nothing to do");
-  } finally {
-    again.close();
-  }
+  assert.is(withSqliteFile(file, upgradeSparseIndexes, "write"), 0, "a second open finds nothing to do");
 });
 
 test.run();
@@ -97,7 +93,7 @@ test.run();
 
 /** Each document's presence columns, in SPARSE's order. */
 function _presence(file: string): Record<string, number[]> {
-  return _read(file, (conn) => {
+  return withSqliteFile(file, (conn) => {
     const cols = SPARSE.map((p) => ident(presenceColumn(p))).join(", ");
     const rows = conn.all(`SELECT _id, ${cols} FROM ${ident(tableName("invoices"))} ORDER BY _id`);
     return Object.fromEntries(rows.map((r) => [r[0] as string, r.slice(1) as number[]]));
@@ -105,21 +101,12 @@ function _presence(file: string): Record<string, number[]> {
 }
 
 function _stalePresence(file: string): number {
-  return _read(file, (conn) => {
+  return withSqliteFile(file, (conn) => {
     const terms = SPARSE.map((p) => `${ident(presenceColumn(p))} IS NOT (${presenceExpr(p)})`).join(" OR ");
     return conn.get(`SELECT count(*) FROM ${ident(tableName("invoices"))} WHERE ${terms}`)![0] as number;
   });
 }
 
 function _docIndexes(file: string): number {
-  return _read(file, (conn) => conn.get("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql LIKE '%json_type(doc%'", [tableName("invoices")])![0] as number);
-}
-
-function _read<T>(file: string, fn: (conn: SqliteConnection) => T): T {
-  const conn = openConnection({ file, busyTimeoutMs: 1000, synchronous: "FULL", readOnly: true });
-  try {
-    return fn(conn);
-  } finally {
-    conn.close();
-  }
+  return withSqliteFile(file, (conn) => conn.get("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql LIKE '%json_type(doc%'", [tableName("invoices")])![0] as number);
 }
