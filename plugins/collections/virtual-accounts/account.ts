@@ -25,7 +25,7 @@ import type { Collection, Doc, DocumentStore, Filter } from "../../../adapters/p
 import type { BusinessState } from "../../../core/directory.ts";
 import { CURRENCY, formatNgn, koboToNgn } from "../shared/money.ts";
 import { formatTime, formatTimeOrNull } from "../shared/time.ts";
-import { PROVIDER_NAME, businessUuid, walletUuid } from "./identifiers.ts";
+import { PROVIDER_NAME, businessResourceIds } from "./identifiers.ts";
 import type { ListVirtualAccountsInput } from "./query-schemas.ts";
 import type { AccountStatus, AccountType } from "./schemas.ts";
 
@@ -107,7 +107,7 @@ export function openVirtualAccounts(store: DocumentStore): Collection<VirtualAcc
 
 /** The account as the API shows it, its status derived at `now`; `businessState` from the directory. */
 export function virtualAccountView(a: VirtualAccount, now: number, businessState: BusinessState): VirtualAccountView {
-  const ids = _resourceIds(a.businessId);
+  const ids = businessResourceIds(a.businessId);
   return {
     id: a._id,
     businessId: ids.business,
@@ -178,15 +178,3 @@ export function listFilter(businessId: string, q: Omit<ListVirtualAccountsInput,
   return filter;
 }
 
-// --- Internal helpers ---
-
-/**
- * The resource's `businessId` and `walletId` of a business, the last one asked for kept: a page of
- * 1 000 accounts of one business asked 2 000 times (a name built and looked up each time).
- */
-function _resourceIds(businessId: string): { business: string; wallet: string } {
-  if (_lastIds?.of !== businessId) _lastIds = { of: businessId, business: businessUuid(businessId), wallet: walletUuid(businessId) };
-  return _lastIds;
-}
-
-let _lastIds: { of: string; business: string; wallet: string } | null = null;

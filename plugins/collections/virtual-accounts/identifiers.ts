@@ -18,12 +18,29 @@ export const GATEHOUSE_UUID_NAMESPACE = "3f1c7c4e-5b0a-4e55-9a53-0c6f2d1b8e47";
  * business id, so it is stable across restarts and processes without storing anything.
  */
 export function businessUuid(businessId: string): string {
-  return _gatehouseUuid(`business:${businessId}`);
+  return businessResourceIds(businessId).business;
 }
 
 /** The resource's `walletId`: the business collection wallet, one per business (UUID v5). */
 export function walletUuid(businessId: string): string {
-  return _gatehouseUuid(`collection-wallet:${businessId}`);
+  return businessResourceIds(businessId).wallet;
+}
+
+/**
+ * Both resource ids of a business, remembered by business id: a list view carries two per account,
+ * and a SHA-1 each was most of the cost of listing 1 000 accounts (docs/bench.md). Business ids are few.
+ */
+export function businessResourceIds(businessId: string): { business: string; wallet: string } {
+  let ids = _ids.get(businessId);
+  if (ids === undefined) {
+    ids = {
+      business: uuidV5(GATEHOUSE_UUID_NAMESPACE, `business:${businessId}`),
+      wallet: uuidV5(GATEHOUSE_UUID_NAMESPACE, `collection-wallet:${businessId}`),
+    };
+    if (_ids.size >= 10_000) _ids.clear();
+    _ids.set(businessId, ids);
+  }
+  return ids;
 }
 
 
@@ -66,20 +83,6 @@ export function dedicatedSourceReference(): string {
 
 // --- Internal helpers ---
 
-/**
- * uuidV5 in the gateway's namespace, remembered: a list view carries two per account, and a SHA-1
- * each was most of the cost of listing 1 000 accounts (docs/bench.md). Business ids are few.
- */
-function _gatehouseUuid(name: string): string {
-  let id = _uuids.get(name);
-  if (id === undefined) {
-    id = uuidV5(GATEHOUSE_UUID_NAMESPACE, name);
-    if (_uuids.size >= 10_000) _uuids.clear();
-    _uuids.set(name, id);
-  }
-  return id;
-}
-
-const _uuids = new Map<string, string>();
+const _ids = new Map<string, { business: string; wallet: string }>();
 
 const _NUBAN_WEIGHTS = [3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3];
