@@ -9,12 +9,14 @@ export async function cancelInvoice(o: StoredDeps, caller: StoredCaller, invoice
   for (;;) {
     const doc = await getInvoice(o, caller.businessId, invoiceId, caller.state);
     if (doc.status === "cancelled") return doc;
-    if ((doc.status !== "pending" && doc.status !== "validated") || doc.direction !== "outbound")
-      throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: `A ${doc.status} invoice cannot be cancelled.` });
-    if (doc.billDoubt)
+    // Checked before the status: while billing is retried the invoice moves between validated and
+    // signing, and the merchant gets the same answer in both.
+    if (doc.billDoubt && (doc.status === "validated" || doc.status === "signing"))
       throw gwError("GW_INVOICE_STATE_CONFLICT", {
         detail: "The invoice's fee charge is still being confirmed with billing; cancellation is possible once billing answers. Retry later.",
       });
+    if ((doc.status !== "pending" && doc.status !== "validated") || doc.direction !== "outbound")
+      throw gwError("GW_INVOICE_STATE_CONFLICT", { detail: `A ${doc.status} invoice cannot be cancelled.` });
     const updated = await casInvoice(
       o,
       doc,

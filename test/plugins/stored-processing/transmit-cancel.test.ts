@@ -146,4 +146,29 @@ test("cancel of a validated invoice whose fee charge is unconfirmed waits for bi
   assert.is((await h.waitFor(id, final)).status, "signed");
 });
 
+test("cancel while billing is being retried (signing, fee charge unconfirmed) gets the same billing 409", async () => {
+  h.billing.faults = { debit: "unavailable" };
+  const id = (await accepted(await h.intake(intakeInvoice("CAN4"), { key: "tc-can4-key-0001" }))).invoiceId as string;
+  await h.waitFor(id, (i) => i.status === "validated" && i.lastError?.code === "GW_BILLING_SERVICE_UNAVAILABLE");
+  // The processor's retry is held inside its debit, after it wrote "signing".
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const debit = h.billing.debit;
+  h.billing.debit = async (...args) => {
+    await gate;
+    return debit(...args);
+  };
+  try {
+    assert.is((await h.waitFor(id, (i) => i.status === "signing")).status, "signing");
+    assert.is((await h.raw(id))?.billDoubt, true);
+    const p = await expectProblem(await cancel(id), 409, "GW_INVOICE_STATE_CONFLICT");
+    assert.match(p.detail, /billing/);
+  } finally {
+    h.billing.debit = debit;
+    h.billing.clear();
+    release();
+  }
+  assert.is((await h.waitFor(id, final)).status, "signed");
+});
+
 test.run();
