@@ -67,11 +67,13 @@ export function lockModeFor(config: Config): ProcessLockMode {
  */
 export async function openSqliteStore(config: Config, location: SqliteLocation, log?: Logger): Promise<SqliteDocumentStore> {
   const { file } = location;
-  const lock = takeLock(file, lockModeFor(config));
+  const mode = lockModeFor(config);
+  const lock = takeLock(file, mode);
   try {
     const imported = importLegacyAtStart(location, log);
     if (imported && !imported.alreadyImported) log?.event("document_store_imported", importFields(imported));
-    const store = await createSqliteDocumentStore({ file, busyTimeoutMs: config.dependencies.storeTimeoutMs }).catch((e: unknown) => {
+    // The exclusive lock makes this process the file's only writer: its reads may be remembered.
+    const store = await createSqliteDocumentStore({ file, busyTimeoutMs: config.dependencies.storeTimeoutMs, soleWriter: mode === "exclusive" }).catch((e: unknown) => {
       throw openError(file, e);
     });
     return _releasingOnClose(store, lock);

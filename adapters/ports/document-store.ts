@@ -160,6 +160,11 @@ export interface DocumentStoreStats {
   commitMs?: { last: number; p50: number; p99: number };
   /** The page cache's bound for this process (every connection), in bytes: what the engine may hold in memory. */
   cacheLimitBytes?: number;
+  /**
+   * Point reads answered from memory since the process started (a sole writer's remembered reads):
+   * hits, misses, and what is held now. Absent when the store remembers none.
+   */
+  readCache?: { hits: number; misses: number; entries: number; chars: number };
 }
 
 /** Typed error for a unique-key clash: a duplicate is a value to branch on, never a string to parse. */

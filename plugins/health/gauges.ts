@@ -49,7 +49,7 @@ export function registerGauges(
 
 // --- Internal helpers ---
 
-/** The document store engine's figures (SQLite: file, WAL and free bytes, commits and their latency, the cache's bound). */
+/** The document store engine's figures (SQLite: file, WAL and free bytes, commits and their latency, the caches). */
 function _engineGauges(kit: PluginKit, engine: () => DocumentStoreStats | null): void {
   const m = kit.metrics;
   m.collected("gatehouse_document_store_bytes", "The document store's files, in bytes: the database, its write-ahead log, free pages inside it (cached).", "gauge", () => {
@@ -64,6 +64,14 @@ function _engineGauges(kit: PluginKit, engine: () => DocumentStoreStats | null):
   m.collected("gatehouse_document_store_commit_seconds", "Commit latency of the document store (BEGIN..COMMIT, fsync included) over its recent commits: last, p50, p99 (cached).", "gauge", () => {
     const c = engine()?.commitMs;
     return c ? (["last", "p50", "p99"] as const).map((stat) => ({ labels: { stat }, value: c[stat] / 1000 })) : [];
+  });
+  m.collected("gatehouse_document_store_remembered_reads", "Point reads of the document store answered from memory (answer=hit) or by the engine (answer=miss) since start; absent unless the process is the file's sole writer (cached).", "counter", () => {
+    const r = engine()?.readCache;
+    return r ? [{ labels: { answer: "hit" }, value: r.hits }, { labels: { answer: "miss" }, value: r.misses }] : [];
+  });
+  m.collected("gatehouse_document_store_remembered_answers", "Read answers the document store holds in memory now (cached).", "gauge", () => {
+    const r = engine()?.readCache;
+    return r ? [{ labels: {}, value: r.entries }] : [];
   });
   m.collected("gatehouse_document_store_cache_limit_bytes", "The bound of the document store engine's page cache in this process, in bytes.", "gauge", () => {
     const e = engine();

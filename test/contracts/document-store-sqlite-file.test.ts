@@ -1,6 +1,7 @@
 /**
  * The contract suite on the SQLite store over a database file: the writer on its own thread, WAL,
- * every acknowledged write committed with fsync. Each case gets a new file.
+ * every acknowledged write committed with fsync. Each case gets a new file. The store is opened as
+ * `npm start` opens it, as the file's sole writer (its point reads remembered between writes).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +11,7 @@ import { documentStoreContract } from "./document-store.contract.ts";
 
 documentStoreContract("sqlite-file", async (clock) => {
   const dir = mkdtempSync(join(tmpdir(), "sqlite-contract-"));
-  const store = await createSqliteDocumentStore({ file: join(dir, "gatehouse.db"), clock });
+  const store = await createSqliteDocumentStore({ file: join(dir, "gatehouse.db"), clock, soleWriter: true });
   return {
     store,
     cleanup: async () => {

@@ -28,6 +28,7 @@ import type { SqliteConnection } from "./connection.ts";
 import { keyValue } from "./keys.ts";
 import type { WriteOp, WriteValue } from "./protocol.ts";
 import { countMatches, getText, selectMatches } from "./queries.ts";
+import { filterKey, type CachedAnswer, type ReadCache } from "./read-cache.ts";
 import { loadSchema, type CollectionSchema } from "./schema.ts";
 import type { Writer } from "./writer.ts";
 
@@ -36,6 +37,8 @@ export interface CollectionContext {
   reader: SqliteConnection;
   writer: Writer;
   clock: () => number;
+  /** Point reads answered from memory (./read-cache.ts): only when this process is the file's sole writer. */
+  readCache: ReadCache | null;
   /** Throws DependencyUnavailableError once the store is closed. */
   assertOpen(): void;
 }
@@ -96,7 +99,7 @@ function _handle(st: _State): Collection<Doc> {
       }
       return (await _write(st, { kind: "insertMany", collection: name, text: JSON.stringify(docs), count: docs.length, arrays, now: now() })) as number;
     },
-    get: async (id) => _parse(_read(st, (s) => getText(st.ctx.reader, s, id, now()))),
+    get: async (id) => _parse(_cached(st, typeof id === "string" ? `get ${id}` : null, () => _read(st, (s) => getText(st.ctx.reader, s, id, now())))),
     findOne: async (filter) => _findOne(st, filter),
     find: async (filter, options = {}) => _find(st, filter, options),
     count: async (filter) => _count(st, filter),
@@ -173,8 +176,12 @@ function _write(st: _State, op: WriteOp): Promise<WriteValue> {
 
 function _findOne(st: _State, filter: Filter): Doc | null {
   validateFilter(filter);
-  const [row] = _read(st, (s) => selectMatches(st.ctx.reader, s, { filter, sort: [], after: null, skip: 0, limit: 1, now: st.ctx.clock() }));
-  return row ? (JSON.parse(row.text) as Doc) : null;
+  return _parse(
+    _cached(st, _queryKey("findOne", filter), () => {
+      const [row] = _read(st, (s) => selectMatches(st.ctx.reader, s, { filter, sort: [], after: null, skip: 0, limit: 1, now: st.ctx.clock() }));
+      return row ? row.text : null;
+    }),
+  );
 }
 
 function _find(st: _State, filter: Filter, options: FindOptions): FindPage<Doc> {
@@ -192,7 +199,30 @@ function _find(st: _State, filter: Filter, options: FindOptions): FindPage<Doc> 
 
 function _count(st: _State, filter: Filter): number {
   validateFilter(filter);
-  return _read(st, (s) => countMatches(st.ctx.reader, s, filter, st.ctx.clock()));
+  return _cached(st, _queryKey("count", filter), () => _read(st, (s) => countMatches(st.ctx.reader, s, filter, st.ctx.clock())));
+}
+
+/**
+ * `read()`'s answer, or the one remembered for `key` since the collection's last write. Not for a
+ * collection with a TTL field, whose answers change with the clock, nor one whose schema is not
+ * read yet (it may have one).
+ */
+function _cached<T extends CachedAnswer>(st: _State, key: string | null, read: () => T): T {
+  const cache = st.ctx.readCache;
+  if (cache === null || key === null || st.schema === null || st.schema.ttl) return read();
+  const known = cache.get(st.name, key);
+  if (known !== undefined) {
+    st.ctx.assertOpen();
+    return known as T;
+  }
+  const answer = read();
+  cache.remember(st.name, key, answer);
+  return answer;
+}
+
+function _queryKey(kind: "findOne" | "count", filter: Filter): string | null {
+  const key = filterKey(filter);
+  return key === null ? null : `${kind} ${key}`;
 }
 
 function _validate(filter: Filter, update: Update): void {

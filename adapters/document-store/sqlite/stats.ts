@@ -6,14 +6,16 @@
  *
  * The binding exposes no cache counters (sqlite3_db_status), so the cache is reported by its
  * bound: `cache_size` of each connection (the reader here, the writer's on its thread, the same
- * default) times the connections.
+ * default) times the connections. A sole writer's remembered point reads (./read-cache.ts) are
+ * counted by the store itself.
  */
 import { statSync } from "node:fs";
 import type { DocumentStoreStats } from "../../ports.ts";
 import type { SqliteConnection } from "./connection.ts";
+import type { ReadCacheStats } from "./read-cache.ts";
 import type { WriterStats } from "./writer.ts";
 
-export function sqliteStats(file: string, reader: SqliteConnection, writer: WriterStats): DocumentStoreStats {
+export function sqliteStats(file: string, reader: SqliteConnection, writer: WriterStats, readCache: ReadCacheStats | null): DocumentStoreStats {
   const pageSize = _pragma(reader, "page_size");
   const cacheSize = _pragma(reader, "cache_size");
   const perConnection = cacheSize < 0 ? -cacheSize * 1024 : cacheSize * pageSize;
@@ -26,6 +28,7 @@ export function sqliteStats(file: string, reader: SqliteConnection, writer: Writ
     commits: writer.commits,
     commitMs: { last: _round(writer.lastCommitMs), p50: _round(writer.commitMsP50), p99: _round(writer.commitMsP99) },
     cacheLimitBytes: perConnection * connections,
+    ...(readCache ? { readCache } : {}),
   };
 }
 

@@ -19,6 +19,7 @@ import { openConnection, type SqliteConnection } from "./connection.ts";
 import { explainStatement, type QueryPlan } from "./explain.ts";
 import type { CommitInfo } from "./protocol.ts";
 import { matchStatement } from "./queries.ts";
+import { createReadCache } from "./read-cache.ts";
 import { sqliteStats } from "./stats.ts";
 import { createInlineWriter, createThreadWriter, type Writer, type WriterStats } from "./writer.ts";
 
@@ -37,6 +38,11 @@ export interface SqliteDocumentStoreOptions {
   onCommit?: (commit: CommitInfo) => void;
   /** The compiled writer-thread entry (a bundle); default: ./writer-thread.ts through tsx. */
   writerEntry?: URL;
+  /**
+   * This process is the file's only writer (it holds the exclusive process lock): repeated point
+   * reads may be answered from memory (./read-cache.ts). Always so in memory; default false.
+   */
+  soleWriter?: boolean;
 }
 
 export interface SqliteDocumentStore extends DocumentStore {
@@ -53,7 +59,8 @@ export async function createSqliteDocumentStore(options: SqliteDocumentStoreOpti
   const kind = memory ? "sqlite-memory" : "sqlite-file";
   const clock = options.clock ?? Date.now;
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  const { reader, writer } = await _open(options, kind, busyTimeoutMs);
+  const readCache = memory || options.soleWriter === true ? createReadCache() : null;
+  const { reader, writer } = await _open({ ...options, onWritten: readCache ? (c) => readCache.written(c) : undefined }, kind, busyTimeoutMs);
   const collections = new Map<string, SqliteCollection>();
   let closed = false;
   const ctx = {
@@ -61,6 +68,7 @@ export async function createSqliteDocumentStore(options: SqliteDocumentStoreOpti
     reader,
     writer,
     clock,
+    readCache,
     assertOpen(): void {
       if (closed) throw new DependencyUnavailableError(kind, "document store is closed", "transport");
     },
@@ -103,7 +111,7 @@ export async function createSqliteDocumentStore(options: SqliteDocumentStoreOpti
     },
     async stats() {
       ctx.assertOpen();
-      return sqliteStats(memory ? "" : resolve(options.file), reader, writer.stats());
+      return sqliteStats(memory ? "" : resolve(options.file), reader, writer.stats(), readCache?.stats() ?? null);
     },
     writerStats: () => writer.stats(),
     explain(name, filter, opts = {}) {
@@ -119,19 +127,24 @@ export async function createSqliteDocumentStore(options: SqliteDocumentStoreOpti
 
 // --- Internal helpers ---
 
-async function _open(options: SqliteDocumentStoreOptions, kind: string, busyTimeoutMs: number): Promise<{ reader: SqliteConnection; writer: Writer }> {
+async function _open(
+  options: SqliteDocumentStoreOptions & { onWritten: ((collection: string) => void) | undefined },
+  kind: string,
+  busyTimeoutMs: number,
+): Promise<{ reader: SqliteConnection; writer: Writer }> {
+  const told = { kind, onCommit: options.onCommit, onWritten: options.onWritten };
   if (options.file === ":memory:") {
     const conn = openWriterConnection(":memory:", busyTimeoutMs, "OFF");
-    return { reader: conn, writer: createInlineWriter(conn, { kind, onCommit: options.onCommit }) };
+    return { reader: conn, writer: createInlineWriter(conn, told) };
   }
   const file = resolve(options.file);
   mkdirSync(dirname(file), { recursive: true });
   if (options.writer === "inline") {
     const conn = openWriterConnection(file, busyTimeoutMs, "FULL");
-    return { reader: conn, writer: createInlineWriter(conn, { kind, onCommit: options.onCommit }) };
+    return { reader: conn, writer: createInlineWriter(conn, told) };
   }
   // The writer opens (and creates) the file first; then this thread's read-only connection.
-  const writer = await createThreadWriter({ file, busyTimeoutMs }, { kind, onCommit: options.onCommit, entry: options.writerEntry });
+  const writer = await createThreadWriter({ file, busyTimeoutMs }, { ...told, entry: options.writerEntry });
   try {
     return { reader: openConnection({ file, busyTimeoutMs: Math.min(busyTimeoutMs, 1000), synchronous: "FULL", readOnly: true }), writer };
   } catch (e) {

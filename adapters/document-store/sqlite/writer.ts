@@ -49,6 +49,11 @@ export interface WriterOptions {
   kind: string;
   /** Told after each commit, before its operations' promises settle. */
   onCommit?: (commit: CommitInfo) => void;
+  /**
+   * Told of the collection of every operation that settles (committed, failed, or lost with the
+   * thread), for all of a reply's operations before the first of them settles.
+   */
+  onWritten?: (collection: string) => void;
 }
 
 /** A writer on a worker thread owning the file's writer connection; resolves once the file is open. */
@@ -116,6 +121,8 @@ export function createInlineWriter(conn: SqliteConnection, options: WriterOption
 interface _Pending {
   resolve(v: WriteValue): void;
   reject(e: Error): void;
+  /** The operation's collection ("" for a ping). */
+  collection: string;
 }
 
 /** Batching and bookkeeping shared by both transports. */
@@ -176,7 +183,7 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
     write(op: WriteOp): Promise<WriteValue> {
       return new Promise<WriteValue>((resolve, reject) => {
         queued.push(encodeOp(op)); // a throw (a cycle, a BigInt) rejects this write alone
-        waiters.push({ resolve, reject });
+        waiters.push({ resolve, reject, collection: op.kind === "ping" ? "" : op.collection });
         schedule();
       });
     },
@@ -185,17 +192,13 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
       stats.operations += reply.commit.operations;
       stats.lastCommitMs = reply.commit.ms;
       options.onCommit?.(reply.commit);
-      for (const b of reply.batches) {
-        const ws = outstanding.get(b.seq);
-        outstanding.delete(b.seq);
-        if (!ws) continue;
-        b.results.forEach((r, i) => (r.ok ? ws[i]!.resolve(r.value) : ws[i]!.reject(failureError(r.error, options.kind))));
-      }
+      _settle(reply, outstanding, options);
       if (queued.length > 0) schedule(); // after this turn, with what the settled writes' callers add
       idleCheck();
     },
     failAll(message: string): void {
       const error = new DependencyUnavailableError(options.kind, message, "server_error");
+      if (options.onWritten) for (const ws of outstanding.values()) _written(ws, options.onWritten);
       for (const ws of outstanding.values()) for (const w of ws) w.reject(error);
       outstanding.clear();
       if (queued.length > 0) schedule(); // they go to the next writer (a thread is started again)
@@ -208,6 +211,22 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
     },
   };
   return core;
+}
+
+/** Settles the operations of a reply's batches, once `onWritten` was told of every one of them. */
+function _settle(reply: BatchReply, outstanding: Map<number, _Pending[]>, options: WriterOptions): void {
+  const answered: Array<{ results: BatchReply["batches"][number]["results"]; ws: _Pending[] }> = [];
+  for (const b of reply.batches) {
+    const ws = outstanding.get(b.seq);
+    outstanding.delete(b.seq);
+    if (ws) answered.push({ results: b.results, ws });
+  }
+  if (options.onWritten) for (const { ws } of answered) _written(ws, options.onWritten);
+  for (const { results, ws } of answered) results.forEach((r, i) => (r.ok ? ws[i]!.resolve(r.value) : ws[i]!.reject(failureError(r.error, options.kind))));
+}
+
+function _written(ws: _Pending[], onWritten: (collection: string) => void): void {
+  for (const w of ws) if (w.collection !== "") onWritten(w.collection);
 }
 
 function _percentiles(ms: Float64Array): { commitMsP50: number; commitMsP99: number } {

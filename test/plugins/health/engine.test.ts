@@ -39,6 +39,7 @@ test("the SQLite engine's figures: in the cached snapshot and as gauges; a reque
     assert.ok(engine.commits >= 20, JSON.stringify(engine));
     assert.ok(engine.commitMs.p99 >= engine.commitMs.p50 && engine.commitMs.p50 > 0, JSON.stringify(engine));
     assert.ok(engine.cacheLimitBytes > 0);
+    assert.is(engine.readCache, undefined, "not opened as the file's sole writer: every read asks SQLite");
 
     for (let i = 0; i < 5; i++) {
       const m = await tg.call("/metrics", { host: "localhost", headers: { "x-admin-api-key": ADMIN_KEY } });
@@ -63,6 +64,13 @@ test("the in-memory SQLite store reports its figures too, without a WAL (an in-m
     const snap = await (await tg.call("/health/dependencies", { host: "localhost", headers: { "x-admin-api-key": ADMIN_KEY } })).json();
     assert.is(snap.stores.documentStore.engine.engine, "sqlite");
     assert.is(snap.stores.documentStore.engine.walBytes, undefined);
+    // One connection, this process's only writer: its point reads are remembered between writes.
+    const reads = snap.stores.documentStore.engine.readCache;
+    assert.ok(reads.hits + reads.misses > 0 && reads.entries >= 0, JSON.stringify(reads));
+    const m = await tg.call("/metrics", { host: "localhost", headers: { "x-admin-api-key": ADMIN_KEY } });
+    const families = new Map(parsePrometheusTextFormat(await m.text()).map((f) => [f.name, f]));
+    assert.equal(families.get("gatehouse_document_store_remembered_reads")!.metrics.map((s) => s.labels?.answer), ["hit", "miss"]);
+    assert.is(Number(families.get("gatehouse_document_store_remembered_answers")!.metrics[0]!.value), reads.entries);
   } finally {
     await tg.close();
   }
