@@ -1,9 +1,10 @@
 /**
  * Pass-through signing (spec §3.2), one billed sign request, in order:
- *   1. idempotency record read: same key + same content already signed → 409
+ *   1. the key's idempotency record, when it exists: same key + same content already signed → 409
  *      GW_SIGN_ATTEMPT_ALREADY_PROCESSED with its operationId (§3.2: never a second 201); ended with a
  *      GW_* error → that error again; different content → 409 GW_IDEMPOTENCY_CONTENT_CONFLICT; in
- *      progress → wait (bounded) for it
+ *      progress → wait (bounded) for it. A first attempt does not read it: its claim (3) finds it,
+ *      and a failed check (2) reads it before answering, so a recorded answer always comes first
  *   2. represented business + invoice checks (§4.2 rule 4), before anything is claimed
  *   3. claim: unique insert of the record (`_id` per key, unique `attemptKey` per billing identity:
  *      held by another key → 409 GW_BILLING_ATTEMPT_CONFLICT)
@@ -25,15 +26,28 @@ export async function sign(o: SigningServiceOptions, caller: SignCaller, r: Sign
   const fingerprint = keyedHash(o.secret, `${canonicalJson(r.document)}\u0000${r.subBusinessId}\u0000${r.attemptNumber}`);
   const deadline = o.now() + o.waitMs;
   let checked: CheckedInvoice | null = null;
+  // A first attempt (the common case) is checked and claimed without a read of the key: a replay
+  // shows itself as a duplicate claim, or as a failed check with the key's record there.
+  let optimistic = true;
   for (;;) {
-    const rec = await o.store.idempotency.get(recordId);
+    const rec = optimistic ? null : await o.store.idempotency.get(recordId);
     if (rec) {
       const seen = await _existing(o, caller, rec, fingerprint, deadline);
       if (seen === "takeover") return executeSign(o, caller, r, rec, fingerprint, checked, true);
       if (seen === "again") continue;
       return seen;
     }
-    checked ??= await checkedInvoice(o, caller, r.subBusinessId, r.document);
+    try {
+      checked ??= await checkedInvoice(o, caller, r.subBusinessId, r.document);
+    } catch (e) {
+      // The key's recorded answer comes before what the checks say today.
+      if (optimistic && (await o.store.idempotency.get(recordId))) {
+        optimistic = false;
+        continue;
+      }
+      throw e;
+    }
+    optimistic = false;
     const claim = _claim(o, caller, r, recordId, fingerprint, checked);
     if (await _inserted(o, claim, recordId)) return executeSign(o, caller, r, claim, fingerprint, checked, false);
   }

@@ -5,6 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { REPRESENTED_BUSINESSES_COLLECTION, subKeyOf } from "../../../plugins/invoice/represented-businesses.ts";
 import { DEMO_KEY, OTHER, OTHER_KEY, STORED, SUB, expectProblem, invoice, irnOf, startSigningHarness } from "./signing-helpers.ts";
 
 const h = await startSigningHarness();
@@ -76,6 +77,23 @@ test("represented business and invoice checks (§4.2 rule 4), before any debit o
   assert.is((await h.ledgerBalanced()).debits, before.debits, "nothing debited");
   // A refused request claimed nothing: the same key then works.
   assert.is((await h.sign(invoice("V1"))).status, 201);
+});
+
+test("a replay is answered from the key's record even when the checks would refuse the request today (the represented business gone)", async () => {
+  assert.is((await h.sign(invoice("RP1"), { key: "rp1-key-0001" })).status, 201);
+  const subs = h.store.collection(REPRESENTED_BUSINESSES_COLLECTION);
+  const sub = (await subs.get(subKeyOf("TEST", SUB)))!;
+  assert.ok(await subs.delete(sub._id));
+  try {
+    await expectProblem(await h.sign(invoice("RP2"), { key: "rp2-key-0001" }), 404, "GW_SUB_BUSINESS_NOT_FOUND");
+    const calls = signCalls();
+    const again = await expectProblem(await h.sign(invoice("RP1"), { key: "rp1-key-0001" }), 409, "GW_SIGN_ATTEMPT_ALREADY_PROCESSED");
+    assert.ok(again.operationId);
+    await expectProblem(await h.sign(invoice("RP1", { note: "changed" }), { key: "rp1-key-0001" }), 409, "GW_IDEMPOTENCY_CONTENT_CONFLICT");
+    assert.is(signCalls(), calls);
+  } finally {
+    await subs.insert(sub);
+  }
 });
 
 test("billing unavailable before any debit → 503 GW_BILLING_SERVICE_UNAVAILABLE, regulator not called; the same-key retry signs with one debit", async () => {
