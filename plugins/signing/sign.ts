@@ -4,7 +4,8 @@
  *      GW_SIGN_ATTEMPT_ALREADY_PROCESSED with its operationId (§3.2: never a second 201); ended with a
  *      GW_* error → that error again; different content → 409 GW_IDEMPOTENCY_CONTENT_CONFLICT; in
  *      progress → wait (bounded) for it. A first attempt does not read it: its claim (3) finds it,
- *      and a failed check (2) reads it before answering, so a recorded answer always comes first
+ *      and a failed check (2) or a claim the store refused reads it before answering, so a
+ *      recorded answer always comes first
  *   2. represented business + invoice checks (§4.2 rule 4), before anything is claimed
  *   3. claim: unique insert of the record (`_id` per key, unique `attemptKey` per billing identity:
  *      held by another key → 409 GW_BILLING_ATTEMPT_CONFLICT)
@@ -27,20 +28,24 @@ export async function sign(o: SigningServiceOptions, caller: SignCaller, r: Sign
   const deadline = o.now() + o.waitMs;
   let checked: CheckedInvoice | null = null;
   // A first attempt (the common case) is checked and claimed without a read of the key: a replay
-  // shows itself as a duplicate claim, or as a failed check with the key's record there.
+  // shows itself as a duplicate claim, or as a failed check or refused claim with the record there.
   let optimistic = true;
   for (;;) {
     const rec = optimistic ? null : await o.store.idempotency.get(recordId);
     if (rec) {
       const seen = await _existing(o, caller, rec, fingerprint, deadline);
       if (seen === "takeover") return executeSign(o, caller, r, rec, fingerprint, checked, true);
-      if (seen === "again") continue;
-      return seen;
+      if (seen !== "again") return seen;
+      checked = null; // checked again after the wait, before any claim
+      continue;
     }
+    let claimed: SignRecord | null = null;
     try {
       checked ??= await checkedInvoice(o, caller, r.subBusinessId, r.document);
+      const claim = _claim(o, caller, r, recordId, fingerprint, checked);
+      if (await _inserted(o, claim, recordId)) claimed = claim;
     } catch (e) {
-      // The key's recorded answer comes before what the checks say today.
+      // The key's recorded answer comes before what the checks, or a store refusing the claim, say.
       if (optimistic && (await o.store.idempotency.get(recordId))) {
         optimistic = false;
         continue;
@@ -48,8 +53,7 @@ export async function sign(o: SigningServiceOptions, caller: SignCaller, r: Sign
       throw e;
     }
     optimistic = false;
-    const claim = _claim(o, caller, r, recordId, fingerprint, checked);
-    if (await _inserted(o, claim, recordId)) return executeSign(o, caller, r, claim, fingerprint, checked, false);
+    if (claimed) return executeSign(o, caller, r, claimed, fingerprint, checked, false);
   }
 }
 

@@ -191,7 +191,6 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
       if (reply.commit.operations > 0) recent[stats.commits++ % RECENT_COMMITS] = reply.commit.ms;
       stats.operations += reply.commit.operations;
       stats.lastCommitMs = reply.commit.ms;
-      options.onCommit?.(reply.commit);
       _settle(reply, outstanding, options);
       if (queued.length > 0) schedule(); // after this turn, with what the settled writes' callers add
       idleCheck();
@@ -213,7 +212,7 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
   return core;
 }
 
-/** Settles the operations of a reply's batches, once `onWritten` was told of every one of them. */
+/** Settles the operations of a reply's batches, once `onWritten` was told of every one of them, then `onCommit`. */
 function _settle(reply: BatchReply, outstanding: Map<number, _Pending[]>, options: WriterOptions): void {
   const answered: Array<{ results: BatchReply["batches"][number]["results"]; ws: _Pending[] }> = [];
   for (const b of reply.batches) {
@@ -222,6 +221,7 @@ function _settle(reply: BatchReply, outstanding: Map<number, _Pending[]>, option
     if (ws) answered.push({ results: b.results, ws });
   }
   if (options.onWritten) for (const { ws } of answered) _written(ws, options.onWritten);
+  options.onCommit?.(reply.commit);
   for (const { results, ws } of answered) results.forEach((r, i) => (r.ok ? ws[i]!.resolve(r.value) : ws[i]!.reject(failureError(r.error, options.kind))));
 }
 
