@@ -11,7 +11,9 @@
  *   other holder exists.
  * - "shared" (Redis coordination): refused while an exclusive holder exists.
  */
+import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
+import { basename, dirname, join, resolve } from "node:path";
 import type LibsqlDatabase from "libsql";
 
 export type ProcessLockMode = "exclusive" | "shared";
@@ -53,7 +55,9 @@ export function lockFileOf(database: string): string {
  * longer than an exclusive one, so a refused exclusive request (which holds SQLite's PENDING lock
  * while it retries) never makes a shared one fail.
  */
-export function acquireProcessLock(database: string, mode: ProcessLockMode): ProcessLock {
+export function acquireProcessLock(named: string, mode: ProcessLockMode): ProcessLock {
+  // One lock file per database, whatever symbolic link or relative path names it.
+  const database = canonicalPath(named);
   const Database = _require("libsql") as typeof LibsqlDatabase;
   const waitMs = mode === "exclusive" ? EXCLUSIVE_WAIT_MS : SHARED_WAIT_MS;
   const db = new Database(lockFileOf(database), { timeout: waitMs });
@@ -78,6 +82,19 @@ export function acquireProcessLock(database: string, mode: ProcessLockMode): Pro
       db.close();
     },
   };
+}
+
+/** `file` with every symbolic link resolved (its folder's, when the file does not exist yet). */
+export function canonicalPath(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    try {
+      return join(realpathSync(dirname(file)), basename(file));
+    } catch {
+      return resolve(file);
+    }
+  }
 }
 
 // --- Internal helpers ---

@@ -4,6 +4,7 @@
  * coexist; across processes as within one; a SIGKILLed holder's lock goes with it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -63,6 +64,23 @@ test("across processes: a shared holder admits shared and refuses exclusive; an 
   assert.ok(refused(file, "exclusive"));
   await killAndWait(exclusive);
   acquireProcessLock(file, "exclusive").release();
+});
+
+test("one lock per database however it is named: through a symbolic link to its folder, or to the file", () => {
+  const dir = tempDir("lock");
+  const file = join(dir, "db.sqlite");
+  const linkedDir = join(tempDir("lock-link"), "data");
+  symlinkSync(dir, linkedDir);
+  const x = acquireProcessLock(file, "exclusive");
+  assert.ok(refused(join(linkedDir, "db.sqlite"), "exclusive"), "the folder's link names the same database");
+  assert.ok(refused(join(linkedDir, "db.sqlite"), "shared"));
+  x.release();
+  writeFileSync(file, "");
+  const linkedFile = join(linkedDir, "other-name.sqlite");
+  symlinkSync(file, linkedFile);
+  const y = acquireProcessLock(linkedFile, "exclusive");
+  assert.ok(refused(file, "exclusive"), "the file's link names the same database");
+  y.release();
 });
 
 test("the refusal says what to do", () => {
