@@ -3,7 +3,9 @@
  * thread's read connection (an indexed point read costs a few microseconds, less than a round trip
  * to the writer thread; docs/decisions.md "SQLite document store: commit design"); in WAL mode they
  * never wait for the writer, and a write's promise settles after its commit, so a read that follows
- * an awaited write sees it. Writes go to the writer (./writer.ts) and settle after their commit.
+ * an awaited write sees it. A sole writer answers a repeated point read from memory until a write
+ * to the collection settles (./read-cache.ts). Writes go to the writer (./writer.ts) and settle
+ * after their commit.
  *
  * Inputs are validated here with filter.ts (an InvalidQueryError never costs a round trip); the
  * writer copies them with JSON's meaning when the call is made (it writes each operation as JSON

@@ -57,7 +57,7 @@ export function lockFileOf(database: string): string {
  */
 export function acquireProcessLock(named: string, mode: ProcessLockMode): ProcessLock {
   // One lock file per database, whatever symbolic link or relative path names it.
-  const database = canonicalPath(named);
+  const database = _canonical(named);
   const Database = _require("libsql") as typeof LibsqlDatabase;
   const waitMs = mode === "exclusive" ? EXCLUSIVE_WAIT_MS : SHARED_WAIT_MS;
   const db = new Database(lockFileOf(database), { timeout: waitMs });
@@ -84,8 +84,14 @@ export function acquireProcessLock(named: string, mode: ProcessLockMode): Proces
   };
 }
 
+// --- Internal helpers ---
+
+const EXCLUSIVE_WAIT_MS = 500;
+const SHARED_WAIT_MS = 2_000;
+const _require = createRequire(import.meta.url);
+
 /** `file` with every symbolic link resolved (its folder's, when the file does not exist yet). */
-export function canonicalPath(file: string): string {
+function _canonical(file: string): string {
   try {
     return realpathSync(file);
   } catch {
@@ -96,9 +102,3 @@ export function canonicalPath(file: string): string {
     }
   }
 }
-
-// --- Internal helpers ---
-
-const EXCLUSIVE_WAIT_MS = 500;
-const SHARED_WAIT_MS = 2_000;
-const _require = createRequire(import.meta.url);
