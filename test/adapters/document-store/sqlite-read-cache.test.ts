@@ -4,8 +4,6 @@
  * settles, never for a collection with a TTL field, each caller given its own copy; only when the
  * store is told it is the file's only writer.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -16,18 +14,11 @@ import { createSqliteDocumentStore, type SqliteDocumentStore } from "../../../ad
 import { createInlineWriter } from "../../../adapters/document-store/sqlite/writer.ts";
 import { isDuplicateKeyError, type Doc } from "../../../adapters/ports.ts";
 import { withSqliteFile } from "../../support/sqlite-file.ts";
+import { tempDir } from "../../support/temp.ts";
 
-const dirs: string[] = [];
-const tempFile = (): string => {
-  const dir = mkdtempSync(join(tmpdir(), "sqlite-read-cache-"));
-  dirs.push(dir);
-  return join(dir, "gatehouse.db");
-};
+const tempFile = (): string => join(tempDir("sqlite-read-cache"), "gatehouse.db");
 
 const test = suite("sqlite read cache");
-test.after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 /** Changes `_id`'s `v` behind the store's back, through a connection of its own. */
 function changeBehind(file: string, collection: string, id: string, v: number): void {
