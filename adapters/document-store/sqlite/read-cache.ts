@@ -43,15 +43,16 @@ export interface ReadCache {
 const BUDGET_CHARS = 8 * 1024 * 1024;
 
 export function createReadCache(budgetChars = BUDGET_CHARS): ReadCache {
-  const byCollection = new Map<string, Map<string, CachedAnswer>>();
-  const counts = { hits: 0, misses: 0, entries: 0, chars: 0 };
-  const forget = (answers: Map<string, CachedAnswer>): void => {
-    for (const [key, answer] of answers) counts.chars -= _chars(key, answer);
-    counts.entries -= answers.size;
+  const byCollection = new Map<string, _Remembered>();
+  const counts = { hits: 0, misses: 0, chars: 0 };
+  const forget = (r: _Remembered): void => {
+    counts.chars -= r.chars;
+    r.chars = 0;
+    r.answers.clear();
   };
   const cache: ReadCache = {
     get(collection, key) {
-      const answer = byCollection.get(collection)?.get(key);
+      const answer = byCollection.get(collection)?.answers.get(key);
       if (answer === undefined) counts.misses++;
       else counts.hits++;
       return answer;
@@ -60,28 +61,26 @@ export function createReadCache(budgetChars = BUDGET_CHARS): ReadCache {
       const size = _chars(key, answer);
       if (size > budgetChars) return;
       if (counts.chars + size > budgetChars) cache.clear();
-      let answers = byCollection.get(collection);
-      if (!answers) byCollection.set(collection, (answers = new Map()));
-      const before = answers.get(key);
-      if (before !== undefined) {
-        counts.chars -= _chars(key, before);
-        counts.entries--;
-      }
-      answers.set(key, answer);
-      counts.chars += size;
-      counts.entries++;
+      let r = byCollection.get(collection);
+      if (!r) byCollection.set(collection, (r = { answers: new Map(), chars: 0 }));
+      const before = r.answers.get(key);
+      const change = size - (before === undefined ? 0 : _chars(key, before));
+      r.answers.set(key, answer);
+      r.chars += change;
+      counts.chars += change;
     },
     written(collection) {
-      const answers = byCollection.get(collection);
-      if (!answers || answers.size === 0) return;
-      forget(answers);
-      answers.clear();
+      const r = byCollection.get(collection);
+      if (r && r.answers.size > 0) forget(r);
     },
     clear() {
-      for (const answers of byCollection.values()) forget(answers);
-      byCollection.clear();
+      for (const r of byCollection.values()) forget(r);
     },
-    stats: () => ({ ...counts }),
+    stats() {
+      let entries = 0;
+      for (const r of byCollection.values()) entries += r.answers.size;
+      return { ...counts, entries };
+    },
   };
   return cache;
 }
@@ -96,6 +95,12 @@ export function filterKey(filter: object): string | null {
 }
 
 // --- Internal helpers ---
+
+/** One collection's remembered answers and the characters they hold. */
+interface _Remembered {
+  answers: Map<string, CachedAnswer>;
+  chars: number;
+}
 
 function _chars(key: string, answer: CachedAnswer): number {
   return key.length + (typeof answer === "string" ? answer.length : 8);
