@@ -171,7 +171,10 @@ test("sessions whose effects keep failing do not hold the re-drive's places: a s
     await sessions.findOneAndUpdate({ _id: sessionId }, { $set: { effectsPending: true, updatedAt: h.clock.now() - 30_000 } });
     h.clock.advance(1_000);
     await eventually(async () => (await credits(h, sessionId)) === 1, 5_000, "the session behind the blocked ones is re-driven");
-    assert.equal((await h.webhooks("demo")).filter((w) => w.idempotencyKey.endsWith(sessionId)).map((w) => w.eventType), ["CHECKOUT_COMPLETED"]);
+    // The webhook is enqueued after the credit (a commit later).
+    const hooks = async () => (await h.webhooks("demo")).filter((w) => w.idempotencyKey.endsWith(sessionId)).map((w) => w.eventType);
+    await eventually(async () => (await hooks()).length > 0, 3_000, "the re-drive enqueues the webhook");
+    assert.equal(await hooks(), ["CHECKOUT_COMPLETED"]);
     // The re-drive clears the session's flag after its effects (a write of its own, a commit later).
     await eventually(async () => (await sessions.get(sessionId))?.effectsPending === false, 3_000, "the re-drive finishes the session");
     assert.is((await sessions.find({ effectsPending: true }, { limit: 200 })).items.length, 100, "the blocked ones are still owed (and retried)");
