@@ -1,8 +1,9 @@
 /**
- * The main thread's side of the writer: a write asked for while the writer is idle goes out at the
- * end of its turn of the event loop, with every other write of that turn; the writes asked for
- * while the writer works on a batch go out together once it is answered (one postMessage of one
- * string, ./protocol.ts). Each operation's promise settles when the transaction that held it has
+ * The main thread's side of the writer: the writes asked for in one turn of the event loop go out
+ * together at its end (one postMessage of one string, ./protocol.ts), while fewer than
+ * MAX_IN_FLIGHT batches are unanswered; the writer puts every batch that arrived during a commit
+ * into its next transaction, so it starts that transaction without waiting for this thread to
+ * handle the last answer. Each operation's promise settles when the transaction that held it has
  * committed (./commit-loop.ts). Two transports:
  * - "thread": a worker thread owning the writer's connection (files: the fsync stays off the
  *   thread that serves HTTP). It is ref'd only while operations are outstanding, so an idle store
@@ -31,6 +32,8 @@ export interface WriterStats {
   /** Transactions committed, and the operations they held. */
   commits: number;
   operations: number;
+  /** Batches sent to the writer (a transaction holds every batch that waited for it). */
+  batches: number;
   /** Milliseconds of the last commit (BEGIN..COMMIT, fsync included). */
   lastCommitMs: number;
   /** Median and 99th percentile of the last RECENT_COMMITS commits' milliseconds (0 before any). */
@@ -40,6 +43,13 @@ export interface WriterStats {
 
 /** Most operations in one message to the writer (its transactions hold at most 4 096). */
 const MAX_BATCH = 4096;
+
+/**
+ * Most batches sent and not yet answered. Beyond it, new writes wait on this thread and go out
+ * together when an answer comes (docs/bench.md "Round 7": one batch at a time left the writer idle
+ * ~60 % of a billed-sign load, waiting for this thread to handle each answer).
+ */
+const MAX_IN_FLIGHT = 8;
 
 /** How many of the latest commits the latency percentiles cover. */
 const RECENT_COMMITS = 256;
@@ -144,7 +154,7 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
   let seq = 0;
   let scheduled = false;
   let drainWaiters: Array<() => void> = [];
-  const stats: WriterStats = { transport, commits: 0, operations: 0, lastCommitMs: 0, commitMsP50: 0, commitMsP99: 0 };
+  const stats: WriterStats = { transport, commits: 0, operations: 0, batches: 0, lastCommitMs: 0, commitMsP50: 0, commitMsP99: 0 };
   const recent = new Float64Array(RECENT_COMMITS);
 
   const idleCheck = (): void => {
@@ -159,16 +169,16 @@ function _createCore(transport: WriterStats["transport"], options: WriterOptions
     scheduled = true;
     setImmediate(flush);
   };
-  // While a batch is with the writer, new operations wait here and go out together when it is
-  // answered: the writer could not start them before that commit ends anyway, and one message per
-  // commit (instead of one per turn of this thread's loop) saves this thread the hand-overs.
+  // A turn's writes go out at its end, so the writer finds them queued when its commit ends. Past
+  // MAX_IN_FLIGHT unanswered batches they wait here for an answer (onReply schedules them).
   const flush = (): void => {
     scheduled = false;
-    if (queued.length === 0 || outstanding.size > 0) return;
+    if (queued.length === 0 || outstanding.size >= MAX_IN_FLIGHT) return;
     core.onIdle?.(false);
-    while (queued.length > 0) {
+    while (queued.length > 0 && outstanding.size < MAX_IN_FLIGHT) {
       const message: BatchMessage = { seq: ++seq, ops: encodeBatch(queued.slice(0, MAX_BATCH)) };
       outstanding.set(message.seq, waiters.slice(0, MAX_BATCH));
+      stats.batches++;
       queued = queued.slice(MAX_BATCH);
       waiters = waiters.slice(MAX_BATCH);
       try {

@@ -113,6 +113,35 @@ test("group commit: 500 concurrent writes share far fewer commits, and every one
   }
 });
 
+test("pipelined batches: writes asked for while a commit runs go to the writer at once, share its next transaction, and keep their order", async () => {
+  const store = await createSqliteDocumentStore({ file: tempFile() });
+  try {
+    const c = store.collection<Doc>("pipelined", { indexes: [{ fields: ["k"], unique: true }] });
+    await c.insert({ _id: "last", v: -1 });
+    const before = store.writerStats();
+    // A batch of 4 000 inserts commits for tens of milliseconds; each of the next two turns sends
+    // one update of the same document while it runs (a turn's batch goes out in its setImmediate).
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const big = Promise.all(Array.from({ length: 4000 }, (_, i) => c.insert({ _id: `d${i}`, k: i, pad: "x".repeat(200) })));
+    await nextTurn();
+    const first = c.updateOne({ _id: "last" }, { $set: { v: 1 } });
+    await nextTurn();
+    const second = c.updateOne({ _id: "last" }, { $set: { v: 2 } });
+    await nextTurn();
+    assert.is(store.writerStats().commits, before.commits, "the big batch was still committing");
+    assert.ok((await first) && (await second));
+    await big;
+    const after = store.writerStats();
+    assert.is(after.batches - before.batches, 3, "each turn's writes went out as its own batch");
+    const commits = after.commits - before.commits;
+    assert.ok(commits < 3, `batches that waited for a commit share a transaction (${commits} commits)`);
+    assert.is((await c.get("last"))?.v, 2, "applied in the order asked");
+    assert.is(await c.count({}), 4001);
+  } finally {
+    await store.close();
+  }
+});
+
 test("two processes on one file: compare-and-set, unique keys, upserts and lease claims stay atomic", async () => {
   const file = tempFile();
   const setup = await createSqliteDocumentStore({ file });
