@@ -77,10 +77,21 @@ export async function createThreadWriter(data: WriterThreadData, options: Writer
     const w = _spawn(data, options.entry);
     w.on("message", (m: BatchReply | { ready?: true; failed?: string }) => {
       if ("batches" in m) core.onReply(m);
+      else if (m.failed && worker === w) {
+        // A thread started again after one died could not open the file: its writes fail now
+        // (under tsx's loader a failed thread would otherwise stay alive and they would wait
+        // forever), and the next write starts another.
+        worker = null;
+        core.failAll(`the writer thread could not open the database: ${m.failed}`);
+        void w.terminate();
+      }
     });
-    w.on("error", (e) => core.failAll(`the writer thread failed: ${e.message}`));
+    // Only the current thread's end fails what is outstanding: a thread already replaced (failed
+    // to open, or closed) must not fail its successor's writes.
+    w.on("error", (e) => worker === w && core.failAll(`the writer thread failed: ${e.message}`));
     w.on("exit", (code) => {
-      if (worker === w) worker = null;
+      if (worker !== w) return;
+      worker = null;
       core.failAll(`the writer thread exited (code ${code})`);
     });
     core.onIdle = (idle) => (idle ? w.unref() : w.ref());

@@ -4,6 +4,7 @@
  * settles, never for a collection with a TTL field, each caller given its own copy; only when the
  * store is told it is the file's only writer.
  */
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -12,7 +13,7 @@ import { ident, tableName } from "../../../adapters/document-store/sqlite/keys.t
 import { createReadCache, filterKey } from "../../../adapters/document-store/sqlite/read-cache.ts";
 import { createSqliteDocumentStore, type SqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
 import { createInlineWriter } from "../../../adapters/document-store/sqlite/writer.ts";
-import { isDuplicateKeyError, type Doc } from "../../../adapters/ports.ts";
+import { isDependencyUnavailableError, isDuplicateKeyError, type Doc } from "../../../adapters/ports.ts";
 import { withSqliteFile } from "../../support/sqlite-file.ts";
 import { tempDir } from "../../support/temp.ts";
 
@@ -135,6 +136,34 @@ test("the writer tells which collections a reply wrote before the first of its o
   } finally {
     await writer.close();
     conn.close();
+  }
+});
+
+test("a writer thread that dies after a commit, before its answer: its operations fail as unavailable and their collections are forgotten", async () => {
+  const file = tempFile();
+  const writerEntry = new URL("./dying-writer-thread.ts", import.meta.url);
+  const store = await createSqliteDocumentStore({ file, soleWriter: true, writerEntry });
+  try {
+    const things = store.collection("things");
+    await things.insert({ _id: "a", v: 1 });
+    assert.is((await readThrice(store, "a"))?.v, 1, "remembered");
+    // One batch: the update commits, then the thread dies before answering.
+    const [update, marker] = await Promise.allSettled([things.updateOne({ _id: "a" }, { $set: { v: 2 } }), store.collection("dying_writer").insert({ _id: "x" })]);
+    assert.ok(update.status === "rejected" && isDependencyUnavailableError(update.reason), "the update is not acknowledged");
+    assert.ok(marker.status === "rejected" && isDependencyUnavailableError(marker.reason));
+    assert.is((await things.get("a"))?.v, 2, "the committed change is read from the file, not from memory");
+    // A thread started again that cannot open the file fails the write, rather than keeping it waiting.
+    writeFileSync(`${file}.refuse-open`, "");
+    const refused = await things.updateOne({ _id: "a" }, { $set: { v: 3 } }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    assert.ok(isDependencyUnavailableError(refused) && /could not open/.test(refused.message), String(refused));
+    rmSync(`${file}.refuse-open`);
+    await things.updateOne({ _id: "a" }, { $set: { v: 3 } });
+    assert.is((await things.get("a"))?.v, 3, "the next write starts a new writer thread");
+  } finally {
+    await store.close();
   }
 });
 
