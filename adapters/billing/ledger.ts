@@ -26,7 +26,9 @@
  *      balance, `version + 1` and the batch record. A lost race (another process moved the wallet)
  *      re-reads and decides again;
  *   4. each entry moves `pending → debited | declined` (credits and reversals `→ applied`) by a
- *      compare-and-set on its own document `{ _id, state: "pending", round }`;
+ *      compare-and-set on its own document `{ _id, state: "pending", round }`. A new debit's caller
+ *      is answered as these finishes are asked for: the money moved with step 3's commit, and the
+ *      record holds the outcome until the entry says it (every other caller waits for the finish);
  *   5. once every entry of the batch was finished, the batch record is cleared (`{ _id, "batch.id" }`
  *      → null; best effort), or, when more movements already wait for this batcher, left for the
  *      next batch's compare-and-set (step 3) to replace; if any finish failed, the record stays for
@@ -61,6 +63,7 @@
  * (the statement), held (debits still held, for recovery), checks (arguments, store outage → billing outage).
  */
 import type { BillingLedger } from "../ports.ts";
+import { batchersSettled } from "./ledger/batcher.ts";
 import { confirmDebit } from "./ledger/confirm.ts";
 import { creditWallet } from "./ledger/credit.ts";
 import { debitWallet } from "./ledger/debit.ts";
@@ -83,9 +86,16 @@ export {
 } from "./ledger/documents.ts";
 export type { DocumentLedgerOptions, LedgerHooks } from "./ledger/state.ts";
 
-export function createDocumentLedger(options: DocumentLedgerOptions): BillingLedger {
+/** The ledger, and when its batchers are done (tests reading the documents themselves; a clean stop). */
+export interface DocumentLedger extends BillingLedger {
+  /** Settles once no batcher runs: every answered movement's entry finished (or left to its wallet's record). */
+  settled(): Promise<void>;
+}
+
+export function createDocumentLedger(options: DocumentLedgerOptions): DocumentLedger {
   const s = createLedgerState(options);
   return {
+    settled: () => batchersSettled(s),
     debit: (businessId, identity, amountKobo, fingerprint) => debitWallet(s, businessId, identity, amountKobo, fingerprint),
     reverse: (businessId, identity, reason) => reverseDebit(s, businessId, identity, reason),
     confirm: (businessId, identity) => confirmDebit(s, businessId, identity),

@@ -11,8 +11,13 @@ import { isoNow, loadWallet, type LedgerItem, type LedgerOutcome, type LedgerQue
  * Takes a pending entry to a decided state through its wallet's batcher. `appliedByMe` is true
  * only for the one caller whose batch moved the money (a second caller for the same entry in this
  * process, or any caller after another process decided it, gets false).
+ *
+ * `atDecision`: once applied, answer as soon as the wallet write that decided the entry has
+ * committed (the money has moved: the wallet's batch record holds the outcome until the entry is
+ * finished, step 4), one commit before the entry itself says so. For a new debit, whose caller
+ * writes elsewhere next; every other caller reads or writes the entry next and waits for its finish.
  */
-export function applyEntry(s: LedgerState, entry: EntryDoc): Promise<LedgerOutcome> {
+export function applyEntry(s: LedgerState, entry: EntryDoc, atDecision = false): Promise<LedgerOutcome> {
   return new Promise((resolve, reject) => {
     let queue = s.queues.get(entry.businessId);
     if (!queue) {
@@ -20,15 +25,26 @@ export function applyEntry(s: LedgerState, entry: EntryDoc): Promise<LedgerOutco
       s.queues.set(entry.businessId, queue);
     }
     const item = queue.items.get(entry._id);
-    if (item) item.waiters.push({ resolve, reject });
-    else queue.items.set(entry._id, { id: entry._id, waiters: [{ resolve, reject }], settled: false });
-    if (!queue.running) void _drain(s, entry.businessId, queue);
+    if (item) {
+      item.waiters.push({ resolve, reject });
+      item.atDecision &&= atDecision;
+    } else queue.items.set(entry._id, { id: entry._id, waiters: [{ resolve, reject }], settled: false, atDecision });
+    if (!queue.running) queue.drain = _drain(s, entry.businessId, queue);
   });
 }
 
-/** Decides `entry` if pending; otherwise it is already decided. */
-export function driveEntry(s: LedgerState, entry: EntryDoc): Promise<LedgerOutcome> {
-  return entry.state === "pending" ? applyEntry(s, entry) : Promise.resolve({ entry, appliedByMe: false, balanceKobo: null });
+/**
+ * Settles once no batcher of this ledger is running: every movement it answered has its entry
+ * finished (or left to its wallet's record, when a finish failed). For tests that read the
+ * documents themselves, and for a clean stop.
+ */
+export async function batchersSettled(s: LedgerState): Promise<void> {
+  while (s.queues.size > 0) await Promise.all([...s.queues.values()].map((q) => q.drain));
+}
+
+/** Decides `entry` if pending (answered at the decision when asked: applyEntry); otherwise it is already decided. */
+export function driveEntry(s: LedgerState, entry: EntryDoc, atDecision = false): Promise<LedgerOutcome> {
+  return entry.state === "pending" ? applyEntry(s, entry, atDecision) : Promise.resolve({ entry, appliedByMe: false, balanceKobo: null });
 }
 
 /** Finishes the entries a wallet records as decided (a batch whose writer stopped or is still finishing). */
@@ -137,7 +153,12 @@ async function _decide(s: LedgerState, wallet: WalletDoc, open: LedgerItem[]): P
 async function _finishBatch(s: LedgerState, businessId: string, batch: WalletBatch, moves: _Decided[], queue: LedgerQueue): Promise<void> {
   const { hooks } = s;
   for (const m of moves) await hooks.afterApply?.(m.move.e);
-  const finished = await Promise.allSettled(moves.map((m) => _finish(s, m.move)));
+  const finishing = Promise.allSettled(moves.map((m) => _finish(s, m.move)));
+  // The applied items that asked to be answered at the decision are answered now, after the
+  // finishes were asked for: on the SQLite writer their callers' next writes share the finishes'
+  // commit. A decline waits for its finish (a retry after a top-up must find it declined to reopen it).
+  for (const m of moves) if (m.item.atDecision && m.move.o === "applied") _settle(m.item, _outcome(m));
+  const finished = await finishing;
   for (const m of moves) await hooks.afterFinish?.(m.move.e);
   // The record leaves the wallet only once every entry it decided is finished: an entry whose
   // finish failed (refused, or never reached the store) stays pending, and without the record
@@ -151,9 +172,14 @@ async function _finishBatch(s: LedgerState, businessId: string, batch: WalletBat
   moves.forEach((m, i) => {
     const r = finished[i]!;
     if (r.status === "rejected") return _settle(m.item, null, r.reason);
-    const state: EntryState = m.move.o === "declined" ? "declined" : m.entry.type === "debit" ? "debited" : "applied";
-    _settle(m.item, { entry: { ...m.entry, state, applied: m.move.o === "applied" }, appliedByMe: true, balanceKobo: m.balanceKobo });
+    _settle(m.item, _outcome(m));
   });
+}
+
+/** What a decided movement's caller is told: its entry as the finish leaves it. */
+function _outcome(m: _Decided): LedgerOutcome {
+  const state: EntryState = m.move.o === "declined" ? "declined" : m.entry.type === "debit" ? "debited" : "applied";
+  return { entry: { ...m.entry, state, applied: m.move.o === "applied" }, appliedByMe: true, balanceKobo: m.balanceKobo };
 }
 
 /** Clears the record of this batcher's last batch if it left one with every entry finished (best effort). */

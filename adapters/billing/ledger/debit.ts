@@ -20,7 +20,8 @@ export async function debitWallet(s: LedgerState, businessId: string, identity: 
     const id = billingEntryId("debit", businessId, identity);
     await _refuseIfSuspended(s, businessId, id);
     const entry = await _insertOrReopen(s, id, businessId, identity, amountKobo, fingerprint);
-    let { entry: done, appliedByMe, balanceKobo } = await driveEntry(s, entry);
+    // Answered once the wallet write that decides it has committed (applyEntry's `atDecision`).
+    let { entry: done, appliedByMe, balanceKobo } = await driveEntry(s, entry, true);
     if (done.state === "reversing") {
       await finishReversal(s, done);
       done = await reread(s, id);

@@ -41,12 +41,19 @@ export interface LedgerItem {
   id: string;
   waiters: Array<{ resolve(o: LedgerOutcome): void; reject(e: unknown): void }>;
   settled: boolean;
+  /**
+   * Answered once the wallet write that decided it committed, before its entry is finished (every
+   * waiter asked so: a new debit). The others are answered when the entry is finished.
+   */
+  atDecision: boolean;
 }
 
 /** One business's waiting entries, and whether its batcher is running. */
 export interface LedgerQueue {
   items: Map<string, LedgerItem>;
   running: boolean;
+  /** Settles when the running batcher stops (its last entries finished). */
+  drain?: Promise<void>;
   /**
    * The id of this batcher's last batch whose entries were all finished and whose record was left
    * on the wallet for the next batch of the same run to replace (null: none).

@@ -12,6 +12,7 @@ import {
   createDocumentLedger,
   ENTRIES_COLLECTION,
   openLedgerCollections,
+  type DocumentLedger,
   type DocumentLedgerOptions,
   type EntryDoc,
 } from "../../../adapters/billing/ledger.ts";
@@ -41,8 +42,17 @@ async function assertInvariant(store: DocumentStore, businessId: string, opts: {
 function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string): void {
   const test = suite(`billing ledger: ${name}`);
   let fx: Fixture;
-  const make2 = (extra: Partial<DocumentLedgerOptions> = {}) =>
-    createDocumentLedger({ store: fx.store, openingBalances: { ...OPENING }, ...extra });
+  let made: DocumentLedger[] = [];
+  const make2 = (extra: Partial<DocumentLedgerOptions> = {}): DocumentLedger => {
+    const ledger = createDocumentLedger({ store: fx.store, openingBalances: { ...OPENING }, ...extra });
+    made.push(ledger);
+    return ledger;
+  };
+  // A new debit is answered before its entry is finished (docs/billing.md): before reading the
+  // documents themselves, the tests let every ledger's batchers finish.
+  const settled = async () => {
+    await Promise.all(made.map((l) => l.settled()));
+  };
 
   if (skip !== undefined) {
     test("skipping is allowed only outside CI, with a reason", () => {
@@ -56,9 +66,11 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
 
   test.before.each(async () => {
     fx = await make();
+    made = [];
   });
   test.after.each(async () => {
     try {
+      await settled();
       for (const b of Object.keys(OPENING)) await assertInvariant(fx.store, b);
     } finally {
       await fx.cleanup();
@@ -361,10 +373,12 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
     const { wallets } = openLedgerCollections(fx.store);
     const size = async () => JSON.stringify(await wallets.get("demo")).length;
     await ledger.debit("demo", ident("B-0"), FEE, "fp");
+    await settled();
     const small = await size();
     for (let round = 0; round < 5; round++) {
       await Promise.all(Array.from({ length: 40 }, (_, i) => ledger.debit("demo", ident(`B-${round}-${i}`), FEE, "fp")));
     }
+    await settled();
     const w = (await wallets.get("demo"))!;
     assert.is(w.batch, null, "no batch record is left behind");
     assert.is(await size(), small + String(w.version).length - 1, "same document, only the counters changed");
@@ -403,7 +417,11 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
       // Debits: ten concurrent ones, one batch, all crash at the step.
       const irns = Array.from({ length: 10 }, (_, i) => `${step}-D${i}`);
       const outcomes = await Promise.allSettled(irns.map((irn) => crashing.debit("demo", ident(irn), FEE, "fp")));
-      assert.ok(outcomes.every((o) => o.status === "rejected"), `${step}: every debit of the crashed batch fails`);
+      if (step === "afterFinish") {
+        // New debits are answered once the wallet write committed, before this crash point.
+        assert.ok(outcomes.every((o) => o.status === "fulfilled" && o.value.kind === "debited"), `${step}: every debit was answered before the crash`);
+        await settled();
+      } else assert.ok(outcomes.every((o) => o.status === "rejected"), `${step}: every debit of the crashed batch fails`);
       const replays = await Promise.all(irns.flatMap((irn) => [healthy.debit("demo", ident(irn), FEE, "fp"), healthy.debit("demo", ident(irn), FEE, "fp")]));
       const charged = replays.filter((r) => r.kind === "debited").length;
       assert.is(charged, step === "afterInsert" ? 10 : 0, `${step}: the recovering calls charge only what the crash left uncharged`);
@@ -499,10 +517,11 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
       },
     };
     const flaky = createDocumentLedger({ store, openingBalances: { ...OPENING } });
-    await flaky.debit("demo", ident("FINISH-FAILS"), FEE, "fp").then(
-      () => assert.unreachable("the failed finish is reported"),
-      (e) => assert.ok(isDependencyUnavailableError(e) && e.dependency === "billing", String(e)),
-    );
+    // A new debit is answered once the wallet write committed: charged, whatever its finish does.
+    const answered = await flaky.debit("demo", ident("FINISH-FAILS"), FEE, "fp");
+    assert.is(answered.kind, "debited");
+    await flaky.settled();
+    assert.is(refuse, false, "the finish was refused");
     const { entries, wallets } = openLedgerCollections(fx.store);
     assert.is((await entries.get(id))!.state, "pending");
     const wallet = (await wallets.get("demo"))!;
@@ -511,6 +530,28 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
     const r = await make2().debit("demo", ident("FINISH-FAILS"), FEE, "fp");
     assert.equal(r, { kind: "replay", entryId: id, state: "debited" });
     assert.is(await assertInvariant(fx.store, "demo"), OPENING.demo - FEE, "charged once");
+  });
+
+  test(CASE_NAMES[18]!, async () => {
+    // Whether each debit's caller had its answer when the batcher finished its entry.
+    const answered = new Set<string>();
+    const atFinish: Record<string, boolean> = {};
+    const ledger = make2({ hooks: { afterFinish: (id) => void (atFinish[id] = answered.has(id)) } });
+    const paid = billingEntryId("debit", "small", ident("EARLY-1"));
+    const refused = billingEntryId("debit", "small", ident("EARLY-2"));
+    const first = ledger.debit("small", ident("EARLY-1"), 4_000, "fp").then((r) => (answered.add(paid), r));
+    const second = ledger.debit("small", ident("EARLY-2"), 4_000, "fp").then(
+      () => assert.unreachable("the balance covers one of the two"),
+      (e) => (answered.add(refused), e),
+    );
+    const [r, e] = await Promise.all([first, second]);
+    assert.is(r.kind, "debited");
+    assert.ok(isBillingError(e) && e.reason === "wallet_declined", String(e));
+    assert.equal(atFinish, { [paid]: true, [refused]: false }, "the applied debit was answered before its finish, the decline after");
+    const { entries } = openLedgerCollections(fx.store);
+    assert.is((await entries.get(refused))!.state, "declined", "a decline is answered once its entry says so (a retry reopens it)");
+    await settled();
+    assert.is((await entries.get(paid))!.state, "debited");
   });
 
   test.run();
@@ -535,6 +576,7 @@ const CASE_NAMES = [
   "a crash at every step (insert, wallet write, entry finish) of a batch of debits, a credit, a reversal → recovered once each",
   "two ledgers, one crashing at random steps, racing replays → every identity debited once",
   "an entry finish that fails after the wallet write keeps the batch record: the replay finishes it, charged once",
+  "a new debit is answered once its wallet write committed, before its entry is finished; a decline once its entry says so",
 ];
 
 // --- Runs ---
