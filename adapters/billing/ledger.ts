@@ -26,9 +26,10 @@
  *      balance, `version + 1` and the batch record. A lost race (another process moved the wallet)
  *      re-reads and decides again;
  *   4. each entry moves `pending → debited | declined` (credits and reversals `→ applied`) by a
- *      compare-and-set on its own document `{ _id, state: "pending", round }`. A new debit's caller
- *      is answered as these finishes are asked for: the money moved with step 3's commit, and the
- *      record holds the outcome until the entry says it (every other caller waits for the finish);
+ *      compare-and-set on its own document `{ _id, state: "pending", round }`. A debit the batch
+ *      applied is answered as these finishes are asked for: the money moved with step 3's commit,
+ *      and the record holds the outcome until the entry says it (declines and confirm, reverse and
+ *      credit callers wait for the finish);
  *   5. once every entry of the batch was finished, the batch record is cleared (`{ _id, "batch.id" }`
  *      → null; best effort), or, when more movements already wait for this batcher, left for the
  *      next batch's compare-and-set (step 3) to replace; if any finish failed, the record stays for
@@ -86,7 +87,7 @@ export {
 } from "./ledger/documents.ts";
 export type { DocumentLedgerOptions, LedgerHooks } from "./ledger/state.ts";
 
-/** The ledger, and when its batchers are done (tests reading the documents themselves; a clean stop). */
+/** The ledger, and when its batchers are done (for tests that read the documents themselves). */
 export interface DocumentLedger extends BillingLedger {
   /** Settles once no batcher runs: every answered movement's entry finished (or left to its wallet's record). */
   settled(): Promise<void>;

@@ -36,7 +36,7 @@ export function applyEntry(s: LedgerState, entry: EntryDoc, atDecision = false):
 /**
  * Settles once no batcher of this ledger is running: every movement it answered has its entry
  * finished (or left to its wallet's record, when a finish failed). For tests that read the
- * documents themselves, and for a clean stop.
+ * documents themselves.
  */
 export async function batchersSettled(s: LedgerState): Promise<void> {
   while (s.queues.size > 0) await Promise.all([...s.queues.values()].map((q) => q.drain));

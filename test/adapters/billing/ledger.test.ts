@@ -554,6 +554,41 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
     assert.is((await entries.get(paid))!.state, "debited");
   });
 
+  test(CASE_NAMES[19]!, async () => {
+    // A process answers a new debit at its wallet write, then dies before the entry's finish
+    // reaches the store (its finishes never settle). Another process confirms it; the same again
+    // with a reversal.
+    const dyingLedger = (): DocumentLedger => {
+      const store: DocumentStore = {
+        ...fx.store,
+        collection<T extends Doc>(name: string, spec?: CollectionSpec) {
+          const c = fx.store.collection<T>(name, spec);
+          if (name !== ENTRIES_COLLECTION) return c;
+          return {
+            ...c,
+            updateOne(filter, update) {
+              return filter.state === "pending" ? new Promise<boolean>(() => {}) : c.updateOne(filter, update);
+            },
+          } as typeof c;
+        },
+      };
+      return createDocumentLedger({ store, openingBalances: { ...OPENING } });
+    };
+    const { entries } = openLedgerCollections(fx.store);
+    const other = make2();
+    for (const [irn, settle, end] of [
+      ["LOST-1", () => other.confirm("demo", ident("LOST-1")), "confirmed"],
+      ["LOST-2", () => other.reverse("demo", ident("LOST-2"), "regulator_rejected"), "reversed"],
+    ] as const) {
+      const id = billingEntryId("debit", "demo", ident(irn));
+      assert.is((await dyingLedger().debit("demo", ident(irn), FEE, "fp")).kind, "debited", irn);
+      assert.is((await entries.get(id))!.state, "pending", `${irn}: the finish never reached the store`);
+      await settle();
+      assert.is((await entries.get(id))!.state, end, irn);
+    }
+    assert.is((await other.wallet("demo")).balanceKobo, OPENING.demo - FEE, "one fee kept, one given back, none charged twice");
+  });
+
   test.run();
 }
 
@@ -577,6 +612,7 @@ const CASE_NAMES = [
   "two ledgers, one crashing at random steps, racing replays → every identity debited once",
   "an entry finish that fails after the wallet write keeps the batch record: the replay finishes it, charged once",
   "a new debit is answered once its wallet write committed, before its entry is finished; a decline once its entry says so",
+  "answered debits whose finishes never reach the store (the process died): another ledger confirms one and reverses the other, charged once",
 ];
 
 // --- Runs ---
