@@ -18,7 +18,7 @@ import {
 } from "../../../adapters/billing/ledger.ts";
 import { createMongoDocumentStore } from "../../../adapters/document-store/mongodb.ts";
 import { createSqliteDocumentStore } from "../../../adapters/document-store/sqlite/store.ts";
-import { DependencyUnavailableError, isBillingError, isDependencyUnavailableError, type BillingIdentity, type CollectionSpec, type Doc, type DocumentStore } from "../../../adapters/ports.ts";
+import { DependencyUnavailableError, isBillingError, isDependencyUnavailableError, type BillingIdentity, type CollectionSpec, type Doc, type DocumentStore, type Filter, type Update } from "../../../adapters/ports.ts";
 import { assertLedgerInvariant } from "../../support/ledger-invariant.ts";
 import { isMongoSkip, startMongoServer } from "../../support/mongo-server.ts";
 
@@ -499,23 +499,13 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
     // with the recorded outcome instead of deciding (and charging) it a second time.
     const id = billingEntryId("debit", "demo", ident("FINISH-FAILS"));
     let refuse = true;
-    const store: DocumentStore = {
-      ...fx.store,
-      collection<T extends Doc>(name: string, spec?: CollectionSpec) {
-        const c = fx.store.collection<T>(name, spec);
-        if (name !== ENTRIES_COLLECTION) return c;
-        return {
-          ...c,
-          updateOne(filter, update) {
-            if (refuse && filter._id === id && filter.state === "pending") {
-              refuse = false;
-              return Promise.reject(new DependencyUnavailableError("documentStore", "circuit open", "circuit_open"));
-            }
-            return c.updateOne(filter, update);
-          },
-        } as typeof c;
-      },
-    };
+    const store = withEntryUpdates(fx.store, (filter, update, updateOne) => {
+      if (refuse && filter._id === id && filter.state === "pending") {
+        refuse = false;
+        return Promise.reject(new DependencyUnavailableError("documentStore", "circuit open", "circuit_open"));
+      }
+      return updateOne(filter, update);
+    });
     const flaky = createDocumentLedger({ store, openingBalances: { ...OPENING } });
     // A new debit is answered once the wallet write committed: charged, whatever its finish does.
     const answered = await flaky.debit("demo", ident("FINISH-FAILS"), FEE, "fp");
@@ -559,19 +549,7 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
     // reaches the store (its finishes never settle). Another process confirms it; the same again
     // with a reversal.
     const dyingLedger = (): DocumentLedger => {
-      const store: DocumentStore = {
-        ...fx.store,
-        collection<T extends Doc>(name: string, spec?: CollectionSpec) {
-          const c = fx.store.collection<T>(name, spec);
-          if (name !== ENTRIES_COLLECTION) return c;
-          return {
-            ...c,
-            updateOne(filter, update) {
-              return filter.state === "pending" ? new Promise<boolean>(() => {}) : c.updateOne(filter, update);
-            },
-          } as typeof c;
-        },
-      };
+      const store = withEntryUpdates(fx.store, (filter, update, updateOne) => (filter.state === "pending" ? new Promise<boolean>(() => {}) : updateOne(filter, update)));
       return createDocumentLedger({ store, openingBalances: { ...OPENING } });
     };
     const { entries } = openLedgerCollections(fx.store);
@@ -590,6 +568,20 @@ function ledgerSuite(name: string, make: () => Promise<Fixture>, skip?: string):
   });
 
   test.run();
+}
+
+type _UpdateOne = (filter: Filter, update: Update) => Promise<boolean>;
+
+/** `store`, with every `updateOne` on the ledger's entries going through `through` (a fault injected). */
+function withEntryUpdates(store: DocumentStore, through: (filter: Filter, update: Update, updateOne: _UpdateOne) => Promise<boolean>): DocumentStore {
+  return {
+    ...store,
+    collection<T extends Doc>(name: string, spec?: CollectionSpec) {
+      const c = store.collection<T>(name, spec);
+      if (name !== ENTRIES_COLLECTION) return c;
+      return { ...c, updateOne: (filter, update) => through(filter, update, (f, u) => c.updateOne(f, u)) } as typeof c;
+    },
+  };
 }
 
 const CASE_NAMES = [
