@@ -68,15 +68,17 @@ export async function write(p: Pass, set: Partial<InvoiceDoc>, events: InvoiceEv
 }
 
 /** A write that records a regulator outcome: retried, because losing it freezes the invoice. */
-export async function record(p: Pass, set: Partial<InvoiceDoc>, events: InvoiceEvent[] = []): Promise<Written> {
-  let w: Written = "failed";
-  for (let i = 0; i < RECORD_TRIES; i++) {
-    w = await write(p, set, events);
-    if (w !== "failed") return w;
-    await new Promise((r) => setTimeout(r, 100 * (i + 1)));
-  }
-  p.rt.o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "stored_invoices.findOneAndUpdate", operationId: p.cur.operationId });
-  return w;
+export function record(p: Pass, set: Partial<InvoiceDoc>, events: InvoiceEvent[] = []): Promise<Written> {
+  return _retried(p, () => write(p, set, events));
+}
+
+/**
+ * The pass's last write when it records a regulator outcome (a transmission's): retried as
+ * record() is. Lost, it would leave the dispatch mark in place, and the next pass would freeze an
+ * invoice whose outcome was known.
+ */
+export function finishOutcome(p: Pass, set: Partial<InvoiceDoc>, events: InvoiceEvent[], dueAt: number | null): Promise<StepResult> {
+  return _retried(p, () => finish(p, set, events, dueAt));
 }
 
 /**
@@ -97,6 +99,22 @@ export async function finish(p: Pass, set: Partial<InvoiceDoc>, events: InvoiceE
 }
 
 // --- Internal helpers ---
+
+/**
+ * `once` again while the store does not answer it (RECORD_TRIES in all, 100 ms more between each):
+ * a compare-and-set on the same revision, so a try that landed unanswered makes the next one find
+ * the invoice moved on ("changed" or "lost"), never apply twice.
+ */
+async function _retried<R extends StepResult>(p: Pass, once: () => Promise<R>): Promise<R> {
+  let result = await once();
+  for (let i = 1; i < RECORD_TRIES && result === "failed"; i++) {
+    await new Promise((r) => setTimeout(r, 100 * i));
+    result = await once();
+  }
+  if (result === "failed")
+    p.rt.o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "stored_invoices.findOneAndUpdate", operationId: p.cur.operationId });
+  return result;
+}
 
 /** Enqueues the webhooks on the invoice; once they are, clears them (unless someone wrote since). */
 async function _flushAfter(p: Pass, dueAt: number | null): Promise<void> {

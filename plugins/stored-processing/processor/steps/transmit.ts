@@ -1,12 +1,13 @@
 /**
  * transmitting: step "transmitting" recorded, then one regulator transmission: transmitted; a
  * rejection → back to signed with the error; ambiguous → frozen; not performed (the call threw) →
- * stays transmitting, dependency backoff.
+ * stays transmitting, dependency backoff. The outcome's write is retried (finishOutcome, record):
+ * once the regulator answered, only a store outage longer than the retries may freeze the invoice.
  */
 import { mapRegulatorFailure, type TransmitOutcome } from "../../../../adapters/regulator/port.ts";
 import { freeze, mark, outage } from "../transitions.ts";
 import type { Pass, StepResult } from "../types.ts";
-import { finish, lastErrorOf, record, statusFields } from "../writes.ts";
+import { finishOutcome, lastErrorOf, record, statusFields } from "../writes.ts";
 import { thrownCode } from "./validate.ts";
 
 export async function transmit(p: Pass): Promise<StepResult> {
@@ -27,12 +28,12 @@ export async function transmit(p: Pass): Promise<StepResult> {
   if (outcome.kind === "transmitted") {
     const at = new Date().toISOString();
     o.log.event("stored_invoice_transmitted", { invoiceId: d._id, operationId: d.operationId });
-    return finish(p, { ...statusFields(d, "transmitted"), step: "done", outages: 0, lastError: null }, o.webhooks.event(d, "invoice.transmitted", "transmitted", at), null);
+    return finishOutcome(p, { ...statusFields(d, "transmitted"), step: "done", outages: 0, lastError: null }, o.webhooks.event(d, "invoice.transmitted", "transmitted", at), null);
   }
   if (outcome.kind === "rejected") {
     o.log.event("stored_transmit_rejected", { invoiceId: d._id, operationId: d.operationId, upstreamErrorId: outcome.errorId });
     const code = mapRegulatorFailure(outcome, "transmit").code;
-    return finish(p, { ...statusFields(d, "signed"), step: "done", lastError: lastErrorOf(code, outcome.message) }, [], null);
+    return finishOutcome(p, { ...statusFields(d, "signed"), step: "done", lastError: lastErrorOf(code, outcome.message) }, [], null);
   }
   o.log.error("stored_transmit_outcome_unconfirmed", { invoiceId: d._id, operationId: d.operationId, reason: outcome.reason, alert: "immediate" });
   return freeze(p, "GW_TRANSMIT_OUTCOME_UNCONFIRMED", outcome.reason);
