@@ -152,15 +152,21 @@ export async function startTopology(options: TopologyOptions): Promise<TopologyR
     writeFileSync(gatewayPath, JSON.stringify({ ...raw, stored: { ...raw.stored, processor: { ...raw.stored.processor, enabled: false } } }));
     const config = loadConfig({ argv: ["--config", workerPath], env: {} });
 
-    const ports = await Promise.all(Array.from({ length: options.gateways }, () => freePort()));
-    const startGateway = (i: number) =>
-      _spawn(dir, `gateway-${i + 1}`, ["boot/main.ts", "--config", gatewayPath], { PORT: String(ports[i]) }, /Gatehouse listening on (\S+)/, `127.0.0.1:${ports[i]}`);
+    // A gateway's first start listens on a port the kernel picks (one chosen ahead could be taken
+    // by any connection's local port before the gateway binds it: EADDRINUSE); a restart takes
+    // the same port again, the one nginx's upstream names.
+    const ports: number[] = [];
+    const startGateway = async (i: number) => {
+      const m = await _spawn(dir, `gateway-${i + 1}`, ["boot/main.ts", "--config", gatewayPath], { PORT: String(ports[i] ?? 0) }, /Gatehouse listening on (\S+)/, "");
+      ports[i] = Number(new URL(m.address!).port);
+      return { ...m, address: `127.0.0.1:${ports[i]}` };
+    };
     let workerCount = 0;
     const startWorker = () => _spawn(dir, `worker-${++workerCount}`, ["boot/worker.ts", "--config", workerPath], {}, /Gatehouse worker running/, null);
 
     // The first gateway seeds the directory alone; the rest start together.
     const gateways = [await started(startGateway(0))];
-    gateways.push(...(await Promise.all(ports.slice(1).map((_, i) => started(startGateway(i + 1))))));
+    gateways.push(...(await Promise.all(Array.from({ length: options.gateways - 1 }, (_, i) => started(startGateway(i + 1))))));
     const workers = await Promise.all(Array.from({ length: options.workers }, () => started(startWorker())));
 
     const edgePort = await freePort();
@@ -314,10 +320,12 @@ function _spawn(dir: string, name: string, args: string[], env: Record<string, s
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => void handle.kill().then(() => reject(new Error(`${name} did not start in ${START_TIMEOUT_MS} ms:\n${out}`))), START_TIMEOUT_MS);
     const check = () => {
-      if (ready.test(out)) {
+      const match = ready.exec(out);
+      if (match) {
         clearTimeout(timer);
         child.stdout!.off("data", check);
-        resolve(handle);
+        // `address` "": the one the ready line printed (a gateway on a port the kernel picked).
+        resolve(address === "" ? { ...handle, address: match[1]! } : handle);
       }
     };
     child.stdout!.on("data", check);
