@@ -24,8 +24,7 @@ const fault: StoreFault = (collection, method, args) => {
 const businesses = structuredClone(DEMO_RAW.businesses) as Array<{ gateway?: { domains: Array<Record<string, unknown>> } }>;
 for (const b of businesses) for (const d of b.gateway?.domains ?? []) if (d.mode === "stored") d.autoTransmit = true;
 // A short lease: an outcome left unwritten would be frozen by the next pass within the test.
-const processor = { enabled: true, pollMs: 20, leaseMs: 1_500, backoffBaseMs: 20, backoffMaxMs: 200, heartbeatMs: 100, concurrency: 4 };
-const h = await startStoredHarness({ storeFault: fault, patch: { businesses, stored: { processor } } });
+const h = await startStoredHarness({ storeFault: fault, processorConfig: { leaseMs: 1_500 }, patch: { businesses } });
 test.after(() => h.close());
 
 const settled = (inv: Record<string, any>) => inv.status === "transmitted" || inv.status === "frozen" || (inv.status === "signed" && inv.lastError);

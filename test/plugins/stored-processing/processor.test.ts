@@ -287,8 +287,11 @@ test("with the domain's autoTransmit on, the processor transmits every signed in
 
 test("business refusals consume the budget: the wallet declines until the budget is spent → rejected GW_BILLING_WALLET_DECLINED", async () => {
   // Refusals 0.5–1 s apart (backoff): the top-up below lands between two of them, not after the last.
-  const processor = { enabled: true, pollMs: 20, backoffBaseMs: 1_000, backoffMaxMs: 4_000, heartbeatMs: 100, concurrency: 4 };
-  const poor = await startStoredHarness({ openingKobo: 0, patch: { limits: { ...HIGH_QUOTAS.limits, storedRetryBudget: 3 }, stored: { processor } } });
+  const poor = await startStoredHarness({
+    openingKobo: 0,
+    processorConfig: { backoffBaseMs: 1_000, backoffMaxMs: 4_000 },
+    patch: { limits: { ...HIGH_QUOTAS.limits, storedRetryBudget: 3 } },
+  });
   try {
     const id = await submit(poor, "POOR1", "proc-poor-0001");
     const inv = await poor.waitFor(id, done);

@@ -55,6 +55,8 @@ export interface StoredHarnessOptions {
   webhooks?: boolean;
   /** Start the processor (default true). */
   processor?: boolean;
+  /** Processor settings over the harness's fast ones (`stored.processor` of the config: leaseMs, backoff…). */
+  processorConfig?: Record<string, unknown>;
 }
 
 export interface Received {
@@ -123,7 +125,7 @@ export async function startStoredHarness(options: StoredHarnessOptions = {}): Pr
       regulator: { apiKey: "test_api_key", apiSecret: "test_api_secret", timeoutMs: 1_500 },
       webhooks: { pollMs: 20 },
       stored: {
-        processor: { enabled: options.processor ?? true, pollMs: 20, backoffBaseMs: 20, backoffMaxMs: 200, heartbeatMs: 100, concurrency: 4 },
+        processor: { enabled: options.processor ?? true, pollMs: 20, backoffBaseMs: 20, backoffMaxMs: 200, heartbeatMs: 100, concurrency: 4, ...options.processorConfig },
       },
       ...(options.webhooks ? { businesses: _businessesWith(demoGateway) } : {}),
       ...(options.patch ?? {}),
