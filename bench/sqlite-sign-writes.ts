@@ -21,6 +21,7 @@ import { performance } from "node:perf_hooks";
 import { createSqliteDocumentStore } from "../adapters/document-store/sqlite/store.ts";
 import { openLedgerCollections } from "../adapters/billing/ledger/documents.ts";
 import type { Collection, Doc } from "../adapters/ports.ts";
+import { newId } from "../core/ids.ts";
 import { openSignAttempts } from "../plugins/invoice/sign-attempts.ts";
 import { tempDir } from "../test/support/temp.ts";
 
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
         route: "/api/v1/invoice/sign",
         fingerprint: "f".repeat(64),
         attemptKey: `TEST|demo|sub-01|B${i}X-94ND90NR-20240611|1`,
-        operationId: crypto.randomUUID(),
+        operationId: newId(),
         status: "in_progress",
         phase: "claimed",
         owner: crypto.randomUUID(),

@@ -12,9 +12,9 @@
  *   4. the claimed sign carried out by the settlement table (dispatch.ts)
  * A store that cannot answer throws its DependencyUnavailableError: the route answers 503.
  */
-import { randomUUID } from "node:crypto";
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
+import { newId } from "../../core/ids.ts";
 import { attemptKeyOf, type SignRecord } from "../invoice/sign-attempts.ts";
 import { executeSign } from "./dispatch.ts";
 import { releaseClaim, replayAnswer, resolveStale } from "./records.ts";
@@ -90,7 +90,7 @@ function _claim(o: SigningServiceOptions, caller: SignCaller, r: SignRequest, re
     route: SIGN_ROUTE,
     fingerprint,
     attemptKey: attemptKeyOf({ state: caller.state, domain: caller.domain, subBusinessId: r.subBusinessId, irn: checked.irn.irn, attemptNumber: r.attemptNumber }),
-    operationId: randomUUID(),
+    operationId: newId(),
     status: "in_progress",
     phase: "claimed",
     owner: caller.requestId,

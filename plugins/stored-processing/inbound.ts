@@ -13,6 +13,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { isDuplicateKeyError, type Collection, type DocumentStore } from "../../adapters/ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
+import { newId } from "../../core/ids.ts";
 import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
 import type { Logger } from "../../core/log.ts";
 import { validateInput } from "../../core/validation.ts";
@@ -142,7 +143,7 @@ function _inboundInvoice(o: InboundOptions, sub: SubBusinessDoc, delivery: Inbou
     budgetLeft: 0,
     budget: 0,
     lastError: null,
-    operationId: randomUUID(),
+    operationId: newId(),
     createdAt: at,
     updatedAt: at,
     createdAtMs: Date.parse(at),

@@ -9,6 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
+import { newId } from "../../core/ids.ts";
 import { canonicalJson, keyedHash } from "../../core/keyed-hash.ts";
 import { checkInvoice, irnOfTemplate } from "../invoice/checks.ts";
 import { checkNoPendingMigration, ownedBusiness, type RepresentedBusiness } from "../invoice/represented-businesses.ts";
@@ -78,7 +79,7 @@ function _newInvoice(o: StoredDeps, caller: StoredCaller, r: IntakeRequest, inta
     budgetLeft: o.retryBudget,
     budget: o.retryBudget,
     lastError: null,
-    operationId: randomUUID(),
+    operationId: newId(),
     createdAt: at,
     updatedAt: at,
     createdAtMs: now.getTime(),

@@ -18,11 +18,11 @@
  * binding itself; an x-idempotency-key, when sent, is recorded only as its HMAC. Without a key the
  * legacy identity is derived from the request binding (business + sub-business + IRN, spec §7.11).
  */
-import { randomUUID } from "node:crypto";
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { mapRegulatorFailure, type RegulatorResponse } from "../../adapters/regulator/port.ts";
 import { repeatUndo, UNDO_REPEAT_MS } from "../../core/background-retry.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
+import { newId } from "../../core/ids.ts";
 import { keyedHash } from "../../core/keyed-hash.ts";
 import { checkTransmitIrn } from "../invoice/checks.ts";
 import { ownedBusiness } from "../invoice/represented-businesses.ts";
@@ -39,7 +39,7 @@ export async function transmit(o: TransmissionDeps, caller: TransmitCaller, subB
     state: caller.state,
     subBusinessId,
     irn,
-    operationId: randomUUID(),
+    operationId: newId(),
     claimState: "in_progress",
     keyHash,
     owner: caller.requestId,

@@ -12,6 +12,9 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-
 /** A version-7 UUID (its first 48 bits the time it was made), as the gateway's request ids are. */
 export const REQUEST_ID_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
+/** A version-7 UUID, as the gateway's operation ids are (core/ids.ts). */
+export const UUID_V7 = REQUEST_ID_UUID;
+
 /**
  * A problem+json response: status, content type, Cache-Control no-store, body code and status,
  * retry strategy, and X-Request-ID equal to the body's requestId. Returns the body.

@@ -5,6 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { UUID_V7 } from "../../support/assertions.ts";
 import { FEE_KOBO, OPENING_KOBO, expectProblem, invoice, irnOf, startSigningHarness } from "./signing-helpers.ts";
 
 const h = await startSigningHarness();
@@ -24,7 +25,7 @@ test("regulator killed after signing, before answering: 502 GW_SIGN_OUTCOME_UNCO
 
   const problem = await expectProblem(await pending, 502, "GW_SIGN_OUTCOME_UNCONFIRMED");
   assert.is(problem.retry.strategy, "CONTACT_SUPPORT");
-  assert.ok(problem.operationId, "support gets an operationId");
+  assert.match(problem.operationId, UUID_V7, "support gets an operationId (a time-ordered UUID)");
 
   const after = await h.ledgerBalanced();
   assert.is(after.debits - before.debits, 1, "exactly one debit for the attempt");

@@ -5,6 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { UUID, UUID_V7 } from "../../support/assertions.ts";
 import { DEMO_RAW, OTHER_KEY } from "../../support/gateway.ts";
 import { HIGH_QUOTAS, SUB, accepted, demoInvoice, expectProblem, intakeInvoice, irnOf, startStoredHarness } from "./stored-helpers.ts";
 
@@ -48,6 +49,8 @@ test("GET /invoices/{id}: every field of the record, the document included", asy
     "updatedAt",
   ]);
   assert.is(inv.invoiceId, ids[0]);
+  assert.match(inv.invoiceId, UUID, "invoice ids stay version-4 UUIDs");
+  assert.match(inv.operationId, UUID_V7, "operation ids are time-ordered");
   assert.is(inv.subBusinessId, SUB);
   assert.is(inv.direction, "outbound");
   assert.is(inv.irn, irnOf("RD1"));

@@ -4,6 +4,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { UUID_V7 } from "../../support/assertions.ts";
 import { STORED, expectProblem, invoice, irnOf, startSigningHarness } from "../signing/signing-helpers.ts";
 import type { ClaimDoc } from "../../../plugins/invoice/transmission-claims.ts";
 
@@ -27,7 +28,7 @@ test("transmits once (regulator answer passed through); a matching request → 4
   assert.ok(h.sim.state.isTransmitted(irn));
   const calls = tCalls();
   const again = await expectProblem(await h.transmit(irn), 409, "GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED");
-  assert.ok(again.operationId);
+  assert.match(again.operationId, UUID_V7);
   assert.is(again.retry.strategy, "DO_NOT_RETRY");
   const withKey = await expectProblem(await h.transmit(irn, {}, { key: "tr1-key-0001" }), 409, "GW_TRANSMIT_ATTEMPT_ALREADY_PROCESSED");
   assert.is(withKey.operationId, again.operationId);
