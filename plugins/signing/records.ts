@@ -5,22 +5,33 @@
  */
 import type { RegulatorResponse } from "../../adapters/regulator/port.ts";
 import { repeatUndo, UNDO_REPEAT_MS } from "../../core/background-retry.ts";
+import { retryOutcomeWrite } from "../../core/outcome-write.ts";
 import { answeredError, errorAnswer, interruptedSignError, type SignRecord, type StoredAnswer } from "../invoice/sign-attempts.ts";
 import type { PassThrough, SignCaller, SigningServiceOptions } from "./types.ts";
 
-/** The record completed (or frozen) with its answer and where the money ended. A lost write is logged and alerted. */
+/**
+ * The record completed (or frozen) with its answer and where the money ended, tried again while the
+ * store does not answer (core/outcome-write.ts). A write lost for good is logged and alerted.
+ */
 export async function finishRecord(o: SigningServiceOptions, rec: SignRecord, status: "completed" | "frozen", answer: StoredAnswer, money: string): Promise<void> {
   const at = o.now();
-  await o.store.idempotency
-    .updateOne(
-      { _id: rec._id, owner: rec.owner, status: "in_progress" },
-      { $set: { status, phase: "done", answer, money, completedAtMs: at, expiresAtMs: at + o.retentionMs } },
-    )
-    .catch(() => {
-      // Left in progress, phase "dispatching": the stale path freezes it (never replays it).
-      o.log.warn("signing_record_write_failed", { operationId: rec.operationId, status });
-      o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "signing_idempotency.updateOne", operationId: rec.operationId });
-    });
+  const written = await retryOutcomeWrite(
+    () =>
+      o.store.idempotency
+        .updateOne(
+          { _id: rec._id, owner: rec.owner, status: "in_progress" },
+          { $set: { status, phase: "done", answer, money, completedAtMs: at, expiresAtMs: at + o.retentionMs } },
+        )
+        .then(
+          () => true,
+          () => false,
+        ),
+    (ok) => !ok,
+  );
+  if (written) return;
+  // Left in progress, phase "dispatching": the stale path freezes it (never replays it).
+  o.log.warn("signing_record_write_failed", { operationId: rec.operationId, status });
+  o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "signing_idempotency.updateOne", operationId: rec.operationId });
 }
 
 /**

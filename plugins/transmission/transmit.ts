@@ -21,6 +21,7 @@
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { mapRegulatorFailure, type RegulatorResponse } from "../../adapters/regulator/port.ts";
 import { repeatUndo, UNDO_REPEAT_MS } from "../../core/background-retry.ts";
+import { retryOutcomeWrite } from "../../core/outcome-write.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { newId } from "../../core/ids.ts";
 import { keyedHash } from "../../core/keyed-hash.ts";
@@ -172,13 +173,24 @@ async function _dispatch(o: TransmissionDeps, caller: TransmitCaller, claim: Cla
   });
 }
 
-/** The holder records the typed outcome; a lost write is logged and alerted (the claim then goes stale → unknown). */
-function _record(o: TransmissionDeps, claim: ClaimDoc, base: Record<string, unknown>, claimState: ClaimState, detail: string | null): Promise<unknown> {
-  return o.claims
-    .findOneAndUpdate({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }, { $set: { claimState, detail, completedAtMs: o.now() } })
-    .catch(() => {
-      o.log.warn("transmission_claim_write_failed", { ...base, claimState });
-      o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "transmission_claims.findOneAndUpdate", operationId: claim.operationId });
-      return null;
-    });
+/**
+ * The holder records the typed outcome, tried again while the store does not answer
+ * (core/outcome-write.ts); a write lost for good is logged and alerted (the claim then goes stale →
+ * unknown).
+ */
+async function _record(o: TransmissionDeps, claim: ClaimDoc, base: Record<string, unknown>, claimState: ClaimState, detail: string | null): Promise<void> {
+  const completedAtMs = o.now();
+  const written = await retryOutcomeWrite(
+    () =>
+      o.claims
+        .findOneAndUpdate({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }, { $set: { claimState, detail, completedAtMs } })
+        .then(
+          () => true,
+          () => false,
+        ),
+    (ok) => !ok,
+  );
+  if (written) return;
+  o.log.warn("transmission_claim_write_failed", { ...base, claimState });
+  o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "transmission_claims.findOneAndUpdate", operationId: claim.operationId });
 }

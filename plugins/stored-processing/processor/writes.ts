@@ -4,11 +4,12 @@
  * (the lease released, the invoice due again when it has work), with the webhooks it recorded.
  */
 import { describeError } from "../../../core/log.ts";
+import { OUTCOME_WRITE_TRIES, retryOutcomeWrite } from "../../../core/outcome-write.ts";
 import type { InvoiceDoc, InvoiceEvent, InvoiceStatus, LastError } from "../../invoice/stored-invoices.ts";
 import type { Pass, ProcessorOptions, StepResult, Written } from "./types.ts";
 
-/** Retries of the write that records a regulator outcome (losing it would freeze the invoice). */
-export const RECORD_TRIES = 3;
+/** Tries of the dispatch mark's fence (./transitions.ts), as many as of an outcome write. */
+export const RECORD_TRIES = OUTCOME_WRITE_TRIES;
 
 /** base × 2^(n−1), capped, jittered down by up to half. */
 export function backoff(o: Pick<ProcessorOptions, "backoffBaseMs" | "backoffMaxMs">, n: number): number {
@@ -101,16 +102,12 @@ export async function finish(p: Pass, set: Partial<InvoiceDoc>, events: InvoiceE
 // --- Internal helpers ---
 
 /**
- * `once` again while the store does not answer it (RECORD_TRIES in all, 100 ms more between each):
- * a compare-and-set on the same revision, so a try that landed unanswered makes the next one find
- * the invoice moved on ("changed" or "lost"), never apply twice.
+ * `once` again while the store does not answer it (core/outcome-write.ts): a compare-and-set on the
+ * same revision, so a try that landed unanswered makes the next one find the invoice moved on
+ * ("changed" or "lost"), never apply twice.
  */
 async function _retried<R extends StepResult>(p: Pass, once: () => Promise<R>): Promise<R> {
-  let result = await once();
-  for (let i = 1; i < RECORD_TRIES && result === "failed"; i++) {
-    await new Promise((r) => setTimeout(r, 100 * i));
-    result = await once();
-  }
+  const result = await retryOutcomeWrite(once, (r) => r === "failed");
   if (result === "failed")
     p.rt.o.alerts?.raise({ signal: "post_sign_state_missing", dependency: "documentStore", operation: "stored_invoices.findOneAndUpdate", operationId: p.cur.operationId });
   return result;
