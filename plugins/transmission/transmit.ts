@@ -21,10 +21,10 @@
 import { isDuplicateKeyError } from "../../adapters/ports.ts";
 import { mapRegulatorFailure, type RegulatorResponse } from "../../adapters/regulator/port.ts";
 import { repeatUndo, UNDO_REPEAT_MS } from "../../core/background-retry.ts";
-import { retryOutcomeWrite } from "../../core/outcome-write.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { newId } from "../../core/ids.ts";
 import { keyedHash } from "../../core/keyed-hash.ts";
+import { retryOutcomeWrite } from "../../core/outcome-write.ts";
 import { checkTransmitIrn } from "../invoice/checks.ts";
 import { ownedBusiness } from "../invoice/represented-businesses.ts";
 import { claimIdOf, type ClaimDoc, type ClaimState } from "../invoice/transmission-claims.ts";
