@@ -19,3 +19,15 @@ export async function retryOutcomeWrite<R>(once: () => Promise<R>, failed: (resu
   }
   return result;
 }
+
+/** A write that throws when the store fails, retried as above: true once a try was answered, false when every try failed. */
+export function writeOutcome(write: () => Promise<unknown>): Promise<boolean> {
+  return retryOutcomeWrite(
+    () =>
+      write().then(
+        () => true,
+        () => false,
+      ),
+    (answered) => !answered,
+  );
+}

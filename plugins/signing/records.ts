@@ -5,7 +5,7 @@
  */
 import type { RegulatorResponse } from "../../adapters/regulator/port.ts";
 import { repeatUndo, UNDO_REPEAT_MS } from "../../core/background-retry.ts";
-import { retryOutcomeWrite } from "../../core/outcome-write.ts";
+import { writeOutcome } from "../../core/outcome-write.ts";
 import { answeredError, errorAnswer, interruptedSignError, type SignRecord, type StoredAnswer } from "../invoice/sign-attempts.ts";
 import type { PassThrough, SignCaller, SigningServiceOptions } from "./types.ts";
 
@@ -15,18 +15,11 @@ import type { PassThrough, SignCaller, SigningServiceOptions } from "./types.ts"
  */
 export async function finishRecord(o: SigningServiceOptions, rec: SignRecord, status: "completed" | "frozen", answer: StoredAnswer, money: string): Promise<void> {
   const at = o.now();
-  const written = await retryOutcomeWrite(
-    () =>
-      o.store.idempotency
-        .updateOne(
-          { _id: rec._id, owner: rec.owner, status: "in_progress" },
-          { $set: { status, phase: "done", answer, money, completedAtMs: at, expiresAtMs: at + o.retentionMs } },
-        )
-        .then(
-          () => true,
-          () => false,
-        ),
-    (ok) => !ok,
+  const written = await writeOutcome(() =>
+    o.store.idempotency.updateOne(
+      { _id: rec._id, owner: rec.owner, status: "in_progress" },
+      { $set: { status, phase: "done", answer, money, completedAtMs: at, expiresAtMs: at + o.retentionMs } },
+    ),
   );
   if (written) return;
   // Left in progress, phase "dispatching": the stale path freezes it (never replays it).

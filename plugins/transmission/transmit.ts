@@ -24,7 +24,7 @@ import { repeatUndo, UNDO_REPEAT_MS } from "../../core/background-retry.ts";
 import { gwError } from "../../core/errors/gateway-error.ts";
 import { newId } from "../../core/ids.ts";
 import { keyedHash } from "../../core/keyed-hash.ts";
-import { retryOutcomeWrite } from "../../core/outcome-write.ts";
+import { writeOutcome } from "../../core/outcome-write.ts";
 import { checkTransmitIrn } from "../invoice/checks.ts";
 import { ownedBusiness } from "../invoice/represented-businesses.ts";
 import { claimIdOf, type ClaimDoc, type ClaimState } from "../invoice/transmission-claims.ts";
@@ -180,15 +180,8 @@ async function _dispatch(o: TransmissionDeps, caller: TransmitCaller, claim: Cla
  */
 async function _record(o: TransmissionDeps, claim: ClaimDoc, base: Record<string, unknown>, claimState: ClaimState, detail: string | null): Promise<void> {
   const completedAtMs = o.now();
-  const written = await retryOutcomeWrite(
-    () =>
-      o.claims
-        .findOneAndUpdate({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }, { $set: { claimState, detail, completedAtMs } })
-        .then(
-          () => true,
-          () => false,
-        ),
-    (ok) => !ok,
+  const written = await writeOutcome(() =>
+    o.claims.findOneAndUpdate({ _id: claim._id, owner: claim.owner, claimState: "in_progress" }, { $set: { claimState, detail, completedAtMs } }),
   );
   if (written) return;
   o.log.warn("transmission_claim_write_failed", { ...base, claimState });
