@@ -2,14 +2,12 @@
  * The gateway's request IDs: UUID version 7 (RFC 9562), a UUID whose first 48 bits are the epoch
  * milliseconds it was made at, the request's start. The time in the ID is what lets the request log
  * find a request by its ID without an index per request (core/request-log/group.ts): the log keeps
- * a business's requests in groups found by time.
+ * a business's requests in groups found by time. They are made as operation ids are (core/ids.ts).
  */
-import { v7 } from "uuid";
+import { newId } from "./ids.ts";
 
 /** A new request ID (made when the request arrives). */
-export function newRequestId(): string {
-  return v7();
-}
+export const newRequestId: () => string = newId;
 
 /** The epoch ms a version-7 UUID was made at, or null for anything else (another version, not a UUID). */
 export function requestIdTime(id: string): number | null {

@@ -4,9 +4,10 @@
  * and the dispatch mark recorded before the regulator is called.
  */
 import type { GwCode } from "../../../core/errors/catalog.ts";
+import { OUTCOME_WRITE_TRIES } from "../../../core/outcome-write.ts";
 import type { InvoiceDoc, Step } from "../../invoice/stored-invoices.ts";
 import type { Pass, StepResult } from "./types.ts";
-import { backoff, finish, lastErrorOf, RECORD_TRIES, statusFields, write } from "./writes.ts";
+import { backoff, finish, lastErrorOf, statusFields, write } from "./writes.ts";
 
 export async function reject(p: Pass, code: string, regulatorMessage: string | undefined, reason: string, extra: Partial<InvoiceDoc> = {}): Promise<StepResult> {
   const d = p.cur;
@@ -61,7 +62,8 @@ export async function mark(p: Pass, step: "dispatching" | "transmitting", back: 
   const id = p.cur._id;
   const ours = { "lease.owner": rt.owner, "lease.until": p.lease.until };
   const fenced = (d: InvoiceDoc | null | undefined): boolean => !!d && d.rev === before + 2 && d.step === back && d.lease?.owner === rt.owner;
-  for (let i = 0; i < RECORD_TRIES; i++) {
+  // As many tries as an outcome write gets.
+  for (let i = 0; i < OUTCOME_WRITE_TRIES; i++) {
     await new Promise((r) => setTimeout(r, 100 * (i + 1)));
     let fresh: InvoiceDoc | null | undefined = await rt.invoices
       .findOneAndUpdate({ _id: id, rev: { $in: [before, before + 1] }, ...ours }, { $set: { step: back, rev: before + 2, updatedAt: new Date().toISOString() } })

@@ -4,12 +4,9 @@
  * (the lease released, the invoice due again when it has work), with the webhooks it recorded.
  */
 import { describeError } from "../../../core/log.ts";
-import { OUTCOME_WRITE_TRIES, retryOutcomeWrite } from "../../../core/outcome-write.ts";
+import { retryOutcomeWrite } from "../../../core/outcome-write.ts";
 import type { InvoiceDoc, InvoiceEvent, InvoiceStatus, LastError } from "../../invoice/stored-invoices.ts";
 import type { Pass, ProcessorOptions, StepResult, Written } from "./types.ts";
-
-/** Tries of the dispatch mark's fence (./transitions.ts), as many as of an outcome write. */
-export const RECORD_TRIES = OUTCOME_WRITE_TRIES;
 
 /** base × 2^(n−1), capped, jittered down by up to half. */
 export function backoff(o: Pick<ProcessorOptions, "backoffBaseMs" | "backoffMaxMs">, n: number): number {
